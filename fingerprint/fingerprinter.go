@@ -1,0 +1,499 @@
+package fingerprint
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/go-ego/gse"
+)
+
+// RecipeVersion identifies the fingerprint recipe (normalization,
+// tokenization, filtering, weighting, hashing, and DefaultConfig). It changes
+// whenever any step changes the output for some input; the golden tests in
+// testdata/golden.json enforce that. Fingerprints from different recipes are
+// not comparable.
+const RecipeVersion uint32 = 1
+
+var (
+	// ErrLowInformation means the document has too few distinct content
+	// words (Config.MinFeatures) to fingerprint meaningfully. It is wrapped
+	// with the count. The Result returned with it has Simhash 0 but a valid
+	// ExactHash, Chars and feature counts.
+	ErrLowInformation = errors.New("fingerprint: low information")
+	// ErrEmpty means the body normalizes to nothing (empty, whitespace,
+	// markup or boilerplate only). Errors carrying it also match
+	// ErrLowInformation, so callers that only check that one are covered.
+	ErrEmpty = errors.New("fingerprint: empty document")
+	// ErrInvalidUTF8 means the title or body is not valid UTF-8.
+	ErrInvalidUTF8 = errors.New("fingerprint: invalid UTF-8")
+	// ErrTooLarge means len(Title)+len(Body) exceeds Config.MaxBytes.
+	ErrTooLarge = errors.New("fingerprint: document too large")
+	// ErrBadLang means Document.Lang is not "", "zh" or "en".
+	ErrBadLang = errors.New("fingerprint: unknown language hint")
+)
+
+// Document is the input to Fingerprint.
+type Document struct {
+	Title string
+	Body  string
+	// Lang is a hint: "" (detect per run of text), "zh" or "en". The
+	// tokenizer already treats Han and Latin runs separately, so the hint
+	// does not change the output of recipe 1; it is validated and kept for
+	// later recipes.
+	Lang string
+}
+
+// Feature is one weighted feature: a content word, or two adjacent content
+// words joined by a space (a bigram).
+type Feature struct {
+	Text   string  `json:"text"`
+	Weight float64 `json:"weight"`
+}
+
+// Result is what a document fingerprints to.
+type Result struct {
+	// Simhash is the weighted simhash of the body; body features that also
+	// occur in the title are boosted by Config.TitleBoost.
+	Simhash Fingerprint `json:"simhash"`
+	// TitleSimhash is the simhash of the title alone; 0 (and TitleFeatures
+	// 0) when the title has no features.
+	TitleSimhash Fingerprint `json:"title_simhash"`
+	// ExactHash is xxhash64 of the normalized body (see Normalize).
+	ExactHash uint64 `json:"exact_hash"`
+	// Features is the number of distinct features (words and bigrams) in
+	// Simhash; Words the number of distinct content words among them.
+	Features      int `json:"features"`
+	Words         int `json:"words"`
+	TitleFeatures int `json:"title_features"`
+	// Top lists the heaviest body features, heaviest first (ties by text).
+	Top []Feature `json:"top"`
+	// Recipe is RecipeVersion.
+	Recipe uint32 `json:"recipe"`
+	// Chars is the number of characters (runes) in the normalized body.
+	Chars int `json:"chars"`
+}
+
+//go:embed stopwords_en.txt
+var stopwordsEN string
+
+//go:embed stopwords_zh_extra.txt
+var stopwordsZHExtra string
+
+// Fingerprinter turns documents into fingerprints. Build one with New (it
+// loads dictionaries, about 1.5 s and a few hundred MiB) and share it: all
+// methods are safe for concurrent use.
+type Fingerprinter struct {
+	cfg     Config
+	seg     *gse.Segmenter     // read-only after New
+	stop    map[string]bool    // zh + en stop words; read-only after New
+	idf     map[string]float64 // jieba IDF; read-only after New
+	meanIDF float64
+	scratch sync.Pool // *scratch, per-call working memory
+}
+
+// New loads gse's embedded Chinese dictionary and stop words and parses
+// jieba's IDF table (gse.ZhIdf) once.
+func New(cfg Config) (*Fingerprinter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// The IDF table parses while gse builds its dictionary: this goroutine
+	// is owned by New, which always joins it through idfc.
+	type idfResult struct {
+		m    map[string]float64
+		mean float64
+		err  error
+	}
+	idfc := make(chan idfResult, 1)
+	go func() {
+		m, mean, err := parseIDF(gse.ZhIdf)
+		idfc <- idfResult{m, mean, err}
+	}()
+	// "zh" is gse's simplified and traditional dictionaries together: both
+	// scripts segment into words.
+	seg := &gse.Segmenter{NotLoadHMM: true, SkipLog: true}
+	errDict := seg.LoadDictEmbed("zh")
+	errStop := seg.LoadStopEmbed()
+	idf := <-idfc
+	switch {
+	case errDict != nil:
+		return nil, fmt.Errorf("fingerprint: load gse dictionary: %w", errDict)
+	case errStop != nil:
+		return nil, fmt.Errorf("fingerprint: load gse stop words: %w", errStop)
+	case idf.err != nil:
+		return nil, idf.err
+	}
+	f := &Fingerprinter{cfg: cfg, seg: seg, idf: idf.m, meanIDF: idf.mean,
+		stop: make(map[string]bool, len(seg.StopWordMap)+512)}
+	for w := range seg.StopWordMap {
+		f.stop[w] = true
+	}
+	for _, list := range []string{stopwordsEN, stopwordsZHExtra} {
+		for _, l := range strings.Split(list, "\n") {
+			l = strings.TrimSpace(l)
+			if l != "" && !strings.HasPrefix(l, "#") {
+				f.stop[l] = true
+			}
+		}
+	}
+	f.scratch.New = func() any { return newScratch() }
+	return f, nil
+}
+
+// Config returns the configuration f was built with.
+func (f *Fingerprinter) Config() Config { return f.cfg }
+
+// parseIDF reads jieba's "word idf" lines.
+func parseIDF(text string) (map[string]float64, float64, error) {
+	m := make(map[string]float64, 280000)
+	sum := 0.0
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			line, text = text, ""
+		}
+		line = strings.TrimSpace(line)
+		sp := strings.LastIndexByte(line, ' ')
+		if sp <= 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			continue
+		}
+		w := strings.TrimSpace(line[:sp])
+		if _, dup := m[w]; !dup {
+			sum += v
+		}
+		m[w] = v
+	}
+	if len(m) == 0 {
+		return nil, 0, errors.New("fingerprint: empty IDF table")
+	}
+	return m, sum / float64(len(m)), nil
+}
+
+// feature accumulates one distinct feature of a document.
+type feature struct {
+	hash   uint64
+	a, b   string // b is "" for a word, the second word of a bigram otherwise
+	tf     int
+	idf    float64
+	lead   bool
+	weight float64
+}
+
+// scratch is per-call working memory, pooled to keep the hot path light.
+type scratch struct {
+	idx      map[uint64]int32
+	feats    []feature
+	title    map[uint64]struct{}
+	buf      []byte
+	textB    []byte
+	hashBuf  []byte
+	prev     string
+	prevIDF  float64
+	leadLeft int
+}
+
+func newScratch() *scratch {
+	return &scratch{idx: make(map[uint64]int32, 256), title: make(map[uint64]struct{}, 32)}
+}
+
+func (s *scratch) reset() {
+	clear(s.idx)
+	s.feats = s.feats[:0]
+	s.prev, s.prevIDF = "", 0
+}
+
+// maxHanRun bounds one gse call (runes): its memory is proportional to the
+// run, and real text has punctuation far more often than this.
+const maxHanRun = 2000
+
+// Fingerprint computes doc's Result. Errors: ErrInvalidUTF8, ErrTooLarge,
+// ErrBadLang, ErrEmpty (which also matches ErrLowInformation), and
+// ErrLowInformation (returned with a partial Result, see there).
+func (f *Fingerprinter) Fingerprint(doc Document) (Result, error) {
+	res, _, err := f.run(doc, false)
+	return res, err
+}
+
+// Features returns every body feature of doc with its final weight,
+// heaviest first (ties by text), along with the Result; for explanations and
+// tools, not the hot path.
+func (f *Fingerprinter) Features(doc Document) (Result, []Feature, error) {
+	return f.run(doc, true)
+}
+
+func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
+	res := Result{Recipe: RecipeVersion}
+	if len(doc.Title)+len(doc.Body) > f.cfg.MaxBytes {
+		return res, nil, fmt.Errorf("%w: %d bytes > %d", ErrTooLarge, len(doc.Title)+len(doc.Body), f.cfg.MaxBytes)
+	}
+	if !utf8.ValidString(doc.Body) || !utf8.ValidString(doc.Title) {
+		return res, nil, ErrInvalidUTF8
+	}
+	switch doc.Lang {
+	case "", "zh", "en":
+	default:
+		return res, nil, fmt.Errorf("%w: %q", ErrBadLang, doc.Lang)
+	}
+	s := f.scratch.Get().(*scratch)
+	defer f.scratch.Put(s)
+
+	// Title first: its feature hashes drive the title boost.
+	clear(s.title)
+	if doc.Title != "" {
+		s.reset()
+		s.leadLeft = 0
+		f.extract(s, normalize(doc.Title))
+		if len(s.feats) > 0 {
+			for i := range s.feats {
+				ft := &s.feats[i]
+				ft.weight = (1 + math.Log(float64(ft.tf))) * ft.idf
+				s.title[ft.hash] = struct{}{}
+			}
+			res.TitleSimhash = simhash(s.feats)
+			res.TitleFeatures = len(s.feats)
+		}
+	}
+
+	body := normalize(doc.Body)
+	res.ExactHash = xxhash.Sum64String(body)
+	res.Chars = utf8.RuneCountInString(body)
+	if body == "" {
+		return res, nil, fmt.Errorf("%w (%w: 0 features)", ErrEmpty, ErrLowInformation)
+	}
+	s.reset()
+	s.leadLeft = f.cfg.LeadChars
+	f.extract(s, body)
+	for i := range s.feats {
+		ft := &s.feats[i]
+		w := (1 + math.Log(float64(ft.tf))) * ft.idf
+		if ft.lead {
+			w *= f.cfg.LeadBoost
+		}
+		if _, ok := s.title[ft.hash]; ok {
+			w *= f.cfg.TitleBoost
+		}
+		ft.weight = w
+		if ft.b == "" {
+			res.Words++
+		}
+	}
+	res.Features = len(s.feats)
+	if res.Words < f.cfg.MinFeatures {
+		return res, nil, fmt.Errorf("%w: %d distinct content words < %d", ErrLowInformation, res.Words, f.cfg.MinFeatures)
+	}
+	res.Simhash = simhash(s.feats)
+
+	n := f.cfg.TopFeatures
+	if all {
+		n = len(s.feats)
+	}
+	top := topFeatures(s.feats, n)
+	if !all {
+		res.Top = top
+		return res, nil, nil
+	}
+	res.Top = top[:min(len(top), f.cfg.TopFeatures)]
+	return res, top, nil
+}
+
+// extract tokenizes normalized text into s.feats.
+func (f *Fingerprinter) extract(s *scratch, text string) {
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isHan(r):
+			start, runes := i, 0
+			for i < len(text) && runes < maxHanRun {
+				r, size := utf8.DecodeRuneInString(text[i:])
+				if !isHan(r) {
+					break
+				}
+				i += size
+				runes++
+			}
+			f.hanRun(s, text[start:i])
+		case unicode.IsLetter(r) || unicode.IsNumber(r):
+			start := i
+			i += size
+			for i < len(text) {
+				r, size := utf8.DecodeRuneInString(text[i:])
+				if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r) {
+					if isHan(r) {
+						break
+					}
+					i += size
+					continue
+				}
+				// An apostrophe inside a word ("don't") belongs to it.
+				if r == '\'' && i+1 < len(text) {
+					if r2, _ := utf8.DecodeRuneInString(text[i+1:]); unicode.IsLetter(r2) && !isHan(r2) {
+						i += size
+						continue
+					}
+				}
+				break
+			}
+			f.latinWord(s, text[start:i])
+		default:
+			i += size
+		}
+	}
+}
+
+// isHan reports whether r is a Han character (fast path for the common
+// non-Han runes below U+2E80).
+func isHan(r rune) bool {
+	return r >= 0x2E80 && unicode.Is(unicode.Han, r)
+}
+
+// keepPOS reports whether a gse part-of-speech tag marks a content word:
+// nouns and names (n*), verbs (v*), adjectives (a*), idioms (i, l),
+// abbreviations (j) and Latin words gse knows (eng).
+func keepPOS(pos string) bool {
+	if pos == "" {
+		return false
+	}
+	switch pos[0] {
+	case 'n', 'v', 'a', 'i', 'l', 'j':
+		return true
+	case 'e':
+		return pos == "eng"
+	}
+	return false
+}
+
+// hanRun segments a run of Han characters with gse (dictionary shortest
+// path, no HMM) and keeps content words.
+func (f *Fingerprinter) hanRun(s *scratch, run string) {
+	s.textB = append(s.textB[:0], run...)
+	for _, sg := range f.seg.Segment(s.textB) {
+		tok := sg.Token()
+		if tok == nil {
+			continue
+		}
+		w := run[sg.Start():sg.End()]
+		if !keepPOS(tok.Pos()) || f.stop[w] {
+			continue
+		}
+		idf, ok := f.idf[w]
+		if !ok {
+			idf = f.meanIDF
+		}
+		f.addWord(s, w, idf)
+	}
+}
+
+// latinWord filters one Latin (or other non-Han script) word: drops words
+// of one character, words starting with a digit (numbers, "10km", "3rd"),
+// and stop words; strips a possessive "'s".
+func (f *Fingerprinter) latinWord(s *scratch, w string) {
+	w = strings.TrimSuffix(w, "'s")
+	r, size := utf8.DecodeRuneInString(w)
+	if size == len(w) || unicode.IsNumber(r) || f.stop[w] {
+		return
+	}
+	// Latin words get the mean IDF: no English IDF table ships with gse, so
+	// term frequency alone ranks them.
+	f.addWord(s, w, f.meanIDF)
+}
+
+// addWord adds a content word and, when bigrams are on, the bigram it forms
+// with the previous content word.
+func (f *Fingerprinter) addWord(s *scratch, w string, idf float64) {
+	lead := s.leadLeft > 0
+	if lead {
+		s.leadLeft -= utf8.RuneCountInString(w)
+	}
+	s.add(xxhash.Sum64String(w), w, "", idf, lead)
+	if s.prev != "" && f.cfg.BigramWeight > 0 {
+		s.hashBuf = append(append(append(s.hashBuf[:0], s.prev...), 0x1f), w...)
+		s.add(xxhash.Sum64(s.hashBuf), s.prev, w, (idf+s.prevIDF)/2*f.cfg.BigramWeight, lead)
+	}
+	s.prev, s.prevIDF = w, idf
+}
+
+func (s *scratch) add(h uint64, a, b string, idf float64, lead bool) {
+	if i, ok := s.idx[h]; ok {
+		ft := &s.feats[i]
+		ft.tf++
+		ft.lead = ft.lead || lead
+		return
+	}
+	s.idx[h] = int32(len(s.feats))
+	s.feats = append(s.feats, feature{hash: h, a: a, b: b, tf: 1, idf: idf, lead: lead})
+}
+
+// simhash is the weighted bit vote: each feature adds its weight to the
+// bits set in its hash and subtracts it from the others; a bit of the
+// result is 1 where the total is positive. Features are visited in document
+// order, so the float sums (and ties) are the same on every run.
+func simhash(feats []feature) Fingerprint {
+	var v [64]float64
+	for i := range feats {
+		h, w := feats[i].hash, feats[i].weight
+		for b := range 64 {
+			if h&(1<<b) != 0 {
+				v[b] += w
+			} else {
+				v[b] -= w
+			}
+		}
+	}
+	var out uint64
+	for b := range 64 {
+		if v[b] > 0 {
+			out |= 1 << b
+		}
+	}
+	return Fingerprint(out)
+}
+
+func (ft *feature) text() string {
+	if ft.b == "" {
+		return ft.a
+	}
+	return ft.a + " " + ft.b
+}
+
+// topFeatures returns the n heaviest features, heaviest first, ties by text.
+func topFeatures(feats []feature, n int) []Feature {
+	if n <= 0 || len(feats) == 0 {
+		return nil
+	}
+	order := make([]int32, len(feats))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		a, b := &feats[x], &feats[y]
+		if a.weight != b.weight {
+			if a.weight > b.weight {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.text(), b.text())
+	})
+	n = min(n, len(order))
+	out := make([]Feature, n)
+	for i := range n {
+		ft := &feats[order[i]]
+		out[i] = Feature{Text: strings.Clone(ft.text()), Weight: math.Round(ft.weight*1e6) / 1e6}
+	}
+	return out
+}

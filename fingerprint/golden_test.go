@@ -1,0 +1,84 @@
+package fingerprint
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.json (and require a RecipeVersion bump when outputs change)")
+
+const goldenPath = "testdata/golden.json"
+
+type goldenFile struct {
+	Recipe uint32            `json:"recipe"`
+	Docs   map[string]Result `json:"docs"`
+}
+
+// goldenDocs are the documents whose fingerprints are pinned: every test
+// text, plus markup and hint variants.
+func goldenDocs(t *testing.T) map[string]Document {
+	docs := map[string]Document{}
+	for _, td := range loadTexts(t) {
+		docs[td.name] = td.doc
+	}
+	docs["html_zh_museum"] = Document{
+		Title: "<title>博物馆夜场</title>",
+		Body: "<html><head><style>p{color:red}</style></head><body><nav>首页 | 新闻</nav>" +
+			"<p>本月起，市博物馆在每周五和周六晚上延长开放至九点，同时推出<b>青铜器</b>特展和夜间讲解活动。</p>" +
+			"<script>var x = '<p>not text</p>';</script><p>分享到：微信 微博</p><p>Copyright &copy; 2024 市博物馆</p></body></html>",
+	}
+	docs["fullwidth_en"] = Document{Body: "ＴＨＥ　ＥＵＲＯＰＥＡＮ　ＣＥＮＴＲＡＬ　ＢＡＮＫ　ｒａｉｓｅｄ　ｉｎｔｅｒｅｓｔ　ｒａｔｅｓ", Lang: "en"}
+	return docs
+}
+
+func TestGolden(t *testing.T) {
+	f := testFP(t)
+	got := goldenFile{Recipe: RecipeVersion, Docs: map[string]Result{}}
+	for name, d := range goldenDocs(t) {
+		got.Docs[name] = mustFP(t, f, d)
+	}
+
+	var want goldenFile
+	b, err := os.ReadFile(goldenPath)
+	if err == nil {
+		err = json.Unmarshal(b, &want)
+	}
+	if *update {
+		if err == nil && want.Recipe == RecipeVersion && !reflect.DeepEqual(want.Docs, got.Docs) {
+			t.Fatalf("outputs changed but RecipeVersion is still %d: bump it, then run -update again", RecipeVersion)
+		}
+		out, err := json.MarshalIndent(got, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.FromSlash(goldenPath), append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("read %s: %v (run go test -run TestGolden -update)", goldenPath, err)
+	}
+	if want.Recipe != RecipeVersion {
+		t.Fatalf("%s is for recipe %d, code is recipe %d: run go test -run TestGolden -update", goldenPath, want.Recipe, RecipeVersion)
+	}
+	for name, g := range got.Docs {
+		w, ok := want.Docs[name]
+		if !ok {
+			t.Errorf("%s: not in %s (run -update)", name, goldenPath)
+			continue
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: fingerprint output changed under recipe %d:\n got %+v\nwant %+v\nIf the change is intended, bump RecipeVersion and run go test -run TestGolden -update.", name, RecipeVersion, g, w)
+		}
+	}
+	for name := range want.Docs {
+		if _, ok := got.Docs[name]; !ok {
+			t.Errorf("%s: in %s but no longer a golden document", name, goldenPath)
+		}
+	}
+}
