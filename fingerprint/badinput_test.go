@@ -119,3 +119,24 @@ func FuzzFingerprint(f *testing.F) {
 		}
 	})
 }
+
+// The hot path finds a Han word's weight class by the position of its gse
+// token in the dictionary; it must agree with the slow path (POS test and
+// map lookups) for every dictionary token, and refuse foreign pointers.
+func TestTokenIndexMatchesSlowPath(t *testing.T) {
+	f := testFP(t)
+	toks := f.seg.Dict.Tokens
+	for i := 0; i < len(toks); i += 1 + i%97 {
+		j, ok := f.tokenIndex(&toks[i])
+		if !ok || j != i {
+			t.Fatalf("tokenIndex(&Tokens[%d]) = %d, %v", i, j, ok)
+		}
+		if got, want := f.tokenIDF[i], f.slowIDF(toks[i].Pos(), toks[i].Text()); got != want {
+			t.Fatalf("token %q/%s: table weight %v, slow path %v", toks[i].Text(), toks[i].Pos(), got, want)
+		}
+	}
+	other := toks[0]
+	if _, ok := f.tokenIndex(&other); ok {
+		t.Error("tokenIndex accepted a token outside the dictionary")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/go-ego/gse"
@@ -92,12 +93,21 @@ var stopwordsZHExtra string
 // loads dictionaries, about 1.5 s and a few hundred MiB) and share it: all
 // methods are safe for concurrent use.
 type Fingerprinter struct {
-	cfg     Config
-	seg     *gse.Segmenter     // read-only after New
-	stop    map[string]bool    // zh + en stop words; read-only after New
-	idf     map[string]float64 // jieba IDF; read-only after New
+	cfg Config
+	seg *gse.Segmenter // read-only after New
+	// words maps jieba's IDF words to their IDF and every stop word (zh and
+	// en) to stopWord: one lookup per token. Read-only after New.
+	words map[string]float64
+	// stop holds just the stop words: small enough to stay in cache for
+	// the per-word test on Latin text. Read-only after New.
+	stop    map[string]struct{}
 	meanIDF float64
-	scratch sync.Pool // *scratch, per-call working memory
+	// tokenIDF parallels seg.Dict.Tokens: the weight class of every
+	// dictionary token, so the hot path needs neither a POS string test
+	// nor a map lookup per Han word (the maps are large and cache-cold).
+	// 0 means "not a feature" (stop word or non-content POS). Read-only.
+	tokenIDF []float64
+	scratch  sync.Pool // *scratch, per-call working memory
 }
 
 // New loads gse's embedded Chinese dictionary and stop words and parses
@@ -132,17 +142,34 @@ func New(cfg Config) (*Fingerprinter, error) {
 	case idf.err != nil:
 		return nil, idf.err
 	}
-	f := &Fingerprinter{cfg: cfg, seg: seg, idf: idf.m, meanIDF: idf.mean,
-		stop: make(map[string]bool, len(seg.StopWordMap)+512)}
+	f := &Fingerprinter{cfg: cfg, seg: seg, words: idf.m, meanIDF: idf.mean,
+		stop: make(map[string]struct{}, len(seg.StopWordMap)+512)}
 	for w := range seg.StopWordMap {
-		f.stop[w] = true
+		f.stop[w] = struct{}{}
 	}
 	for _, list := range []string{stopwordsEN, stopwordsZHExtra} {
 		for _, l := range strings.Split(list, "\n") {
 			l = strings.TrimSpace(l)
 			if l != "" && !strings.HasPrefix(l, "#") {
-				f.stop[l] = true
+				f.stop[l] = struct{}{}
 			}
+		}
+	}
+	for w := range f.stop {
+		f.words[w] = stopWord
+	}
+	toks := seg.Dict.Tokens
+	f.tokenIDF = make([]float64, len(toks))
+	for i := range toks {
+		if !keepPOS(toks[i].Pos()) {
+			continue
+		}
+		idf, ok := f.words[toks[i].Text()]
+		switch {
+		case !ok:
+			f.tokenIDF[i] = f.meanIDF
+		case idf != stopWord:
+			f.tokenIDF[i] = idf
 		}
 	}
 	f.scratch.New = func() any { return newScratch() }
@@ -151,6 +178,9 @@ func New(cfg Config) (*Fingerprinter, error) {
 
 // Config returns the configuration f was built with.
 func (f *Fingerprinter) Config() Config { return f.cfg }
+
+// stopWord marks a stop word in Fingerprinter.words (IDFs are positive).
+const stopWord = -1.0
 
 // parseIDF reads jieba's "word idf" lines.
 func parseIDF(text string) (map[string]float64, float64, error) {
@@ -182,6 +212,16 @@ func parseIDF(text string) (map[string]float64, float64, error) {
 		return nil, 0, errors.New("fingerprint: empty IDF table")
 	}
 	return m, sum / float64(len(m)), nil
+}
+
+// tfWeight is sublinear term frequency, 1 + ln(tf): a word repeated ten
+// times counts 3.3 times, not 10, so one repeated word cannot outvote the
+// rest of the document.
+func tfWeight(tf int) float64 {
+	if tf == 1 {
+		return 1 // most features; skips the logarithm
+	}
+	return 1 + math.Log(float64(tf))
 }
 
 // feature accumulates one distinct feature of a document.
@@ -261,7 +301,7 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 		if len(s.feats) > 0 {
 			for i := range s.feats {
 				ft := &s.feats[i]
-				ft.weight = (1 + math.Log(float64(ft.tf))) * ft.idf
+				ft.weight = tfWeight(ft.tf) * ft.idf
 				s.title[ft.hash] = struct{}{}
 			}
 			res.TitleSimhash = simhash(s.feats)
@@ -280,7 +320,7 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 	f.extract(s, body)
 	for i := range s.feats {
 		ft := &s.feats[i]
-		w := (1 + math.Log(float64(ft.tf))) * ft.idf
+		w := tfWeight(ft.tf) * ft.idf
 		if ft.lead {
 			w *= f.cfg.LeadBoost
 		}
@@ -387,15 +427,51 @@ func (f *Fingerprinter) hanRun(s *scratch, run string) {
 			continue
 		}
 		w := run[sg.Start():sg.End()]
-		if !keepPOS(tok.Pos()) || f.stop[w] {
-			continue
+		var idf float64
+		if i, ok := f.tokenIndex(tok); ok {
+			idf = f.tokenIDF[i]
+		} else {
+			// Not a dictionary token: gse made a one-character pseudo
+			// token (POS "x") for a character its dictionary lacks.
+			idf = f.slowIDF(tok.Pos(), w)
 		}
-		idf, ok := f.idf[w]
-		if !ok {
-			idf = f.meanIDF
+		if idf == 0 {
+			continue
 		}
 		f.addWord(s, w, idf)
 	}
+}
+
+// tokenIndex returns the index of tok in the dictionary's token slice, if
+// tok points into it (gse returns &Dict.Tokens[i] for dictionary words).
+// Pointer arithmetic instead of a map: the slice never moves after New.
+func (f *Fingerprinter) tokenIndex(tok *gse.Token) (int, bool) {
+	toks := f.seg.Dict.Tokens
+	if len(toks) == 0 {
+		return 0, false
+	}
+	size := unsafe.Sizeof(toks[0])
+	off := uintptr(unsafe.Pointer(tok)) - uintptr(unsafe.Pointer(&toks[0]))
+	if off >= uintptr(len(toks))*size || off%size != 0 {
+		return 0, false
+	}
+	return int(off / size), true
+}
+
+// slowIDF is the weight class of a word that is not a dictionary token:
+// 0 for stop words and non-content POS, else its IDF or the mean.
+func (f *Fingerprinter) slowIDF(pos, w string) float64 {
+	if !keepPOS(pos) {
+		return 0
+	}
+	idf, ok := f.words[w]
+	switch {
+	case !ok:
+		return f.meanIDF
+	case idf == stopWord:
+		return 0
+	}
+	return idf
 }
 
 // latinWord filters one Latin (or other non-Han script) word: drops words
@@ -404,7 +480,10 @@ func (f *Fingerprinter) hanRun(s *scratch, run string) {
 func (f *Fingerprinter) latinWord(s *scratch, w string) {
 	w = strings.TrimSuffix(w, "'s")
 	r, size := utf8.DecodeRuneInString(w)
-	if size == len(w) || unicode.IsNumber(r) || f.stop[w] {
+	if size == len(w) || unicode.IsNumber(r) {
+		return
+	}
+	if _, stop := f.stop[w]; stop {
 		return
 	}
 	// Latin words get the mean IDF: no English IDF table ships with gse, so
@@ -446,12 +525,11 @@ func simhash(feats []feature) Fingerprint {
 	var v [64]float64
 	for i := range feats {
 		h, w := feats[i].hash, feats[i].weight
+		// Branch-free: the hash bits are random, so an if per bit would
+		// mispredict half the time. Adding -w or +w is the same sum.
+		sw := [2]float64{-w, w}
 		for b := range 64 {
-			if h&(1<<b) != 0 {
-				v[b] += w
-			} else {
-				v[b] -= w
-			}
+			v[b] += sw[(h>>b)&1]
 		}
 	}
 	var out uint64
@@ -470,29 +548,64 @@ func (ft *feature) text() string {
 	return ft.a + " " + ft.b
 }
 
-// topFeatures returns the n heaviest features, heaviest first, ties by text.
+// heavier orders features: weight descending, then text (first word, then
+// second) ascending, so the order is total and the same on every run.
+func heavier(a, b *feature) bool {
+	if a.weight != b.weight {
+		return a.weight > b.weight
+	}
+	if a.a != b.a {
+		return a.a < b.a
+	}
+	return a.b < b.b
+}
+
+// topFeatures returns the n heaviest features in heavier order. For small
+// n it keeps a sorted window instead of sorting every feature.
 func topFeatures(feats []feature, n int) []Feature {
-	if n <= 0 || len(feats) == 0 {
+	n = min(n, len(feats))
+	if n <= 0 {
 		return nil
 	}
-	order := make([]int32, len(feats))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int {
-		a, b := &feats[x], &feats[y]
-		if a.weight != b.weight {
-			if a.weight > b.weight {
+	var order []int32
+	if n <= 64 {
+		order = make([]int32, 0, n)
+		for i := range feats {
+			ft := &feats[i]
+			if len(order) == n && !heavier(ft, &feats[order[n-1]]) {
+				continue
+			}
+			j := len(order)
+			if j < n {
+				order = append(order, 0)
+			} else {
+				j--
+			}
+			for j > 0 && heavier(ft, &feats[order[j-1]]) {
+				order[j] = order[j-1]
+				j--
+			}
+			order[j] = int32(i)
+		}
+	} else {
+		order = make([]int32, len(feats))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(x, y int32) int {
+			if heavier(&feats[x], &feats[y]) {
 				return -1
 			}
-			return 1
-		}
-		return strings.Compare(a.text(), b.text())
-	})
-	n = min(n, len(order))
+			if heavier(&feats[y], &feats[x]) {
+				return 1
+			}
+			return 0
+		})
+		order = order[:n]
+	}
 	out := make([]Feature, n)
-	for i := range n {
-		ft := &feats[order[i]]
+	for i, k := range order {
+		ft := &feats[k]
 		out[i] = Feature{Text: strings.Clone(ft.text()), Weight: math.Round(ft.weight*1e6) / 1e6}
 	}
 	return out

@@ -123,9 +123,9 @@ func TestOneSentenceEditSmallDistance(t *testing.T) {
 // every run sees the same corpus.
 func corpus(t *testing.T, f *Fingerprinter, n int) []Result {
 	t.Helper()
-	zh := make([]string, 0, len(f.idf))
-	for w := range f.idf {
-		if len([]rune(w)) >= 2 {
+	zh := make([]string, 0, len(f.words))
+	for w, v := range f.words {
+		if v != stopWord && len([]rune(w)) >= 2 {
 			zh = append(zh, w)
 		}
 	}

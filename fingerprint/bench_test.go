@@ -1,0 +1,163 @@
+package fingerprint
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-ego/gse"
+)
+
+// benchBody returns about size bytes of test text in one language ("zh" or
+// "en"), cut at a character boundary: the long test articles repeated.
+func benchBody(tb testing.TB, lang string, size int) string {
+	var b strings.Builder
+	for b.Len() < size {
+		for _, td := range longTexts(tb) {
+			if strings.HasPrefix(td.name, lang+"_") {
+				b.WriteString(td.doc.Body)
+				b.WriteString("\n")
+			}
+		}
+	}
+	s := b.String()[:size]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+var benchCases = []struct {
+	name string
+	lang string
+	size int
+}{
+	{"zh-1KB", "zh", 1 << 10},
+	{"zh-5KB", "zh", 5 << 10},
+	{"en-1KB", "en", 1 << 10},
+	{"en-5KB", "en", 5 << 10},
+}
+
+func reportDocs(b *testing.B) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkFingerprint: the whole pipeline on one goroutine.
+func BenchmarkFingerprint(b *testing.B) {
+	f := testFP(b)
+	for _, bc := range benchCases {
+		doc := Document{Title: "江城公交全面换装电动车 Harbor Point approves plant", Body: benchBody(b, bc.lang, bc.size)}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.Body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Fingerprint(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportDocs(b)
+		})
+	}
+}
+
+// BenchmarkFingerprintParallel: GOMAXPROCS goroutines sharing one
+// Fingerprinter.
+func BenchmarkFingerprintParallel(b *testing.B) {
+	f := testFP(b)
+	for _, bc := range benchCases {
+		doc := Document{Title: "江城公交全面换装电动车 Harbor Point approves plant", Body: benchBody(b, bc.lang, bc.size)}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.Body)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := f.Fingerprint(doc); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportDocs(b)
+		})
+	}
+}
+
+// BenchmarkGseSegment is gse's own segmentation of the same Chinese text,
+// for comparison: the pipeline's cost over it is normalization, filtering,
+// weighting and hashing.
+func BenchmarkGseSegment(b *testing.B) {
+	f := testFP(b)
+	for _, bc := range benchCases[:2] {
+		body := []byte(benchBody(b, bc.lang, bc.size))
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				f.seg.Segment(body)
+			}
+		})
+	}
+}
+
+// BenchmarkNormalize is the normalization step alone.
+func BenchmarkNormalize(b *testing.B) {
+	for _, bc := range benchCases {
+		body := benchBody(b, bc.lang, bc.size)
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				normalize(body)
+			}
+		})
+	}
+}
+
+// BenchmarkNew measures start-up: loading gse's dictionary and stop words
+// and parsing the IDF table, with the heap it keeps (MiB-heap, measured
+// after a GC) and the wall time (s/load).
+func BenchmarkNew(b *testing.B) {
+	var keep *Fingerprinter
+	var heap float64
+	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		f, err := New(DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		heap = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / (1 << 20)
+		keep = f
+	}
+	runtime.KeepAlive(keep)
+	b.ReportMetric(heap, "MiB-heap")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/load")
+}
+
+// TestStartupCost logs the start-up time and memory (a log, not an
+// assertion: speed is for benchmarks).
+func TestStartupCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the dictionaries again")
+	}
+	testFP(t) // the shared one first, so the measurement below is a second load
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	f, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	t.Logf("New: %v, heap +%.0f MiB, %d gse dictionary tokens, %d IDF and stop-word entries", elapsed,
+		float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/(1<<20), f.seg.Dict.NumTokens(), len(f.words))
+	runtime.KeepAlive(f)
+}
+
+var _ = gse.ZhIdf
