@@ -3,10 +3,12 @@ package fingerprint
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -76,5 +78,40 @@ func TestSameOutputAcrossProcesses(t *testing.T) {
 				t.Errorf("%s: child %+v, parent %+v", k, got[k], want[k])
 			}
 		}
+	}
+}
+
+// One Fingerprinter shared by several goroutines gives every goroutine the
+// sequential answer (and -race sees no data race in it or in gse).
+func TestConcurrentUse(t *testing.T) {
+	f := testFP(t)
+	texts := loadTexts(t)
+	want := make([]Result, len(texts))
+	for i, td := range texts {
+		want[i] = mustFP(t, f, td.doc)
+	}
+	const workers = 4
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 3 {
+				for k := range texts {
+					i := (k + w + round) % len(texts)
+					got, err := f.Fingerprint(texts[i].doc)
+					if err != nil || !reflect.DeepEqual(got, want[i]) {
+						errs <- fmt.Errorf("worker %d, %s: %+v, %v; want %+v", w, texts[i].name, got, err, want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

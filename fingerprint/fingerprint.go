@@ -3,6 +3,51 @@
 // hash, together with the helpers the index needs to work with fingerprints
 // (Hamming distance, parsing and formatting, and the block-permutation layout
 // that the pigeonhole index is built on).
+//
+// # Recipe (RecipeVersion 1)
+//
+// A Fingerprinter (New; about 4-5 s and 200 MiB on a 2-core machine, see
+// BENCHMARKS) computes, for the body and separately for the title:
+//
+//  1. Normalize: strip markup (tags, comments, entities; script, style,
+//     nav, head... content), Unicode NFKC (folds full-width forms), lower
+//     case, ’ to ', whitespace collapsed per line, empty lines and short
+//     (<= 60 characters) boilerplate lines dropped (copyright, 版权所有,
+//     责任编辑, 上一篇/下一篇, share, related articles...). ExactHash is
+//     xxhash64 of this text; Chars its length in characters.
+//  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
+//     (simplified and traditional dictionaries, shortest path, never HMM;
+//     runs are cut at 2,000 characters to bound memory); runs of other
+//     letters and digits are words (an inner apostrophe belongs to the word,
+//     a trailing 's is dropped). Everything else separates.
+//  3. Filter: Han words keep content parts of speech only (n*, v*, a*, i, l,
+//     j, eng) and are dropped when in gse's stop list or the project's extra
+//     list (stopwords_zh_extra.txt); Latin words are dropped when one
+//     character long, starting with a digit (numbers, "10km") or in the
+//     project's English list (stopwords_en.txt, which includes number
+//     words). One-character Han pseudo-words gse invents for characters
+//     its dictionary lacks are dropped.
+//  4. Features: every kept word (unigram), plus every pair of consecutive
+//     kept words (bigram, Config.BigramWeight). Bigrams span removed stop
+//     words and punctuation, so edits to those change no feature; they make
+//     word order count, so documents sharing a vocabulary but not sentences
+//     stay apart.
+//  5. Weight: (1 + ln tf) x IDF. Han IDF is jieba's table (gse.ZhIdf,
+//     parsed once), unknown words get its mean (~11.7). Latin words get that
+//     mean IDF as a constant: no English IDF table ships, so within English
+//     text term frequency alone ranks words. A bigram's IDF is the mean of
+//     its words' times BigramWeight. Features in the lead (the first
+//     Config.LeadChars characters of kept words) are multiplied by
+//     LeadBoost; body features also found in the title by TitleBoost.
+//  6. Hash each feature with xxhash64 (a bigram as "a\x1fb"), add its
+//     weight to the 64 bit counters where its hash has a 1 and subtract it
+//     where it has a 0, in document order; bit i of the simhash is 1 where
+//     counter i is positive.
+//
+// A body with fewer than Config.MinFeatures distinct kept words is
+// ErrLowInformation (an empty one ErrEmpty), never a zero fingerprint.
+// Traditional and simplified spellings of the same text are not mapped to
+// each other (gse has no cheap converter): they fingerprint differently.
 package fingerprint
 
 import (
