@@ -398,6 +398,9 @@ func (f *Fingerprinter) extract(s *scratch, text string) {
 // isHan reports whether r is a Han character (fast path for the common
 // non-Han runes below U+2E80).
 func isHan(r rune) bool {
+	if r >= 0x4E00 && r <= 0x9FFF { // CJK Unified Ideographs: nearly all Chinese text
+		return true
+	}
 	return r >= 0x2E80 && unicode.Is(unicode.Han, r)
 }
 

@@ -223,6 +223,10 @@ func cleanLines(s string) string {
 			continue
 		case r == '\u2019' || r == '\u2018':
 			r = '\''
+		case r >= 0x3000 && r <= 0x9FFF:
+			// CJK symbols, kana, Han: no case and no spaces here (U+3000,
+			// the ideographic space, is folded to ' ' by NFKC before this);
+			// skips the case table search for most Chinese text.
 		default:
 			r = unicode.ToLower(r)
 		}

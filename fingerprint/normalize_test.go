@@ -1,6 +1,9 @@
 package fingerprint
 
-import "testing"
+import (
+	"testing"
+	"unicode"
+)
 
 func TestNormalize(t *testing.T) {
 	tests := []struct{ name, in, want string }{
@@ -62,3 +65,15 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// The fast paths for CJK runes must agree with the unicode package.
+func TestCJKFastPaths(t *testing.T) {
+	for r := rune(0x2E00); r <= 0xA000; r++ {
+		if got, want := isHan(r), unicode.Is(unicode.Han, r); got != want {
+			t.Fatalf("isHan(%U) = %v, want %v", r, got, want)
+		}
+		if r >= 0x3000 && r <= 0x9FFF && r != 0x3000 && (unicode.ToLower(r) != r || unicode.IsSpace(r)) {
+			t.Fatalf("%U has a lower case or is a space: the fast path in cleanLines is wrong", r)
+		}
+	}
+}
