@@ -85,3 +85,32 @@ func (ix *Index) Apply(ctx context.Context, muts []Mutation) error { return ix.m
 
 // DecodeDocument decodes a docs-table row (for tools that scan it).
 func (ix *Index) DecodeDocument(row Row) (Document, error) { return ix.decodeDocRow(row) }
+
+// UpdateRow reads one index row and applies the mutations fn returns for it,
+// holding the row's lock meanwhile, so that no insert or delete made through
+// this Index interleaves between the read and the write. Compaction and bulk
+// loads into a non-empty index use it to rewrite base sets without losing a
+// delta or tombstone written meanwhile. fn must only return mutations of
+// that row (this is checked).
+func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Mutation, error)) error {
+	t, prefix, err := ParseIndexRowKey(row, ix.bits)
+	if err != nil {
+		return fmt.Errorf("kvindex: %w", err)
+	}
+	unlock := lockStripes(ix.locks.rows, []int{ix.locks.rowStripe(t, prefix)})
+	defer unlock()
+	rows, err := ix.get(ctx, []RowKey{{TableIndex, row}})
+	if err != nil {
+		return err
+	}
+	muts, err := fn(rows[0])
+	if err != nil {
+		return err
+	}
+	for _, m := range muts {
+		if m.Table != TableIndex || string(m.Row) != string(row) {
+			return fmt.Errorf("kvindex: UpdateRow of %x returned a mutation of %s row %x", row, m.Table, m.Row)
+		}
+	}
+	return ix.mutate(ctx, muts)
+}

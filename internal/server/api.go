@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -153,6 +154,8 @@ type statsResponse struct {
 	Layout       layoutJSON    `json:"layout"`
 	Recipe       uint32        `json:"recipe"`
 	FullestRows  []rowStatJSON `json:"fullest_rows"`
+	IndexRows    int64         `json:"index_rows"`
+	IndexBytes   int64         `json:"index_bytes"`
 }
 
 type layoutJSON struct {
@@ -612,7 +615,16 @@ func (s *Server) fingerprintOnly(c *gin.Context) {
 }
 
 func (s *Server) stats(c *gin.Context) {
-	st, err := s.ix.Stats(c.Request.Context())
+	rows := 10
+	if v, ok := c.GetQuery("rows"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			s.fail(c, badField("rows", "rows must be an integer 0..100, got %q", v))
+			return
+		}
+		rows = n
+	}
+	st, err := s.ix.StatsWith(c.Request.Context(), kvindex.StatsOptions{FullestRows: rows})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -621,6 +633,7 @@ func (s *Server) stats(c *gin.Context) {
 		Documents: st.Documents, Fingerprints: st.Fingerprints, Recipe: fingerprint.RecipeVersion,
 		Layout:      layoutJSON{B: st.Layout.B, K: st.Layout.K, Tables: st.Layout.NumTables()},
 		FullestRows: []rowStatJSON{},
+		IndexRows:   st.IndexRows, IndexBytes: st.IndexBytes,
 	}
 	for _, r := range st.FullestRows {
 		out.FullestRows = append(out.FullestRows, rowStatJSON{Table: r.Table, Prefix: fmt.Sprintf("%x", r.Prefix), Fingerprints: r.Fingerprints})

@@ -56,7 +56,7 @@ func (f *faultyIndex) Get(ctx context.Context, _ string) (kvindex.Document, erro
 	return kvindex.Document{}, f.wait(ctx)
 }
 func (f *faultyIndex) Delete(ctx context.Context, _ string) error { return f.wait(ctx) }
-func (f *faultyIndex) Stats(ctx context.Context) (kvindex.Stats, error) {
+func (f *faultyIndex) StatsWith(ctx context.Context, _ kvindex.StatsOptions) (kvindex.Stats, error) {
 	return kvindex.Stats{}, f.wait(ctx)
 }
 func (f *faultyIndex) Ping(ctx context.Context) error { return f.wait(ctx) }

@@ -50,9 +50,18 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
 	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{
-		Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg,
-	})
+	// An existing index keeps the layout and bucket width it was created
+	// with (the flags shape new indexes only); a recipe or format mismatch
+	// is still refused by kvindex.Open.
+	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg}
+	meta, exists, err := kvindex.ReadMeta(ctx, st)
+	if err != nil {
+		return errors.Join(fmt.Errorf("server: reading index metadata: %w", err), st.Close())
+	}
+	if exists {
+		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
+	}
+	ix, err := kvindex.Open(ctx, st, kcfg)
 	if err != nil {
 		return errors.Join(fmt.Errorf("server: opening index: %w", err), st.Close())
 	}

@@ -40,7 +40,7 @@ type Index interface {
 	InsertBatch(ctx context.Context, docs []kvindex.Document, mode kvindex.InsertMode, k int) ([]kvindex.InsertResult, []error, error)
 	Get(ctx context.Context, id string) (kvindex.Document, error)
 	Delete(ctx context.Context, id string) error
-	Stats(ctx context.Context) (kvindex.Stats, error)
+	StatsWith(ctx context.Context, opt kvindex.StatsOptions) (kvindex.Stats, error)
 	Ping(ctx context.Context) error
 }
 

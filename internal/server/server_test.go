@@ -374,6 +374,19 @@ func TestFingerprintAndStats(t *testing.T) {
 	if st.Documents != 1 || st.Layout.B != 4 || st.Layout.K != 3 || st.Layout.Tables != 4 {
 		t.Fatalf("stats: %+v", st)
 	}
+	// One document: 4 index rows, each holding its one fingerprint.
+	if len(st.FullestRows) != 4 || st.FullestRows[0].Fingerprints != 1 || st.IndexRows != 4 {
+		t.Fatalf("stats rows: %+v", st)
+	}
+	if r := e.do("GET", "/v1/stats?rows=abc", nil); r.status != 400 {
+		t.Fatalf("stats?rows=abc: %d", r.status)
+	}
+	r = e.do("GET", "/v1/stats?rows=0", nil)
+	st = statsResponse{}
+	r.json(t, &st)
+	if r.status != 200 || len(st.FullestRows) != 0 || st.Documents != 1 {
+		t.Fatalf("stats?rows=0: %d %+v", r.status, st)
+	}
 	if r := e.do("GET", "/healthz", nil); r.status != 200 {
 		t.Fatal(r.status)
 	}

@@ -1,0 +1,113 @@
+package kvindex_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// benchIndex builds an index of n random fingerprints through the bulk path
+// (base sets) and returns it with the fingerprints.
+func benchIndex(b *testing.B, n int) (*kvindex.Index, []uint64) {
+	b.Helper()
+	ix := openAt(b, b.TempDir(), kvindex.Config{}, true)
+	r := rand.New(rand.NewPCG(1, 2))
+	fps := make([]uint64, n)
+	for i := range fps {
+		fps[i] = r.Uint64()
+	}
+	var muts []kvindex.Mutation
+	for t, p := range fingerprint.DefaultLayout.Permuters() {
+		vs := make([]uint64, n)
+		for i, f := range fps {
+			vs[i] = p.Permute(fingerprint.Fingerprint(f))
+		}
+		slices.Sort(vs)
+		for i := 0; i < n; {
+			j := i
+			var rs []uint64
+			for ; j < n && p.Prefix(vs[j]) == p.Prefix(vs[i]); j++ {
+				rs = append(rs, p.Residual(vs[j]))
+			}
+			m, err := ix.BaseSetMutations(kvindex.IndexRowKey(nil, t, p.Prefix(vs[i]), p.PrefixBits), 0, slices.Compact(rs), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			muts = append(muts, m...)
+			i = j
+		}
+	}
+	for i, f := range fps {
+		m, _ := ix.DocMutations(doc(fmt.Sprint(i), fingerprint.Fingerprint(f), t0))
+		muts = append(muts, m...)
+	}
+	if err := ix.Apply(bg, muts); err != nil {
+		b.Fatal(err)
+	}
+	return ix, fps
+}
+
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			ix, fps := benchIndex(b, n)
+			r := rand.New(rand.NewPCG(5, 5))
+			cands := 0
+			lookups := 0
+			b.ResetTimer()
+			for b.Loop() {
+				q := flip(r, fingerprint.Fingerprint(fps[r.IntN(len(fps))]), r.IntN(4))
+				res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: 3})
+				if err != nil || len(res.Hits) == 0 {
+					b.Fatal(err, res)
+				}
+				cands += res.Candidates
+				lookups++
+			}
+			b.ReportMetric(float64(cands)/float64(lookups), "candidates/op")
+		})
+	}
+}
+
+func BenchmarkInsertIfUnique(b *testing.B) {
+	ix, _ := benchIndex(b, 100_000)
+	r := rand.New(rand.NewPCG(6, 6))
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := ix.Insert(bg, doc(fmt.Sprintf("new-%d", i), fingerprint.Fingerprint(r.Uint64()), t0), kvindex.InsertIfUnique, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeBaseSet(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{150, 1500, 15000} {
+		rs := make([]uint64, n)
+		for i := range rs {
+			rs[i] = r.Uint64() >> 16
+		}
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		cells, err := kvindex.EncodeBaseSet(rs, 48, 1<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("residuals=%d", n), func(b *testing.B) {
+			dst := make([]uint64, 0, n)
+			b.SetBytes(int64(len(cells[0])))
+			b.ReportAllocs()
+			for b.Loop() {
+				if dst, err = kvindex.DecodeBaseSet(dst[:0], cells[0], 48); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(cells[0]))/float64(len(rs)), "bytes/residual")
+		})
+	}
+}
