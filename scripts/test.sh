@@ -21,3 +21,8 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 30m ./... "$@"
+
+# Single-goroutine oracle tests at full size are skipped under -race (it only
+# slows them tenfold); run them natively.
+echo "== go test (exactness against brute force, no -race)"
+go test -count=1 -timeout 20m -run 'TestExactnessAgainstBruteForce' ./kvindex/ "$@"

@@ -108,6 +108,14 @@ func classify(err error) problem {
 		return p(http.StatusBadRequest, "k-out-of-range", "Distance out of range", err.Error())
 	case errors.Is(err, kvindex.ErrBadID):
 		return p(http.StatusBadRequest, "bad-id", "Bad document id", err.Error())
+	case errors.Is(err, kvindex.ErrBadDocument):
+		return p(http.StatusBadRequest, "bad-document", "Document cannot be stored", err.Error())
+	case errors.Is(err, kvindex.ErrBadOptions):
+		return p(http.StatusBadRequest, "invalid-field", "Invalid request", err.Error())
+	case errors.Is(err, fingerprint.ErrBadLang):
+		return p(http.StatusBadRequest, "invalid-field", "Invalid request", err.Error())
+	case errors.Is(err, kvindex.ErrClosed):
+		return p(http.StatusServiceUnavailable, "shutting-down", "Shutting down", "the server is shutting down; retry on another instance")
 	case errors.Is(err, kvindex.ErrNotFound):
 		return p(http.StatusNotFound, "not-found", "Document not found", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
