@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 	"sync"
 
 	"github.com/golang/snappy"
@@ -12,17 +13,32 @@ import (
 
 // Base-set cell value layout (docs/FORMAT.md, "Base set"):
 //
-//	byte 0     encoding: baseSnappy (payload Snappy block-compressed) or
-//	           baseRaw (payload stored as is, when Snappy would not shrink it)
+//	byte 0     encoding: baseSnappy (varint payload, Snappy block-compressed),
+//	           baseRaw (varint payload stored as is) or baseRice (Rice-coded
+//	           gaps); the builder keeps whichever is smallest
 //	bytes 1-4  CRC-32C (Castagnoli) of bytes 5.. (big-endian)
-//	bytes 5..  the (compressed) payload:
+//	bytes 5..  the payload. Varint payload:
 //	             uvarint n          number of residuals, >= 1
 //	             uvarint r0         the smallest residual
 //	             n-1 x uvarint d    r[i] - r[i-1], each >= 1 (strictly sorted)
+//	           Rice payload:
+//	             uvarint n, uvarint r0, then one byte L (0..63), then a bit
+//	             stream (most significant bit of each byte first) holding,
+//	             for each gap g = r[i] - r[i-1] - 1: q = g >> L as q one-bits
+//	             and a zero-bit (q <= 62), then the low L bits of g; zero
+//	             padding to the byte boundary.
+//
+// Random fingerprints make the gaps of a row roughly geometric, for which a
+// Rice code with L = floor(log2(mean gap)) costs about L + 2 bits per
+// residual, while a varint rounds every gap up to 7-bit groups (about 6-7
+// bytes for 48-bit residuals); clustered rows have small gaps that
+// varint + Snappy handle best.
 const (
 	baseSnappy    = 0x01
 	baseRaw       = 0x02
+	baseRice      = 0x03
 	baseHeaderLen = 5
+	maxRiceQ      = 62
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -44,7 +60,9 @@ type BaseSetBuilder struct {
 	count        int
 	first        bool
 	prev         uint64
-	body         []byte // uvarint r0 and deltas of the open chunk
+	body         []byte   // uvarint r0 and deltas of the open chunk
+	gaps         []uint64 // the open chunk's deltas, for the Rice code
+	r0           uint64   // the open chunk's first residual
 	cells        [][]byte
 	total        int
 }
@@ -81,6 +99,11 @@ func (b *BaseSetBuilder) Add(r uint64) error {
 		v = r
 	}
 	b.body = binary.AppendUvarint(b.body, v)
+	if b.count == 0 {
+		b.r0 = r
+	} else {
+		b.gaps = append(b.gaps, v)
+	}
 	b.count++
 	b.prev = r
 	b.first = false
@@ -108,9 +131,84 @@ func (b *BaseSetBuilder) flush() {
 	payload := make([]byte, 0, binary.MaxVarintLen64+len(b.body))
 	payload = binary.AppendUvarint(payload, uint64(b.count))
 	payload = append(payload, b.body...)
-	b.cells = append(b.cells, sealBaseSet(payload))
+	cell := sealBaseSet(payload)
+	if rice, ok := riceBaseSet(b.r0, b.gaps); ok && len(rice) < len(cell) {
+		cell = rice
+	}
+	b.cells = append(b.cells, cell)
 	b.body = b.body[:0]
+	b.gaps = b.gaps[:0]
 	b.count = 0
+}
+
+// riceBaseSet encodes a chunk with the Rice code, or reports false when a
+// gap is too far above the mean for it (a quotient over maxRiceQ).
+func riceBaseSet(r0 uint64, gaps []uint64) ([]byte, bool) {
+	var sum float64
+	for _, g := range gaps {
+		sum += float64(g - 1)
+	}
+	L := 0
+	if len(gaps) > 0 {
+		if mean := sum / float64(len(gaps)); mean >= 2 {
+			L = bits.Len64(uint64(mean)) - 1
+		}
+	}
+	nbits := 0
+	for _, g := range gaps {
+		q := (g - 1) >> L
+		if q > maxRiceQ {
+			return nil, false
+		}
+		nbits += int(q) + 1 + L
+	}
+	out := make([]byte, baseHeaderLen, baseHeaderLen+2*binary.MaxVarintLen64+1+(nbits+7)/8)
+	out = binary.AppendUvarint(out, uint64(len(gaps)+1))
+	out = binary.AppendUvarint(out, r0)
+	out = append(out, byte(L))
+	w := bitWriter{buf: out}
+	for _, g := range gaps {
+		g--
+		for q := g >> L; q > 0; q-- {
+			w.write(1, 1)
+		}
+		w.write(0, 1)
+		if L > 0 {
+			w.write(g&(1<<L-1), L)
+		}
+	}
+	out = w.finish()
+	out[0] = baseRice
+	binary.BigEndian.PutUint32(out[1:], crc32.Checksum(out[baseHeaderLen:], castagnoli))
+	return out, true
+}
+
+// bitWriter appends bits most-significant first.
+type bitWriter struct {
+	buf  []byte
+	acc  uint64
+	nacc int
+}
+
+func (w *bitWriter) write(v uint64, n int) {
+	for n > 0 {
+		take := min(n, 56-w.nacc)
+		w.acc = w.acc<<take | (v>>(n-take))&(1<<take-1)
+		w.nacc += take
+		n -= take
+		for w.nacc >= 8 {
+			w.buf = append(w.buf, byte(w.acc>>(w.nacc-8)))
+			w.nacc -= 8
+		}
+	}
+}
+
+func (w *bitWriter) finish() []byte {
+	if w.nacc > 0 {
+		w.buf = append(w.buf, byte(w.acc<<(8-w.nacc)))
+		w.nacc = 0
+	}
+	return w.buf
 }
 
 func sealBaseSet(payload []byte) []byte {
@@ -176,6 +274,8 @@ func decodeBaseSet(dst []uint64, value []byte, residualBits int) ([]uint64, erro
 	}
 	var payload []byte
 	switch value[0] {
+	case baseRice:
+		return decodeRice(dst, body, residualBits)
 	case baseRaw:
 		payload = body
 	case baseSnappy:
@@ -232,4 +332,100 @@ func decodeBaseSet(dst []uint64, value []byte, residualBits int) ([]uint64, erro
 		return dst, fmt.Errorf("%w: %d trailing bytes", errBaseSet, len(p))
 	}
 	return dst, nil
+}
+
+func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
+	count, k := binary.Uvarint(p)
+	if k <= 0 || count == 0 || count-1 > uint64(len(p))*8 {
+		return dst, fmt.Errorf("%w: bad count", errBaseSet)
+	}
+	p = p[k:]
+	r, k := binary.Uvarint(p)
+	if k <= 0 || len(p) < k+1 {
+		return dst, fmt.Errorf("%w: truncated header", errBaseSet)
+	}
+	L := int(p[k])
+	if L > 63 {
+		return dst, fmt.Errorf("%w: Rice parameter %d", errBaseSet, L)
+	}
+	p = p[k+1:]
+	if residualBits < 64 && r>>residualBits != 0 {
+		return dst, fmt.Errorf("%w: residual 0 wider than %d bits", errBaseSet, residualBits)
+	}
+	dst = append(dst, r)
+	rd := bitReader{p: p}
+	for i := uint64(1); i < count; i++ {
+		q := 0
+		for {
+			b, ok := rd.read(1)
+			if !ok {
+				return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
+			}
+			if b == 0 {
+				break
+			}
+			if q++; q > maxRiceQ {
+				return dst, fmt.Errorf("%w: Rice quotient over %d", errBaseSet, maxRiceQ)
+			}
+		}
+		low, ok := rd.read(L)
+		if !ok {
+			return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
+		}
+		hi, carry := bits.Mul64(uint64(q), 1<<L)
+		g := carry | low
+		if hi != 0 || g < carry || g == ^uint64(0) {
+			return dst, fmt.Errorf("%w: gap %d overflows", errBaseSet, i)
+		}
+		next := r + g + 1
+		if next <= r {
+			return dst, fmt.Errorf("%w: residual %d overflows", errBaseSet, i)
+		}
+		if residualBits < 64 && next>>residualBits != 0 {
+			return dst, fmt.Errorf("%w: residual %d wider than %d bits", errBaseSet, i, residualBits)
+		}
+		dst = append(dst, next)
+		r = next
+	}
+	if ok, set := rd.rest(); !ok || set {
+		return dst, fmt.Errorf("%w: trailing bits", errBaseSet)
+	}
+	return dst, nil
+}
+
+// bitReader reads bits most-significant first.
+type bitReader struct {
+	p    []byte
+	acc  uint64
+	nacc int
+}
+
+func (r *bitReader) read(n int) (uint64, bool) {
+	if n == 0 {
+		return 0, true
+	}
+	var v uint64
+	for n > 0 {
+		if r.nacc == 0 {
+			if len(r.p) == 0 {
+				return 0, false
+			}
+			r.acc, r.nacc = uint64(r.p[0]), 8
+			r.p = r.p[1:]
+		}
+		take := min(n, r.nacc)
+		v = v<<take | (r.acc>>(r.nacc-take))&(1<<take-1)
+		r.nacc -= take
+		n -= take
+	}
+	return v, true
+}
+
+// rest reports whether the stream ends here: only zero padding bits left in
+// the current byte (ok) and whether any of them is set (bad).
+func (r *bitReader) rest() (ok, set bool) {
+	if len(r.p) != 0 {
+		return false, true
+	}
+	return true, r.acc&(1<<r.nacc-1) != 0
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,6 +64,30 @@ func TestBaseSetRoundTripAndChunking(t *testing.T) {
 				t.Fatalf("round trip lost data: %d in, %d out", len(rs), len(got))
 			}
 		})
+	}
+}
+
+// Random residuals (what a row holds) cost about log2(mean gap) + 2 bits
+// each with the Rice code, under the varint's whole 7-bit groups.
+func TestRiceBeatsVarintOnRandomRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{15, 150, 1500} { // rows at 10^6, 10^7, 10^8 fingerprints (B=4)
+		rs := make([]uint64, n)
+		for i := range rs {
+			rs[i] = r.Uint64() >> 16
+		}
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		cells, err := EncodeBaseSet(rs, 48, 1<<20)
+		if err != nil || len(cells) != 1 {
+			t.Fatal(err)
+		}
+		perResidual := float64(len(cells[0])) / float64(len(rs))
+		bound := (float64(bits.Len64(1<<48/uint64(len(rs)))) + 2.5) / 8 // L+2 bits, plus slack for the header
+		t.Logf("%d residuals: %.2f bytes each (encoding %#x)", len(rs), perResidual, cells[0][0])
+		if cells[0][0] != baseRice || perResidual > bound+float64(16)/float64(len(rs)) {
+			t.Errorf("%d random residuals: %.2f bytes each with encoding %#x, want Rice under %.2f", len(rs), perResidual, cells[0][0], bound)
+		}
 	}
 }
 
@@ -163,6 +188,14 @@ func FuzzDecodeBaseSet(f *testing.F) {
 	f.Add(cells[0], uint8(32))
 	f.Add(sealBaseSet([]byte{2, 1, 1}), uint8(8))
 	f.Add([]byte{1, 0, 0, 0, 0}, uint8(48))
+	rr := rand.New(rand.NewPCG(1, 1))
+	rs := make([]uint64, 64)
+	for i := range rs {
+		rs[i] = rr.Uint64() >> 16
+	}
+	slices.Sort(rs)
+	rice, _ := EncodeBaseSet(rs, 48, 4096)
+	f.Add(rice[0], uint8(48))
 	f.Fuzz(func(t *testing.T, v []byte, bitsIn uint8) {
 		bits := int(bitsIn%64) + 1
 		got, err := DecodeBaseSet(nil, v, bits)
@@ -238,7 +271,15 @@ func TestGoldenCells(t *testing.T) {
 		dense[i] = uint64(i * 3)
 	}
 	denseCells, _ := EncodeBaseSet(dense, 48, 1024)
+	rr := rand.New(rand.NewPCG(11, 12))
+	random := make([]uint64, 40)
+	for i := range random {
+		random[i] = rr.Uint64() >> 16
+	}
+	slices.Sort(random)
+	riceCells, _ := EncodeBaseSet(random, 48, 1024)
 	got := map[string]string{
+		"base set rice (40 random 48-bit residuals)": hex.EncodeToString(riceCells[0]),
 		"index row key (B=4 table 2, fp 0123456789abcdef)": hex.EncodeToString(IndexRowKey(nil, 2, b4[2].Prefix(v), b4[2].PrefixBits)),
 		"index row key (26-bit prefix)":                    hex.EncodeToString(IndexRowKey(nil, 9, 0x2ABCDEF, 26)),
 		"base qualifier bucket 20513 chunk 1":              hex.EncodeToString(BaseQualifier(20513, 1)),
@@ -274,8 +315,8 @@ func TestGoldenCells(t *testing.T) {
 	if len(want) != len(got) {
 		t.Errorf("golden file has %d entries, test makes %d", len(want), len(got))
 	}
-	if denseCells[0][0] != baseSnappy || base[0][0] != baseRaw {
-		t.Errorf("expected the dense set Snappy-compressed and the sparse one raw")
+	if denseCells[0][0] != baseSnappy || base[0][0] != baseRaw || riceCells[0][0] != baseRice {
+		t.Errorf("expected the dense set Snappy-compressed, the sparse one raw and the random one Rice-coded")
 	}
 }
 
