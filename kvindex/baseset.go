@@ -354,27 +354,36 @@ func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
 	}
 	dst = append(dst, r)
 	rd := bitReader{p: p}
+	rd.refill()
 	for i := uint64(1); i < count; i++ {
-		q := 0
-		for {
-			b, ok := rd.read(1)
-			if !ok {
+		// The quotient: leading one-bits. Bits past nacc are zero in acc,
+		// so the count never runs past the valid bits.
+		q := bits.LeadingZeros64(^rd.acc)
+		if q >= rd.nacc {
+			if rd.refill(); q >= rd.nacc {
 				return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
 			}
-			if b == 0 {
-				break
-			}
-			if q++; q > maxRiceQ {
-				return dst, fmt.Errorf("%w: Rice quotient over %d", errBaseSet, maxRiceQ)
+			q = bits.LeadingZeros64(^rd.acc)
+		}
+		if q > maxRiceQ {
+			return dst, fmt.Errorf("%w: Rice quotient over %d", errBaseSet, maxRiceQ)
+		}
+		rd.acc <<= q + 1
+		rd.nacc -= q + 1
+		if rd.nacc < L {
+			if rd.refill(); rd.nacc < L {
+				return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
 			}
 		}
-		low, ok := rd.read(L)
-		if !ok {
-			return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
+		var low uint64
+		if L > 0 {
+			low = rd.acc >> (64 - L)
+			rd.acc <<= L
+			rd.nacc -= L
 		}
 		hi, carry := bits.Mul64(uint64(q), 1<<L)
 		g := carry | low
-		if hi != 0 || g < carry || g == ^uint64(0) {
+		if hi != 0 || g == ^uint64(0) {
 			return dst, fmt.Errorf("%w: gap %d overflows", errBaseSet, i)
 		}
 		next := r + g + 1
@@ -387,45 +396,36 @@ func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
 		dst = append(dst, next)
 		r = next
 	}
-	if ok, set := rd.rest(); !ok || set {
+	// Only zero padding (fewer than 8 bits) may remain.
+	if len(rd.p) != 0 || rd.nacc >= 8 || rd.acc != 0 {
 		return dst, fmt.Errorf("%w: trailing bits", errBaseSet)
 	}
 	return dst, nil
 }
 
-// bitReader reads bits most-significant first.
+// bitReader reads bits most-significant first: acc holds nacc valid bits
+// at its top, zeros below.
 type bitReader struct {
 	p    []byte
 	acc  uint64
 	nacc int
 }
 
-func (r *bitReader) read(n int) (uint64, bool) {
-	if n == 0 {
-		return 0, true
+// refill tops acc up to at least 57 valid bits, or to the end of the data.
+func (r *bitReader) refill() {
+	if len(r.p) >= 8 {
+		// Whole bytes that fit; the partial byte after them is masked off
+		// so that the bits past nacc stay zero.
+		take := (64 - r.nacc) / 8
+		n := r.nacc + 8*take
+		r.acc = (r.acc | binary.BigEndian.Uint64(r.p)>>r.nacc) & ^(^uint64(0) >> n)
+		r.nacc = n
+		r.p = r.p[take:]
+		return
 	}
-	var v uint64
-	for n > 0 {
-		if r.nacc == 0 {
-			if len(r.p) == 0 {
-				return 0, false
-			}
-			r.acc, r.nacc = uint64(r.p[0]), 8
-			r.p = r.p[1:]
-		}
-		take := min(n, r.nacc)
-		v = v<<take | (r.acc>>(r.nacc-take))&(1<<take-1)
-		r.nacc -= take
-		n -= take
+	for r.nacc <= 56 && len(r.p) > 0 {
+		r.acc |= uint64(r.p[0]) << (56 - r.nacc)
+		r.nacc += 8
+		r.p = r.p[1:]
 	}
-	return v, true
-}
-
-// rest reports whether the stream ends here: only zero padding bits left in
-// the current byte (ok) and whether any of them is set (bad).
-func (r *bitReader) rest() (ok, set bool) {
-	if len(r.p) != 0 {
-		return false, true
-	}
-	return true, r.acc&(1<<r.nacc-1) != 0
 }
