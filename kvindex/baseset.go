@@ -371,15 +371,29 @@ func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
 		rd.acc <<= q + 1
 		rd.nacc -= q + 1
 		if rd.nacc < L {
-			if rd.refill(); rd.nacc < L {
-				return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
-			}
+			rd.refill()
 		}
 		var low uint64
-		if L > 0 {
+		switch {
+		case L == 0:
+		case rd.nacc >= L:
 			low = rd.acc >> (64 - L)
 			rd.acc <<= L
 			rd.nacc -= L
+		default:
+			// L is close to 64 and straddles a refill: take the valid bits
+			// first, then the rest.
+			h := rd.nacc
+			low = rd.acc >> (64 - h)
+			rd.acc, rd.nacc = 0, 0
+			rd.refill()
+			rem := L - h
+			if rd.nacc < rem {
+				return dst, fmt.Errorf("%w: truncated at residual %d of %d", errBaseSet, i, count)
+			}
+			low = low<<rem | rd.acc>>(64-rem)
+			rd.acc <<= rem
+			rd.nacc -= rem
 		}
 		hi, carry := bits.Mul64(uint64(q), 1<<L)
 		g := carry | low
