@@ -8,8 +8,12 @@
 package hbasetest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +45,52 @@ func ZK(t testing.TB) string {
 		t.Skip(fmt.Sprintf("hbasetest: %s", reason))
 	}
 	return addr
+}
+
+// RepoRoot returns the repository root (the directory holding go.mod),
+// found upwards from the working directory of the test.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("hbasetest: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Peer runs the reference peer (HBase's own Java client, scripts/hbase/
+// peer.sh) with stdin and returns its stdout. It skips (fails under CI)
+// when HBase is not installed locally (scripts/hbase/install.sh).
+func Peer(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	root := RepoRoot(t)
+	home := os.Getenv("SIMDEX_HBASE_HOME")
+	if home == "" {
+		home = filepath.Join(root, ".hbase")
+	}
+	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+		msg := "hbasetest: the Java reference peer needs HBase installed (scripts/hbase/install.sh): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "hbase", "peer.sh"), args...)
+	cmd.Env = append(os.Environ(), "SIMDEX_HBASE_HOME="+home)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hbasetest: peer %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
 }

@@ -7,12 +7,35 @@
 // Commands (ZK is host:port of the ZooKeeper quorum):
 //   wait ZK SECONDS        until the master lists namespaces and hbase:meta
 //                          scans (HBase really serves), or fail after SECONDS
+//   write ZK TABLE         puts the cells read from stdin, one a line:
+//                          ROW FAMILY QUALIFIER TIMESTAMP VALUE (hex; "-" is
+//                          empty), in one batch
+//   read ZK TABLE          reads the rows named on stdin (hex, one a line)
+//                          and prints every cell, all versions, one a line:
+//                          ROW FAMILY QUALIFIER TIMESTAMP TYPE VALUE (hex)
+//   describe ZK TABLE      prints the table's families as HBase's Java Admin
+//                          API sees them: NAME KEY=VALUE ..., one a line
+//   bench ZK TABLE N       times N single puts, N/1000 batches of 1,000
+//                          puts and N 4-row multi-gets; prints JSON
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Result;
@@ -29,9 +52,95 @@ public class Peer {
       case "wait":
         System.exit(waitReady(args[1], Integer.parseInt(args[2])));
         break;
+      case "write":
+        write(args[1], args[2]);
+        break;
+      case "read":
+        read(args[1], args[2]);
+        break;
+      case "describe":
+        describe(args[1], args[2]);
+        break;
+      case "bench":
+        bench(args[1], args[2], Integer.parseInt(args[3]));
+        break;
       default:
         usage();
     }
+  }
+
+  static final HexFormat HEX = HexFormat.of();
+
+  static byte[] unhex(String s) {
+    return s.equals("-") ? new byte[0] : HEX.parseHex(s);
+  }
+
+  static String hex(byte[] b, int off, int len) {
+    return len == 0 ? "-" : HEX.formatHex(b, off, off + len);
+  }
+
+  static List<String> stdinLines() throws Exception {
+    List<String> out = new ArrayList<>();
+    BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String l; (l = r.readLine()) != null; ) {
+      if (!l.isBlank()) {
+        out.add(l.trim());
+      }
+    }
+    return out;
+  }
+
+  static void write(String zk, String table) throws Exception {
+    List<Put> puts = new ArrayList<>();
+    for (String l : stdinLines()) {
+      String[] f = l.split(" ");
+      puts.add(new Put(unhex(f[0])).addColumn(unhex(f[1]), unhex(f[2]), Long.parseLong(f[3]), unhex(f[4])));
+    }
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Table t = conn.getTable(TableName.valueOf(table))) {
+      t.put(puts);
+    }
+  }
+
+  static void read(String zk, String table) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Table t = conn.getTable(TableName.valueOf(table))) {
+      for (String l : stdinLines()) {
+        Result r = t.get(new Get(unhex(l)).readAllVersions());
+        for (Cell c : r.rawCells()) {
+          out.append(hex(c.getRowArray(), c.getRowOffset(), c.getRowLength())).append(' ')
+              .append(hex(c.getFamilyArray(), c.getFamilyOffset(), c.getFamilyLength())).append(' ')
+              .append(hex(c.getQualifierArray(), c.getQualifierOffset(), c.getQualifierLength())).append(' ')
+              .append(c.getTimestamp()).append(' ')
+              .append(c.getType()).append(' ')
+              .append(hex(c.getValueArray(), c.getValueOffset(), c.getValueLength())).append('\n');
+        }
+      }
+    }
+    System.out.print(out);
+  }
+
+  static void describe(String zk, String table) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Admin admin = conn.getAdmin()) {
+      TableDescriptor td = admin.getDescriptor(TableName.valueOf(table));
+      for (ColumnFamilyDescriptor cf : td.getColumnFamilies()) {
+        System.out.println(cf.getNameAsString()
+            + " COMPRESSION=" + cf.getCompressionType()
+            + " DATA_BLOCK_ENCODING=" + cf.getDataBlockEncoding()
+            + " BLOOMFILTER=" + cf.getBloomFilterType()
+            + " VERSIONS=" + cf.getMaxVersions()
+            + " TTL=" + cf.getTimeToLive()
+            + " IS_MOB=" + cf.isMobEnabled()
+            + " MOB_THRESHOLD=" + cf.getMobThreshold());
+      }
+      System.out.println("REGIONS " + admin.getRegions(TableName.valueOf(table)).size());
+    }
+  }
+
+  static void bench(String zk, String table, int n) throws Exception {
+    throw new UnsupportedOperationException("bench: not yet");
   }
 
   static void usage() {
