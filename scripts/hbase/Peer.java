@@ -139,8 +139,59 @@ public class Peer {
     }
   }
 
+  // bench does what BenchmarkHBase* in hbase/bench_test.go do, with the
+  // same rows ("row%08d", 10,000 of them, written by the Go benchmarks), one
+  // thread, after a warm-up: N 4-row multi-gets (p50/p99), N single puts,
+  // and max(5, N/1000) Multi batches of 1,000 puts.
   static void bench(String zk, String table, int n) throws Exception {
-    throw new UnsupportedOperationException("bench: not yet");
+    java.util.Random rng = new java.util.Random(1);
+    byte[] f = "f".getBytes(StandardCharsets.UTF_8);
+    byte[] q = "q".getBytes(StandardCharsets.UTF_8);
+    byte[] v = new byte[100];
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Table t = conn.getTable(TableName.valueOf(table))) {
+      // Warm-up: connections, region locations, JIT.
+      for (int i = 0; i < 2000; i++) {
+        t.get(gets4(rng));
+        t.put(new Put(String.format("java-warm%08d", i).getBytes(StandardCharsets.UTF_8)).addColumn(f, q, v));
+      }
+      long[] lat = new long[n];
+      for (int i = 0; i < n; i++) {
+        List<Get> gs = gets4(rng);
+        long s0 = System.nanoTime();
+        Result[] rs = t.get(gs);
+        lat[i] = System.nanoTime() - s0;
+        if (rs.length != 4 || rs[0].isEmpty()) {
+          throw new IllegalStateException("multi-get returned no row: load the rows with the Go benchmarks first");
+        }
+      }
+      Arrays.sort(lat);
+      long s1 = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        t.put(new Put(String.format("java-put%08d", i).getBytes(StandardCharsets.UTF_8)).addColumn(f, q, v));
+      }
+      double putsPerSec = n / ((System.nanoTime() - s1) / 1e9);
+      int batches = Math.max(5, n / 1000);
+      long s2 = System.nanoTime();
+      for (int b = 0; b < batches; b++) {
+        List<Put> ps = new ArrayList<>(1000);
+        for (int i = 0; i < 1000; i++) {
+          ps.add(new Put(String.format("java-batch%04d-%04d", b, i).getBytes(StandardCharsets.UTF_8)).addColumn(f, q, v));
+        }
+        t.put(ps);
+      }
+      double batchedPerSec = batches * 1000 / ((System.nanoTime() - s2) / 1e9);
+      System.out.printf("{\"client\":\"java\",\"multiget4_p50_us\":%.1f,\"multiget4_p99_us\":%.1f,\"single_puts_per_s\":%.0f,\"batched_puts_per_s\":%.0f}%n",
+          lat[n / 2] / 1e3, lat[(int) (n * 0.99)] / 1e3, putsPerSec, batchedPerSec);
+    }
+  }
+
+  static List<Get> gets4(java.util.Random rng) {
+    List<Get> gs = new ArrayList<>(4);
+    for (int i = 0; i < 4; i++) {
+      gs.add(new Get(String.format("row%08d", rng.nextInt(10000)).getBytes(StandardCharsets.UTF_8)));
+    }
+    return gs;
   }
 
   static void usage() {
