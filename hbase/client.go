@@ -171,6 +171,7 @@ func (c *Client) getConn(ctx context.Context, addr, service string) (*conn, erro
 	if err != nil {
 		return nil, err
 	}
+	c.m.openConns.Inc() // connClosed decrements, whichever way cn ends
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -184,7 +185,6 @@ func (c *Client) getConn(ctx context.Context, addr, service string) (*conn, erro
 	}
 	c.conns[key] = cn
 	c.mu.Unlock()
-	c.m.openConns.Inc()
 	c.log.Debug("hbase: connected", "addr", addr, "service", service)
 	return cn, nil
 }
