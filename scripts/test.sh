@@ -31,12 +31,14 @@ if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
 		rm -rf "$SIMDEX_HBASE_DATA"
 		mkdir -p "$SIMDEX_HBASE_HOME"
 		hbase_log="$SIMDEX_HBASE_HOME/test-start.log"
-		trap 'SIMDEX_HBASE_STOP_KILL=1 scripts/hbase/stop.sh || true' EXIT
 		echo "== hbase: installing and starting in the background (log $hbase_log)"
 		# Started now so the JVM boots while gofmt, vet and the test
 		# binaries build; waited for just before go test.
 		scripts/hbase/start.sh >"$hbase_log" 2>&1 &
 		hbase_start_job=$!
+		# On any exit: let a start still under way finish (it is bounded
+		# by its own timeout) so no JVM outlives us, then kill HBase.
+		trap 'wait "$hbase_start_job" 2>/dev/null || true; SIMDEX_HBASE_STOP_KILL=1 scripts/hbase/stop.sh || true' EXIT
 	elif [ "${CI:-}" = true ]; then
 		echo "== hbase: CI=true but java or mvn is missing; the HBase tests cannot run" >&2
 		exit 1
