@@ -306,7 +306,10 @@ type Check struct {
 
 // CheckAndMutate applies m (a *Put or *Delete of the same row) atomically
 // if the check holds on the server, and reports whether it did. This is
-// how two writers race for the same cell and exactly one wins.
+// how two writers race for the same cell and exactly one wins. If the
+// connection is lost after the server applied m, the retry finds the check
+// no longer holding and reports false: a caller that must know reads the
+// cell back.
 func (c *Client) CheckAndMutate(ctx context.Context, table string, chk Check, m Action) (bool, error) {
 	switch m.(type) {
 	case *Put, *Delete:
