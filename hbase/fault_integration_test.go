@@ -111,6 +111,7 @@ func (tr *traffic) verify(t *testing.T) {
 }
 
 func TestSplitUnderTraffic(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	table := createTestTable(t, c)
@@ -148,7 +149,8 @@ func TestSplitUnderTraffic(t *testing.T) {
 // TestRestartUnderTraffic kills a private HBase under traffic and starts it
 // again: during the outage the client returns retryable errors; afterwards
 // the same client serves again and every acknowledged write is there. After
-// Close no goroutine is left.
+// Close no goroutine is left. Not parallel: it counts goroutines, and
+// sequential tests run before the parallel ones start.
 func TestRestartUnderTraffic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts an HBase: not in -short")

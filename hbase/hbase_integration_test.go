@@ -80,6 +80,7 @@ func createTestTable(t testing.TB, c *Client) string {
 }
 
 func TestAdminTableLifecycle(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	name := createTestTable(t, c)
@@ -152,6 +153,7 @@ func TestAdminTableLifecycle(t *testing.T) {
 }
 
 func TestPutGetDelete(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	table := createTestTable(t, c)
@@ -245,6 +247,7 @@ func TestPutGetDelete(t *testing.T) {
 }
 
 func TestMultiScanAcrossRegions(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	table := createTestTable(t, c)
@@ -329,6 +332,7 @@ func TestMultiScanAcrossRegions(t *testing.T) {
 }
 
 func TestCheckAndMutateAndIncrement(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	table := createTestTable(t, c)

@@ -64,6 +64,7 @@ func cellLine(c *Cell) string {
 // for byte by HBase's own Java client, and the other way round; the table
 // the Go admin calls created shows every attribute through the Java Admin.
 func TestJavaPeerCrossCheck(t *testing.T) {
+	t.Parallel() // each on its own table; they mostly wait on HBase
 	c := newTestClient(t)
 	ctx := testCtx(t)
 	table := createTestTable(t, c)
