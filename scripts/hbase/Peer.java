@@ -15,8 +15,9 @@
 //                          ROW FAMILY QUALIFIER TIMESTAMP TYPE VALUE (hex)
 //   describe ZK TABLE      prints the table's families as HBase's Java Admin
 //                          API sees them: NAME KEY=VALUE ..., one a line
-//   bench ZK TABLE N       times N single puts, N/1000 batches of 1,000
-//                          puts and N 4-row multi-gets; prints JSON
+//   bench ZK TABLE N       times N single puts, batches of 1,000
+//                          puts (max(20, N/100) batches) and N 4-row
+//                          multi-gets; prints JSON
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -142,7 +143,7 @@ public class Peer {
   // bench does what BenchmarkHBase* in hbase/bench_test.go do, with the
   // same rows ("row%08d", 10,000 of them, written by the Go benchmarks), one
   // thread, after a warm-up: N 4-row multi-gets (p50/p99), N single puts,
-  // and max(5, N/1000) Multi batches of 1,000 puts.
+  // and max(20, N/100) Multi batches of 1,000 puts.
   static void bench(String zk, String table, int n) throws Exception {
     java.util.Random rng = new java.util.Random(1);
     byte[] f = "f".getBytes(StandardCharsets.UTF_8);
@@ -171,7 +172,7 @@ public class Peer {
         t.put(new Put(String.format("java-put%08d", i).getBytes(StandardCharsets.UTF_8)).addColumn(f, q, v));
       }
       double putsPerSec = n / ((System.nanoTime() - s1) / 1e9);
-      int batches = Math.max(5, n / 1000);
+      int batches = Math.max(20, n / 100);
       long s2 = System.nanoTime();
       for (int b = 0; b < batches; b++) {
         List<Put> ps = new ArrayList<>(1000);
