@@ -300,7 +300,7 @@ func (c *Client) sleep(ctx context.Context, attempt int) error {
 
 // observe records one RPC's latency.
 func (c *Client) observe(method string, start time.Time) {
-	c.m.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	c.m.observe(method, time.Since(start).Seconds())
 }
 
 // rpc calls method on a server, timing it.

@@ -94,7 +94,7 @@ func (c *Client) multiRound(ctx context.Context, table string, actions []Action,
 		if b == nil {
 			b = &regionBatch{r: r}
 			byRegion[r] = b
-			addr := r.server.Addr()
+			addr := r.addr
 			byServer[addr] = append(byServer[addr], b)
 		}
 		b.indexes = append(b.indexes, i)

@@ -204,7 +204,7 @@ func (c *Client) onRegion(ctx context.Context, op, table string, row []byte, fn 
 		if err != nil {
 			return err
 		}
-		cn, err := c.getConn(ctx, r.server.Addr(), serviceClient)
+		cn, err := c.getConn(ctx, r.addr, serviceClient)
 		if err == nil {
 			err = fn(ctx, cn, r)
 		}

@@ -22,6 +22,7 @@ type region struct {
 	start  []byte // inclusive; empty = table start
 	end    []byte // exclusive; empty = table end
 	server ServerName
+	addr   string // server.Addr(), computed once: it is on every call's path
 	info   *pb.RegionInfo
 }
 
@@ -249,6 +250,7 @@ func parseMetaRow(res *Result) (*region, error) {
 		if len(startCode) == 8 {
 			r.server.StartCode = binary.BigEndian.Uint64(startCode)
 		}
+		r.addr = r.server.Addr()
 	}
 	return r, nil
 }

@@ -198,7 +198,7 @@ func (sc *Scanner) locate(ctx context.Context) error {
 		return err
 	}
 	sc.before = false
-	cn, err := sc.c.getConn(ctx, r.server.Addr(), serviceClient)
+	cn, err := sc.c.getConn(ctx, r.addr, serviceClient)
 	if err != nil {
 		sc.c.regions.drop(r)
 		return err
