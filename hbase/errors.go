@@ -70,6 +70,7 @@ const (
 	KindBusy
 )
 
+// Error gives the Java class and the message.
 func (e *RemoteError) Error() string {
 	if e.Message == "" {
 		return "hbase: remote " + e.Class

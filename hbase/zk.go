@@ -27,6 +27,7 @@ type ServerName struct {
 // Addr is host:port for dialing.
 func (s ServerName) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
+// String is HBase's own spelling: host,port,startcode.
 func (s ServerName) String() string { return fmt.Sprintf("%s,%d,%d", s.Host, s.Port, s.StartCode) }
 
 // HBase writes its znodes as:
@@ -124,6 +125,7 @@ func zkLookup(ctx context.Context, quorum []string, root, node string, log *slog
 // zkLog sends the zk library's log lines to the client's logger at debug.
 type zkLog struct{ log *slog.Logger }
 
+// Printf implements zk.Logger.
 func (l zkLog) Printf(format string, args ...any) {
 	l.log.Debug(fmt.Sprintf(format, args...), "component", "zookeeper")
 }
