@@ -103,11 +103,12 @@ type Client struct {
 	m          *metrics
 	nonceGroup uint64
 
-	// mu guards conns, masterAddr, metaAddr and closed.
+	// mu guards conns, masterAddr, metaAddr, zkFlights and closed.
 	mu         sync.Mutex
 	conns      map[string]*conn // key: service + "@" + addr
-	masterAddr string           // cached from ZooKeeper; "" = look up
-	metaAddr   string           // cached from ZooKeeper; "" = look up
+	zkFlights  map[string]*zkFlight
+	masterAddr string // cached from ZooKeeper; "" = look up
+	metaAddr   string // cached from ZooKeeper; "" = look up
 	closed     bool
 
 	regions *regionCache
@@ -130,6 +131,7 @@ func New(cfg Config) (*Client, error) {
 		cfg: cfg, log: cfg.Logger, m: m,
 		nonceGroup: binary.BigEndian.Uint64(b[:]),
 		conns:      make(map[string]*conn),
+		zkFlights:  make(map[string]*zkFlight),
 		regions:    newRegionCache(),
 	}, nil
 }
@@ -207,7 +209,7 @@ func (c *Client) master(ctx context.Context) (*conn, error) {
 	addr := c.masterAddr
 	c.mu.Unlock()
 	if addr == "" {
-		data, err := zkLookup(ctx, c.cfg.ZooKeeper, c.cfg.ZNodeParent, "/master", c.log)
+		data, err := c.zkGet(ctx, "/master")
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +233,7 @@ func (c *Client) metaServer(ctx context.Context) (string, error) {
 	if addr != "" {
 		return addr, nil
 	}
-	data, err := zkLookup(ctx, c.cfg.ZooKeeper, c.cfg.ZNodeParent, "/meta-region-server", c.log)
+	data, err := c.zkGet(ctx, "/meta-region-server")
 	if err != nil {
 		return "", err
 	}
@@ -243,6 +245,38 @@ func (c *Client) metaServer(ctx context.Context) (string, error) {
 	c.metaAddr = sn.Addr()
 	c.mu.Unlock()
 	return sn.Addr(), nil
+}
+
+// zkFlight is one ZooKeeper read that concurrent callers share.
+type zkFlight struct {
+	done chan struct{} // closed when data and err are set
+	data []byte
+	err  error
+}
+
+// zkGet reads a znode under ZNodeParent. Concurrent reads of the same znode
+// share one ZooKeeper session: after a restart every caller misses its
+// cached address at once, and one lookup is enough.
+func (c *Client) zkGet(ctx context.Context, node string) ([]byte, error) {
+	c.mu.Lock()
+	if f := c.zkFlights[node]; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.data, f.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: zookeeper %s: %w", ErrConnection, node, ctx.Err())
+		}
+	}
+	f := &zkFlight{done: make(chan struct{})}
+	c.zkFlights[node] = f
+	c.mu.Unlock()
+	f.data, f.err = zkLookup(ctx, c.cfg.ZooKeeper, c.cfg.ZNodeParent, node, c.log)
+	c.mu.Lock()
+	delete(c.zkFlights, node)
+	c.mu.Unlock()
+	close(f.done)
+	return f.data, f.err
 }
 
 func (c *Client) forgetMaster() {

@@ -318,3 +318,46 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func metaRow(info *pb.RegionInfo, server string) *Result {
+	b, _ := proto.Marshal(info)
+	return &Result{Cells: []*Cell{
+		{Row: []byte("t,,1.abc."), Family: []byte("info"), Qualifier: []byte("regioninfo"), Value: append([]byte("PBUF"), b...)},
+		{Row: []byte("t,,1.abc."), Family: []byte("info"), Qualifier: []byte("server"), Value: []byte(server)},
+		{Row: []byte("t,,1.abc."), Family: []byte("info"), Qualifier: []byte("serverstartcode"), Value: []byte{0, 0, 0, 0, 0, 0, 0, 9}},
+	}}
+}
+
+func TestParseMetaRow(t *testing.T) {
+	info := &pb.RegionInfo{RegionId: proto.Uint64(1), TableName: &pb.TableName{Namespace: []byte("ns"), Qualifier: []byte("t")}, StartKey: []byte("a"), EndKey: []byte("m")}
+	r, err := parseMetaRow(metaRow(info, "rs1:16020"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.table != "ns:t" || string(r.start) != "a" || string(r.end) != "m" || r.addr != "rs1:16020" || r.server.StartCode != 9 {
+		t.Fatalf("parseMetaRow = %+v", r)
+	}
+	for name, res := range map[string]*Result{
+		"no regioninfo": {Cells: []*Cell{{Family: []byte("info"), Qualifier: []byte("server"), Value: []byte("h:1")}}},
+		"bad server":    metaRow(info, "h:notaport"),
+		"bad port":      metaRow(info, "h:70000"),
+		"bad proto":     {Cells: []*Cell{{Family: []byte("info"), Qualifier: []byte("regioninfo"), Value: []byte("PBUF\xff")}}},
+	} {
+		if _, err := parseMetaRow(res); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%s: %v, want ErrProtocol", name, err)
+		}
+	}
+}
+
+func FuzzMetaRow(f *testing.F) {
+	info, _ := proto.Marshal(&pb.RegionInfo{RegionId: proto.Uint64(1), TableName: &pb.TableName{Namespace: []byte("ns"), Qualifier: []byte("t")}})
+	f.Add(append([]byte("PBUF"), info...), []byte("h:1"), []byte{0, 0, 0, 0, 0, 0, 0, 1})
+	f.Add([]byte("PBUF"), []byte(":"), []byte{})
+	f.Fuzz(func(t *testing.T, regionInfo, server, startCode []byte) {
+		_, _ = parseMetaRow(&Result{Cells: []*Cell{
+			{Family: []byte("info"), Qualifier: []byte("regioninfo"), Value: regionInfo},
+			{Family: []byte("info"), Qualifier: []byte("server"), Value: server},
+			{Family: []byte("info"), Qualifier: []byte("serverstartcode"), Value: startCode},
+		}})
+	})
+}
