@@ -295,6 +295,9 @@ func (c *Client) forgetMeta() {
 // the retries or ctx run out. attempt reports a retryable failure's region
 // (if any) through invalidate so the next attempt re-locates.
 func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.Context) error) error {
+	if c.isClosed() {
+		return ErrClosed
+	}
 	var last error
 	for i := 0; i < c.cfg.MaxRetries; i++ {
 		if i > 0 {
@@ -314,6 +317,12 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 		c.log.Debug("hbase: retrying", "op", op, "attempt", i+1, "err", err)
 	}
 	return fmt.Errorf("%w: %s after %d attempts: %w", ErrRetriesExhausted, op, c.cfg.MaxRetries, last)
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 func (c *Client) sleep(ctx context.Context, attempt int) error {

@@ -24,6 +24,9 @@ type ActionResult struct {
 // so one bad action does not fail the others. The returned error is only
 // for the call as a whole (bad arguments, closed client, ctx ended).
 func (c *Client) Multi(ctx context.Context, table string, actions []Action) ([]ActionResult, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
 	out := make([]ActionResult, len(actions))
 	// Encode every action once, so a retried Increment keeps its nonce.
 	acts := make([]*pb.Action, len(actions))

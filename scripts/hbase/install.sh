@@ -39,7 +39,7 @@ fi
 echo "install.sh: resolving HBase 2.6.4 from Maven Central (first time ~140 MB)"
 tmp="$cp_file.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
-mvn -B -q -f "$here/pom.xml" dependency:build-classpath \
+mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:build-classpath \
 	-Dmdep.outputFile="$tmp" -Dmdep.includeScope=runtime
 if [ ! -s "$tmp" ]; then
 	echo "install.sh: maven wrote no classpath" >&2
