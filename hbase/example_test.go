@@ -20,6 +20,9 @@ func Example() {
 	}
 	defer c.Close()
 
+	if err := c.CreateNamespace(ctx, "demo"); err != nil && !errors.Is(err, hbase.ErrNamespaceExists) {
+		log.Fatal(err)
+	}
 	err = c.CreateTable(ctx, &hbase.TableDescriptor{
 		Name: "demo:items",
 		Families: []hbase.FamilyDescriptor{{Name: "f", Attributes: map[string]string{
