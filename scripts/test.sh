@@ -1,12 +1,51 @@
 #!/usr/bin/env bash
 # The whole simdex test suite: formatting, vet, and every test under the race
 # detector. It installs what the tests need (Go modules; Apache HBase through
-# scripts/hbase/ once the HBase tests exist) and starts what they talk to.
+# scripts/hbase/) and starts what they talk to.
+#
+# HBase: unless SIMDEX_HBASE_ZK already names a running HBase (host:port of its
+# ZooKeeper), this installs and starts a throwaway standalone HBase when java
+# and mvn are on PATH, exports SIMDEX_HBASE_ZK for the tests, and kills it on
+# exit. Under CI (CI=true) a missing Java/Maven or a failed start fails the
+# run; elsewhere the HBase tests then skip with a message. SIMDEX_HBASE=off
+# skips HBase outside CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== go modules"
 go mod download
+
+# The test instance has its own data dir (wiped each run) and ports, so it
+# collides neither with scripts/hbase/start.sh's defaults nor a user's HBase.
+hbase_log=""
+if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
+	if [ "${CI:-}" != true ] && [ "${SIMDEX_HBASE:-}" = off ]; then
+		echo "== hbase: off (SIMDEX_HBASE=off); HBase tests will skip"
+	elif command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
+		export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$PWD/.hbase}"
+		export SIMDEX_HBASE_DATA="$SIMDEX_HBASE_HOME/test-data"
+		export SIMDEX_HBASE_ZK_PORT="${SIMDEX_HBASE_TEST_ZK_PORT:-22281}"
+		export SIMDEX_HBASE_MASTER_PORT="${SIMDEX_HBASE_TEST_MASTER_PORT:-26100}"
+		export SIMDEX_HBASE_RS_PORT="${SIMDEX_HBASE_TEST_RS_PORT:-26120}"
+		SIMDEX_HBASE_STOP_KILL=1 scripts/hbase/stop.sh 2>/dev/null || true
+		rm -rf "$SIMDEX_HBASE_DATA"
+		mkdir -p "$SIMDEX_HBASE_HOME"
+		hbase_log="$SIMDEX_HBASE_HOME/test-start.log"
+		echo "== hbase: installing and starting in the background (log $hbase_log)"
+		# Started now so the JVM boots while gofmt, vet and the test
+		# binaries build; waited for just before go test.
+		scripts/hbase/start.sh >"$hbase_log" 2>&1 &
+		hbase_start_job=$!
+		# On any exit: let a start still under way finish (it is bounded
+		# by its own timeout) so no JVM outlives us, then kill HBase.
+		trap 'wait "$hbase_start_job" 2>/dev/null || true; SIMDEX_HBASE_STOP_KILL=1 scripts/hbase/stop.sh || true' EXIT
+	elif [ "${CI:-}" = true ]; then
+		echo "== hbase: CI=true but java or mvn is missing; the HBase tests cannot run" >&2
+		exit 1
+	else
+		echo "== hbase: java or mvn missing; HBase tests will skip"
+	fi
+fi
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
@@ -18,6 +57,22 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+if [ -n "$hbase_log" ]; then
+	go test -race -count=1 -run '^$' ./... >/dev/null # build test binaries while HBase boots
+	echo "== hbase: waiting for it to serve"
+	if wait "$hbase_start_job"; then
+		export SIMDEX_HBASE_ZK="$(tail -n 1 "$hbase_log")"
+		echo "== hbase: serving at $SIMDEX_HBASE_ZK"
+	else
+		cat "$hbase_log" >&2
+		if [ "${CI:-}" = true ]; then
+			echo "== hbase: failed to start under CI" >&2
+			exit 1
+		fi
+		echo "== hbase: failed to start; HBase tests will skip" >&2
+	fi
+fi
 
 echo "== go test -race"
 go test -race -count=1 -timeout 30m ./... "$@"

@@ -1,0 +1,165 @@
+package hbase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/internal/hbasetest"
+)
+
+// The benchmarks share one table, benchTable, with 10,000 rows "row%08d"
+// (100-byte values), created on first use and kept, so scripts/bench/hbase.sh
+// can run the Java peer on the same rows. They need SIMDEX_HBASE_ZK.
+const benchTable = "simdex_bench:kv"
+
+var benchSetup struct {
+	once sync.Once
+	c    *Client
+	err  error
+}
+
+func benchClient(b *testing.B) *Client {
+	benchSetup.once.Do(func() {
+		c, err := New(Config{ZooKeeper: []string{hbasetestZK(b)}})
+		if err != nil {
+			benchSetup.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		benchSetup.c, benchSetup.err = c, loadBenchTable(ctx, c)
+		if benchSetup.err == nil {
+			benchSetup.err = warmUp(ctx, c)
+		}
+	})
+	if benchSetup.err != nil {
+		b.Fatal(benchSetup.err)
+	}
+	return benchSetup.c
+}
+
+func loadBenchTable(ctx context.Context, c *Client) error {
+	if err := c.CreateNamespace(ctx, "simdex_bench"); err != nil && !errors.Is(err, ErrNamespaceExists) {
+		return err
+	}
+	td := &TableDescriptor{Name: benchTable, Families: []FamilyDescriptor{{Name: "f", Attributes: map[string]string{AttrBloomFilter: "ROW"}}}}
+	if err := c.CreateTable(ctx, td, nil); err != nil && !errors.Is(err, ErrTableExists) {
+		return err
+	}
+	if r, err := c.Get(ctx, benchTable, &Get{Row: []byte("row00009999")}); err == nil && len(r.Cells) > 0 {
+		return nil // loaded by an earlier run
+	}
+	val := make([]byte, 100)
+	for start := 0; start < 10000; start += 1000 {
+		var puts []Action
+		for i := start; i < start+1000; i++ {
+			puts = append(puts, &Put{Row: fmt.Appendf(nil, "row%08d", i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}})
+		}
+		res, err := c.Multi(ctx, benchTable, puts)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				return r.Err
+			}
+		}
+	}
+	return nil
+}
+
+// warmUp does what the Java peer does before it measures (2,000 4-row
+// multi-gets and 2,000 single puts), so both sides start with open
+// connections, located regions and warm server code paths.
+func warmUp(ctx context.Context, c *Client) error {
+	rng := rand.New(rand.NewPCG(2, 2))
+	val := make([]byte, 100)
+	for i := range 2000 {
+		gets := make([]Action, 4)
+		for j := range gets {
+			gets[j] = &Get{Row: fmt.Appendf(nil, "row%08d", rng.IntN(10000))}
+		}
+		if _, err := c.Multi(ctx, benchTable, gets); err != nil {
+			return err
+		}
+		if err := c.Put(ctx, benchTable, &Put{Row: fmt.Appendf(nil, "go-warm%08d", i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkHBaseMultiGet4 is a simdex lookup's shape: 4 random rows in one
+// Multi. Reports p50/p99 latency.
+func BenchmarkHBaseMultiGet4(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 1))
+	var lat []time.Duration
+	for b.Loop() {
+		gets := make([]Action, 4)
+		for i := range gets {
+			gets[i] = &Get{Row: fmt.Appendf(nil, "row%08d", rng.IntN(10000))}
+		}
+		start := time.Now()
+		res, err := c.Multi(ctx, benchTable, gets)
+		lat = append(lat, time.Since(start))
+		if err != nil || res[0].Err != nil || len(res[0].Result.Cells) == 0 {
+			b.Fatalf("multi-get: %v %v", err, res)
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkHBasePut is single puts, one at a time.
+func BenchmarkHBasePut(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	val := make([]byte, 100)
+	i := 0
+	start := time.Now()
+	for b.Loop() {
+		i++
+		if err := c.Put(ctx, benchTable, &Put{Row: fmt.Appendf(nil, "go-put%08d", i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(i)/time.Since(start).Seconds(), "puts/s")
+}
+
+// BenchmarkHBaseMulti1000Puts is batched writes: one Multi of 1,000 puts.
+func BenchmarkHBaseMulti1000Puts(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	val := make([]byte, 100)
+	n := 0
+	start := time.Now()
+	for b.Loop() {
+		puts := make([]Action, 1000)
+		for i := range puts {
+			puts[i] = &Put{Row: fmt.Appendf(nil, "go-batch%04d-%04d", n, i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}}
+		}
+		n++
+		res, err := c.Multi(ctx, benchTable, puts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n*1000)/time.Since(start).Seconds(), "puts/s")
+}
+
+// hbasetestZK is hbasetest.ZK (a separate name keeps the import in one place).
+func hbasetestZK(tb testing.TB) string { return hbasetest.ZK(tb) }

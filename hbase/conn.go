@@ -1,0 +1,323 @@
+package hbase
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/simdex/simdex/hbase/internal/pb"
+)
+
+// Wire format of one connection (HBase 2.x, SIMPLE auth, no encryption):
+//
+//	client -> server, once:  "HBas" 0x00 (version) 0x50 (auth SIMPLE)
+//	                         uint32 len, ConnectionHeader (protobuf)
+//	client -> server, call:  uint32 len, varint len, RequestHeader,
+//	                         varint len, request message
+//	server -> client, reply: uint32 len, varint len, ResponseHeader,
+//	                         [varint len, response message]  (absent on exception)
+//	                         [cell block of CellBlockMeta.length bytes]
+//
+// Lengths are big-endian. Replies come back in any order, matched by call id.
+
+// Service names of the two RPC services the client talks to.
+const (
+	serviceClient = "ClientService"
+	serviceMaster = "MasterService"
+)
+
+// response is a decoded reply frame.
+type response struct {
+	header    *pb.ResponseHeader
+	body      []byte // the response message, still encoded
+	cellBlock []byte
+}
+
+// decodeResponse splits a reply frame (without its 4-byte length) into
+// header, message and cell block. It never panics on any input.
+func decodeResponse(frame []byte) (*response, error) {
+	hdrBytes, n := protowire.ConsumeBytes(frame)
+	if n < 0 {
+		return nil, protocolErrorf("response header: %v", protowire.ParseError(n))
+	}
+	rest := frame[n:]
+	hdr := &pb.ResponseHeader{}
+	if err := proto.Unmarshal(hdrBytes, hdr); err != nil {
+		return nil, protocolErrorf("response header: %v", err)
+	}
+	r := &response{header: hdr}
+	if hdr.Exception != nil {
+		return r, nil
+	}
+	cbLen := uint64(hdr.GetCellBlockMeta().GetLength())
+	if cbLen > uint64(len(rest)) {
+		return nil, protocolErrorf("cell block of %d bytes, frame has %d left", cbLen, len(rest))
+	}
+	msgPart := rest[:uint64(len(rest))-cbLen]
+	if len(msgPart) > 0 {
+		body, m := protowire.ConsumeBytes(msgPart)
+		if m < 0 {
+			return nil, protocolErrorf("response message: %v", protowire.ParseError(m))
+		}
+		if m != len(msgPart) {
+			return nil, protocolErrorf("%d stray bytes after response message", len(msgPart)-m)
+		}
+		r.body = body
+	}
+	if cbLen > 0 {
+		r.cellBlock = rest[uint64(len(rest))-cbLen:]
+	}
+	return r, nil
+}
+
+// appendRequest appends one call frame (with its 4-byte length) to dst.
+func appendRequest(dst []byte, hdr *pb.RequestHeader, msg proto.Message) ([]byte, error) {
+	h, err := proto.Marshal(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: encode request header: %w", err)
+	}
+	m, err := proto.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: encode %s: %w", hdr.GetMethodName(), err)
+	}
+	total := protowire.SizeBytes(len(h)) + protowire.SizeBytes(len(m))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
+	dst = protowire.AppendBytes(dst, h)
+	return protowire.AppendBytes(dst, m), nil
+}
+
+// call is one request waiting for its reply.
+type call struct {
+	done chan struct{} // closed when resp or err is set
+	resp *response
+	err  error
+}
+
+// conn is one TCP connection to one server and service, shared by all
+// callers: calls are multiplexed by call id and a single reader goroutine
+// hands each reply to its caller.
+type conn struct {
+	addr     string
+	service  string
+	nc       net.Conn
+	maxFrame int
+	onClose  func(*conn) // called once when the connection dies
+
+	// writeMu serializes writing frames to nc and guards wbuf.
+	writeMu sync.Mutex
+	wbuf    []byte
+
+	// mu guards nextID, pending and err.
+	mu      sync.Mutex
+	nextID  uint32
+	pending map[uint32]*call
+	err     error // set once the connection is dead; fails new calls
+
+	readerDone chan struct{}
+}
+
+// dialConn connects to addr, sends the preamble and connection header and
+// starts the reader goroutine. The connection lives until close or a read
+// or write error, not until ctx ends.
+func dialConn(ctx context.Context, addr, service, user string, maxFrame int, onClose func(*conn)) (*conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dial %s: %w", ErrConnection, addr, err)
+	}
+	hdr, err := proto.Marshal(&pb.ConnectionHeader{
+		UserInfo:            &pb.UserInformation{EffectiveUser: proto.String(user)},
+		ServiceName:         proto.String(service),
+		CellBlockCodecClass: proto.String(kvCodecClass),
+	})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("hbase: encode connection header: %w", err)
+	}
+	pre := append([]byte("HBas\x00\x50"), binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))...)
+	pre = append(pre, hdr...)
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetWriteDeadline(dl)
+	}
+	if _, err := nc.Write(pre); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%w: %s: send connection header: %w", ErrConnection, addr, err)
+	}
+	_ = nc.SetWriteDeadline(time.Time{})
+	c := &conn{
+		addr: addr, service: service, nc: nc, maxFrame: maxFrame, onClose: onClose,
+		pending:    make(map[uint32]*call),
+		readerDone: make(chan struct{}),
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// readLoop owns reading nc. It ends when nc fails or is closed, and then
+// fails every pending call.
+func (c *conn) readLoop() {
+	defer close(c.readerDone)
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	var lenBuf [4]byte
+	for {
+		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			c.fail(fmt.Errorf("%w: %s: read: %w", ErrConnection, c.addr, err))
+			return
+		}
+		n := binary.BigEndian.Uint32(lenBuf[:])
+		if uint64(n) > uint64(c.maxFrame) {
+			c.fail(protocolErrorf("%s: frame of %d bytes exceeds the limit of %d", c.addr, n, c.maxFrame))
+			return
+		}
+		frame := make([]byte, n)
+		if _, err := io.ReadFull(r, frame); err != nil {
+			c.fail(fmt.Errorf("%w: %s: read frame of %d bytes: %w", ErrConnection, c.addr, n, err))
+			return
+		}
+		resp, err := decodeResponse(frame)
+		if err != nil {
+			c.fail(fmt.Errorf("%s: %w", c.addr, err))
+			return
+		}
+		id := resp.header.GetCallId()
+		c.mu.Lock()
+		cl := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if cl == nil {
+			// The caller gave up (ctx ended) before the reply came.
+			continue
+		}
+		cl.resp = resp
+		close(cl.done)
+	}
+}
+
+// fail marks the connection dead with err, closes the socket and fails all
+// pending calls. Only the first error counts.
+func (c *conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, cl := range pending {
+		cl.err = err
+		close(cl.done)
+	}
+	if c.onClose != nil {
+		c.onClose(c)
+	}
+}
+
+// close shuts the connection and waits for its reader to end.
+func (c *conn) close() {
+	c.fail(fmt.Errorf("%w: %s: connection closed by client", ErrConnection, c.addr))
+	<-c.readerDone
+}
+
+// dead reports whether the connection has failed.
+func (c *conn) dead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+// call sends method(req) and decodes the reply into resp. It returns the
+// cell block (if any) for the caller to decode. Exceptions come back as
+// *RemoteError.
+func (c *conn) call(ctx context.Context, method string, req, resp proto.Message) (*cellBlock, error) {
+	cl := &call{done: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = cl
+	c.mu.Unlock()
+
+	hdr := &pb.RequestHeader{CallId: proto.Uint32(id), MethodName: proto.String(method), RequestParam: proto.Bool(true)}
+	if dl, ok := ctx.Deadline(); ok {
+		ms := time.Until(dl).Milliseconds()
+		if ms < 1 {
+			ms = 1
+		}
+		if ms < int64(^uint32(0)>>1) {
+			hdr.Timeout = proto.Uint32(uint32(ms))
+		}
+	}
+	if err := c.write(ctx, hdr, req); err != nil {
+		c.forget(id)
+		return nil, err
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		c.forget(id)
+		return nil, fmt.Errorf("hbase: %s %s: %w", c.addr, method, ctx.Err())
+	}
+	if cl.err != nil {
+		return nil, cl.err
+	}
+	if ex := cl.resp.header.GetException(); ex != nil {
+		text := ex.GetStackTrace()
+		return nil, newRemoteError(ex.GetExceptionClassName(), text, ex.GetDoNotRetry())
+	}
+	if err := proto.Unmarshal(cl.resp.body, resp); err != nil {
+		return nil, fmt.Errorf("%s: %s reply: %w", c.addr, method, protocolErrorf("%v", err))
+	}
+	if cl.resp.cellBlock != nil {
+		return &cellBlock{buf: cl.resp.cellBlock}, nil
+	}
+	return nil, nil
+}
+
+func (c *conn) forget(id uint32) {
+	c.mu.Lock()
+	if c.pending != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+}
+
+// write sends one call frame. A failed write kills the connection: the
+// frame may be half sent, so the stream is no longer in sync.
+func (c *conn) write(ctx context.Context, hdr *pb.RequestHeader, req proto.Message) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var err error
+	c.wbuf, err = appendRequest(c.wbuf[:0], hdr, req)
+	if err != nil {
+		return err
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(time.Minute)
+	}
+	_ = c.nc.SetWriteDeadline(dl)
+	if _, err := c.nc.Write(c.wbuf); err != nil {
+		werr := fmt.Errorf("%w: %s: write: %w", ErrConnection, c.addr, err)
+		c.fail(werr)
+		return werr
+	}
+	if cap(c.wbuf) > 1<<20 {
+		c.wbuf = nil // do not pin a huge buffer after one big Multi
+	}
+	return nil
+}

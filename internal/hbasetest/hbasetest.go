@@ -1,0 +1,162 @@
+// Package hbasetest gives tests the real Apache HBase that scripts/test.sh
+// starts (scripts/hbase/start.sh), through the SIMDEX_HBASE_ZK environment
+// variable: the host:port of its ZooKeeper.
+//
+// Without SIMDEX_HBASE_ZK a test that needs HBase skips with a message that
+// says how to run it, except under CI (CI=true), where it fails: CI must
+// never pass by silently skipping the HBase tests.
+package hbasetest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// EnvZK names the environment variable holding the ZooKeeper address
+// (host:port) of the HBase the tests use.
+const EnvZK = "SIMDEX_HBASE_ZK"
+
+// decide is ZK's logic without the testing.TB: it returns the address, or a
+// reason and whether that reason is a failure (CI) rather than a skip.
+func decide(zk, ci string) (addr, reason string, fail bool) {
+	if zk != "" {
+		return zk, "", false
+	}
+	if ci == "true" {
+		return "", EnvZK + " is unset under CI=true: scripts/test.sh must install and start HBase (needs java and mvn)", true
+	}
+	return "", EnvZK + " is unset: run scripts/test.sh (starts HBase when java and mvn exist), or start one with scripts/hbase/start.sh and export " + EnvZK + "=<its output>", false
+}
+
+// ZK returns the ZooKeeper address of the test HBase, or ends the test:
+// skipped normally, failed under CI=true.
+func ZK(t testing.TB) string {
+	t.Helper()
+	addr, reason, fail := decide(os.Getenv(EnvZK), os.Getenv("CI"))
+	switch {
+	case fail:
+		t.Fatal(fmt.Sprintf("hbasetest: %s", reason))
+	case addr == "":
+		t.Skip(fmt.Sprintf("hbasetest: %s", reason))
+	}
+	return addr
+}
+
+// RepoRoot returns the repository root (the directory holding go.mod),
+// found upwards from the working directory of the test.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("hbasetest: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Peer runs the reference peer (HBase's own Java client, scripts/hbase/
+// peer.sh) with stdin and returns its stdout. It skips (fails under CI)
+// when HBase is not installed locally (scripts/hbase/install.sh).
+func Peer(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	root := RepoRoot(t)
+	home := os.Getenv("SIMDEX_HBASE_HOME")
+	if home == "" {
+		home = filepath.Join(root, ".hbase")
+	}
+	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+		msg := "hbasetest: the Java reference peer needs HBase installed (scripts/hbase/install.sh): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "hbase", "peer.sh"), args...)
+	cmd.Env = append(os.Environ(), "SIMDEX_HBASE_HOME="+home)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hbasetest: peer %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// Instance is a private HBase that one test starts for itself (to restart
+// or kill it without disturbing tests in other packages that share the
+// suite's HBase).
+type Instance struct {
+	// ZK is its ZooKeeper address.
+	ZK  string
+	env []string
+	dir string
+}
+
+// StartPrivate starts a throwaway HBase with its own data directory (under
+// SIMDEX_HBASE_HOME, wiped first) and the given ZooKeeper, master and
+// region server ports, and kills it when the test ends. Skips (fails under
+// CI) when HBase is not installed or SIMDEX_HBASE_ZK is unset (the
+// suite's signal that HBase tests should run).
+func StartPrivate(t testing.TB, name string, zkPort, masterPort, rsPort int) *Instance {
+	t.Helper()
+	ZK(t)
+	root := RepoRoot(t)
+	home := os.Getenv("SIMDEX_HBASE_HOME")
+	if home == "" {
+		home = filepath.Join(root, ".hbase")
+	}
+	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+		msg := "hbasetest: a private HBase needs HBase installed (scripts/hbase/install.sh): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	dir := filepath.Join(home, "private-"+name)
+	in := &Instance{ZK: fmt.Sprintf("127.0.0.1:%d", zkPort), dir: dir, env: append(os.Environ(),
+		"SIMDEX_HBASE_HOME="+home,
+		"SIMDEX_HBASE_DATA="+dir,
+		fmt.Sprintf("SIMDEX_HBASE_ZK_PORT=%d", zkPort),
+		fmt.Sprintf("SIMDEX_HBASE_MASTER_PORT=%d", masterPort),
+		fmt.Sprintf("SIMDEX_HBASE_RS_PORT=%d", rsPort),
+		"SIMDEX_HBASE_HEAP=768m",
+		"SIMDEX_HBASE_STOP_KILL=1",
+	)}
+	in.script(t, "stop.sh") // a leftover from an aborted run
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.script(t, "stop.sh") })
+	in.script(t, "start.sh")
+	return in
+}
+
+// Kill stops the instance with SIGKILL (no clean shutdown).
+func (in *Instance) Kill(t testing.TB) { t.Helper(); in.script(t, "stop.sh") }
+
+// Start starts the instance again on the same data and waits until it
+// serves.
+func (in *Instance) Start(t testing.TB) { t.Helper(); in.script(t, "start.sh") }
+
+func (in *Instance) script(t testing.TB, name string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(RepoRoot(t), "scripts", "hbase", name))
+	cmd.Env = in.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hbasetest: %s: %v\n%s", name, err, out)
+	}
+}

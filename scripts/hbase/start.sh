@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Starts a standalone Apache HBase (master, region server and ZooKeeper in one
+# JVM) on loopback for simdex, in the background, and waits until it really
+# serves: the reference peer (Peer.java, HBase's own Java client) must list the
+# namespaces through the master and scan hbase:meta on the region server. Prints
+# the ZooKeeper address (host:port) on stdout as its last line.
+#
+# Runs install.sh first (a no-op once installed). If an instance started by
+# this script is already running on the same data directory, it only waits.
+#
+# Env (defaults chosen not to collide with a user's own HBase on 2181/16000/16020):
+#   SIMDEX_HBASE_HOME          install dir holding cp.txt  (<repo>/.hbase)
+#   SIMDEX_HBASE_DATA          data, config, logs, pid     ($SIMDEX_HBASE_HOME/data)
+#   SIMDEX_HBASE_ZK_PORT       ZooKeeper client port       (22181)
+#   SIMDEX_HBASE_MASTER_PORT   master RPC port             (26000)
+#   SIMDEX_HBASE_RS_PORT       region server RPC port      (26020)
+#   SIMDEX_HBASE_HEAP          JVM -Xmx                    (1g)
+#   SIMDEX_HBASE_START_TIMEOUT seconds to wait for an RPC  (180)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
+data="${SIMDEX_HBASE_DATA:-$SIMDEX_HBASE_HOME/data}"
+zk_port="${SIMDEX_HBASE_ZK_PORT:-22181}"
+master_port="${SIMDEX_HBASE_MASTER_PORT:-26000}"
+rs_port="${SIMDEX_HBASE_RS_PORT:-26020}"
+heap="${SIMDEX_HBASE_HEAP:-1g}"
+timeout="${SIMDEX_HBASE_START_TIMEOUT:-180}"
+
+"$here/install.sh" >&2
+cp_file="$SIMDEX_HBASE_HOME/cp.txt"
+mkdir -p "$data/conf" "$data/logs"
+data="$(cd "$data" && pwd)"
+pid_file="$data/hbase.pid"
+
+running() {
+	[ -s "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null
+}
+
+if running; then
+	echo "start.sh: HBase already running (pid $(cat "$pid_file"))" >&2
+else
+	cat >"$data/conf/hbase-site.xml" <<XML
+<?xml version="1.0"?>
+<!-- Written by scripts/hbase/start.sh; rewritten on every start. -->
+<configuration>
+  <property><name>hbase.cluster.distributed</name><value>false</value></property>
+  <property><name>hbase.rootdir</name><value>file://$data/root</value></property>
+  <property><name>hbase.tmp.dir</name><value>$data/tmp</value></property>
+  <property><name>hbase.zookeeper.property.dataDir</name><value>$data/zk</value></property>
+  <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$zk_port</value></property>
+  <property><name>hbase.localcluster.assign.random.ports</name><value>false</value></property>
+  <property><name>hbase.master.port</name><value>$master_port</value></property>
+  <property><name>hbase.regionserver.port</name><value>$rs_port</value></property>
+  <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
+  <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
+  <property><name>hbase.master.hostname</name><value>localhost</value></property>
+  <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
+  <property><name>hbase.master.info.port</name><value>-1</value></property>
+  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
+  <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
+</configuration>
+XML
+	cat >"$data/conf/log4j.properties" <<PROPS
+# Written by scripts/hbase/start.sh (HBase 2.6 logs through reload4j).
+log4j.rootLogger=INFO,FILE
+log4j.appender.FILE=org.apache.log4j.RollingFileAppender
+log4j.appender.FILE.File=$data/logs/hbase.log
+log4j.appender.FILE.MaxFileSize=64MB
+log4j.appender.FILE.MaxBackupIndex=2
+log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
+log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.org.apache.hadoop=WARN
+log4j.logger.org.apache.hadoop.hbase=INFO
+PROPS
+	java_flags=(
+		"-Xmx$heap" -XX:+UseG1GC
+		-Djava.net.preferIPv4Stack=true
+		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
+		--add-modules jdk.unsupported
+		--add-opens java.base/java.lang=ALL-UNNAMED
+		--add-opens java.base/java.lang.reflect=ALL-UNNAMED
+		--add-opens java.base/java.io=ALL-UNNAMED
+		--add-opens java.base/java.nio=ALL-UNNAMED
+		--add-opens java.base/sun.nio.ch=ALL-UNNAMED
+		--add-opens java.base/java.util=ALL-UNNAMED
+		--add-opens java.base/java.util.concurrent=ALL-UNNAMED
+		--add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+		--add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+		"-Dhbase.log.dir=$data/logs"
+		"-Dlog4j.configuration=file:$data/conf/log4j.properties"
+	)
+	# setsid: the JVM must outlive this script and not get the caller's
+	# terminal signals; stop.sh ends it through the pid file.
+	setsid java "${java_flags[@]}" -cp "$data/conf:$(cat "$cp_file")" \
+		org.apache.hadoop.hbase.master.HMaster start \
+		>"$data/logs/stdout.log" 2>&1 </dev/null &
+	echo $! >"$pid_file"
+	echo "start.sh: HBase starting (pid $(cat "$pid_file"), data $data, logs $data/logs)" >&2
+fi
+
+# Ready means an RPC succeeds, not a port that is open.
+if ! SIMDEX_HBASE_PID="$(cat "$pid_file")" "$here/peer.sh" wait "127.0.0.1:$zk_port" "$timeout" >&2; then
+	echo "start.sh: HBase did not serve within ${timeout}s; last log lines:" >&2
+	tail -n 30 "$data/logs/stdout.log" "$data/logs/hbase.log" >&2 2>/dev/null || true
+	exit 1
+fi
+echo "127.0.0.1:$zk_port"
