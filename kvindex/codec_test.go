@@ -279,7 +279,7 @@ func TestGoldenCells(t *testing.T) {
 	slices.Sort(random)
 	riceCells, _ := EncodeBaseSet(random, 48, 1024)
 	got := map[string]string{
-		"base set rice (40 random 48-bit residuals)": hex.EncodeToString(riceCells[0]),
+		"base set rice (40 random 48-bit residuals)":       hex.EncodeToString(riceCells[0]),
 		"index row key (B=4 table 2, fp 0123456789abcdef)": hex.EncodeToString(IndexRowKey(nil, 2, b4[2].Prefix(v), b4[2].PrefixBits)),
 		"index row key (26-bit prefix)":                    hex.EncodeToString(IndexRowKey(nil, 9, 0x2ABCDEF, 26)),
 		"base qualifier bucket 20513 chunk 1":              hex.EncodeToString(BaseQualifier(20513, 1)),
