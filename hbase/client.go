@@ -316,6 +316,7 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 		c.m.retries.WithLabelValues(op).Inc()
 		c.log.Debug("hbase: retrying", "op", op, "attempt", i+1, "err", err)
 	}
+	c.log.Warn("hbase: retries exhausted", "op", op, "attempts", c.cfg.MaxRetries, "err", last)
 	return fmt.Errorf("%w: %s after %d attempts: %w", ErrRetriesExhausted, op, c.cfg.MaxRetries, last)
 }
 
