@@ -349,8 +349,13 @@ func (c *Client) observe(method string, start time.Time) {
 
 // rpc calls method on a server, timing it.
 func (c *Client) rpc(ctx context.Context, cn *conn, method string, req, resp proto.Message) (*cellBlock, error) {
+	return c.rpcCells(ctx, cn, method, req, nil, resp)
+}
+
+// rpcCells is rpc with a request cell block.
+func (c *Client) rpcCells(ctx context.Context, cn *conn, method string, req proto.Message, cells []byte, resp proto.Message) (*cellBlock, error) {
 	start := time.Now()
-	cb, err := cn.call(ctx, method, req, resp)
+	cb, err := cn.callCells(ctx, method, req, cells, resp)
 	c.observe(method, start)
 	return cb, err
 }

@@ -380,3 +380,44 @@ func FuzzMetaRow(f *testing.F) {
 		}})
 	})
 }
+
+// TestRequestCellBlock: a request's cell block follows its message and is
+// announced in the header, the way the server reads Put cells.
+func TestRequestCellBlock(t *testing.T) {
+	p := &Put{Row: []byte("r"), Timestamp: 5, Values: []Value{{Family: []byte("f"), Qualifier: []byte("a"), Value: []byte("1")}, {Family: []byte("f"), Qualifier: []byte("b"), Value: []byte("2"), Timestamp: 7}}}
+	mp, err := putNoData(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := appendPutCells(nil, p)
+	fr, err := appendRequest(nil, &pb.RequestHeader{CallId: proto.Uint32(1), MethodName: proto.String("Mutate")}, &pb.MutateRequest{Region: &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: []byte("t,,1")}, Mutation: mp}, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(binary.BigEndian.Uint32(fr)) != len(fr)-4 {
+		t.Fatalf("frame length %d, frame has %d", binary.BigEndian.Uint32(fr), len(fr)-4)
+	}
+	h, n := protowire.ConsumeBytes(fr[4:])
+	var hdr pb.RequestHeader
+	if err := proto.Unmarshal(h, &hdr); err != nil || int(hdr.GetCellBlockMeta().GetLength()) != len(cells) {
+		t.Fatalf("header %v, %v", &hdr, err)
+	}
+	body, m := protowire.ConsumeBytes(fr[4+n:])
+	var req pb.MutateRequest
+	if err := proto.Unmarshal(body, &req); err != nil || req.GetMutation().GetAssociatedCellCount() != 2 || len(req.GetMutation().GetColumnValue()) != 0 {
+		t.Fatalf("mutation %v, %v", &req, err)
+	}
+	got, err := (&cellBlock{buf: fr[4+n+m:]}).take(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Timestamp != 5 || got[1].Timestamp != 7 || string(got[1].Qualifier) != "b" || string(got[0].Row) != "r" {
+		t.Fatalf("cells %+v %+v", got[0], got[1])
+	}
+	if _, err := putNoData(&Put{Row: []byte("r")}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("empty put: %v", err)
+	}
+	if _, err := putNoData(&Put{Row: make([]byte, 40000), Values: []Value{{Family: []byte("f")}}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("oversized row: %v", err)
+	}
+}
