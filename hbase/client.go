@@ -316,6 +316,7 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 		c.m.retries.WithLabelValues(op).Inc()
 		c.log.Debug("hbase: retrying", "op", op, "attempt", i+1, "err", err)
 	}
+	c.log.Warn("hbase: retries exhausted", "op", op, "attempts", c.cfg.MaxRetries, "err", last)
 	return fmt.Errorf("%w: %s after %d attempts: %w", ErrRetriesExhausted, op, c.cfg.MaxRetries, last)
 }
 
@@ -348,8 +349,13 @@ func (c *Client) observe(method string, start time.Time) {
 
 // rpc calls method on a server, timing it.
 func (c *Client) rpc(ctx context.Context, cn *conn, method string, req, resp proto.Message) (*cellBlock, error) {
+	return c.rpcCells(ctx, cn, method, req, nil, resp)
+}
+
+// rpcCells is rpc with a request cell block.
+func (c *Client) rpcCells(ctx context.Context, cn *conn, method string, req proto.Message, cells []byte, resp proto.Message) (*cellBlock, error) {
 	start := time.Now()
-	cb, err := cn.call(ctx, method, req, resp)
+	cb, err := cn.callCells(ctx, method, req, cells, resp)
 	c.observe(method, start)
 	return cb, err
 }

@@ -21,7 +21,8 @@ import (
 //	client -> server, once:  "HBas" 0x00 (version) 0x50 (auth SIMPLE)
 //	                         uint32 len, ConnectionHeader (protobuf)
 //	client -> server, call:  uint32 len, varint len, RequestHeader,
-//	                         varint len, request message
+//	                         varint len, request message,
+//	                         [cell block of CellBlockMeta.length bytes]
 //	server -> client, reply: uint32 len, varint len, ResponseHeader,
 //	                         [varint len, response message]  (absent on exception)
 //	                         [cell block of CellBlockMeta.length bytes]
@@ -78,8 +79,12 @@ func decodeResponse(frame []byte) (*response, error) {
 	return r, nil
 }
 
-// appendRequest appends one call frame (with its 4-byte length) to dst.
-func appendRequest(dst []byte, hdr *pb.RequestHeader, msg proto.Message) ([]byte, error) {
+// appendRequest appends one call frame (with its 4-byte length) to dst,
+// with cells (KeyValueCodec format, may be empty) as its cell block.
+func appendRequest(dst []byte, hdr *pb.RequestHeader, msg proto.Message, cells []byte) ([]byte, error) {
+	if len(cells) > 0 {
+		hdr.CellBlockMeta = &pb.CellBlockMeta{Length: proto.Uint32(uint32(len(cells)))}
+	}
 	h, err := proto.Marshal(hdr)
 	if err != nil {
 		return nil, fmt.Errorf("hbase: encode request header: %w", err)
@@ -88,10 +93,11 @@ func appendRequest(dst []byte, hdr *pb.RequestHeader, msg proto.Message) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("hbase: encode %s: %w", hdr.GetMethodName(), err)
 	}
-	total := protowire.SizeBytes(len(h)) + protowire.SizeBytes(len(m))
+	total := protowire.SizeBytes(len(h)) + protowire.SizeBytes(len(m)) + len(cells)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
 	dst = protowire.AppendBytes(dst, h)
-	return protowire.AppendBytes(dst, m), nil
+	dst = protowire.AppendBytes(dst, m)
+	return append(dst, cells...), nil
 }
 
 // call is one request waiting for its reply.
@@ -240,6 +246,12 @@ func (c *conn) dead() bool {
 // cell block (if any) for the caller to decode. Exceptions come back as
 // *RemoteError.
 func (c *conn) call(ctx context.Context, method string, req, resp proto.Message) (*cellBlock, error) {
+	return c.callCells(ctx, method, req, nil, resp)
+}
+
+// callCells is call with a request cell block (the cells of the Puts in
+// req, which carry associated_cell_count instead of column values).
+func (c *conn) callCells(ctx context.Context, method string, req proto.Message, cells []byte, resp proto.Message) (*cellBlock, error) {
 	cl := &call{done: make(chan struct{})}
 	c.mu.Lock()
 	if c.err != nil {
@@ -262,7 +274,7 @@ func (c *conn) call(ctx context.Context, method string, req, resp proto.Message)
 			hdr.Timeout = proto.Uint32(uint32(ms))
 		}
 	}
-	if err := c.write(ctx, hdr, req); err != nil {
+	if err := c.write(ctx, hdr, req, cells); err != nil {
 		c.forget(id)
 		return nil, err
 	}
@@ -298,11 +310,11 @@ func (c *conn) forget(id uint32) {
 
 // write sends one call frame. A failed write kills the connection: the
 // frame may be half sent, so the stream is no longer in sync.
-func (c *conn) write(ctx context.Context, hdr *pb.RequestHeader, req proto.Message) error {
+func (c *conn) write(ctx context.Context, hdr *pb.RequestHeader, req proto.Message, cells []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	var err error
-	c.wbuf, err = appendRequest(c.wbuf[:0], hdr, req)
+	c.wbuf, err = appendRequest(c.wbuf[:0], hdr, req, cells)
 	if err != nil {
 		return err
 	}

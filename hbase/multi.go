@@ -38,6 +38,12 @@ func (c *Client) Multi(ctx context.Context, table string, actions []Action) ([]A
 		pa := &pb.Action{Index: proto.Uint32(uint32(i))}
 		if g, ok := a.(*Get); ok {
 			pa.Get = g.proto()
+		} else if p, ok := a.(*Put); ok {
+			mp, err := putNoData(p)
+			if err != nil {
+				return nil, fmt.Errorf("Multi action %d: %w", i, err)
+			}
+			pa.Mutation = mp
 		} else {
 			mp, err := c.mutation(a)
 			if err != nil {
@@ -108,7 +114,7 @@ func (c *Client) multiRound(ctx context.Context, table string, actions []Action,
 	)
 	for addr, batches := range byServer {
 		wg.Go(func() {
-			again := c.multiServer(ctx, addr, batches, acts, hasNonce, out, &mu)
+			again := c.multiServer(ctx, addr, batches, actions, acts, hasNonce, out, &mu)
 			mu.Lock()
 			retry = append(retry, again...)
 			mu.Unlock()
@@ -119,7 +125,7 @@ func (c *Client) multiRound(ctx context.Context, table string, actions []Action,
 }
 
 // multiServer sends one MultiRequest to addr and files its results.
-func (c *Client) multiServer(ctx context.Context, addr string, batches []*regionBatch, acts []*pb.Action, hasNonce bool, out []ActionResult, mu *sync.Mutex) (retry []int) {
+func (c *Client) multiServer(ctx context.Context, addr string, batches []*regionBatch, actions []Action, acts []*pb.Action, hasNonce bool, out []ActionResult, mu *sync.Mutex) (retry []int) {
 	failAll := func(err error) []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -140,10 +146,15 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 	if hasNonce {
 		req.NonceGroup = proto.Uint64(c.nonceGroup)
 	}
+	// The cells of the Puts, in the order their actions appear in req.
+	var cells []byte
 	for _, b := range batches {
 		ra := &pb.RegionAction{Region: b.r.spec()}
 		for _, i := range b.indexes {
 			ra.Action = append(ra.Action, acts[i])
+			if p, ok := actions[i].(*Put); ok {
+				cells = appendPutCells(cells, p)
+			}
 		}
 		req.RegionAction = append(req.RegionAction, ra)
 	}
@@ -152,7 +163,7 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 		return failAll(err)
 	}
 	var resp pb.MultiResponse
-	cb, err := c.rpc(ctx, cn, "Multi", req, &resp)
+	cb, err := c.rpcCells(ctx, cn, "Multi", req, cells, &resp)
 	if err != nil {
 		return failAll(err)
 	}

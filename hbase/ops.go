@@ -111,6 +111,46 @@ func (g *Get) proto() *pb.Get {
 	return out
 }
 
+// putNoData is a Put's MutationProto when its cells travel in the request's
+// cell block (as HBase's own client sends them: the server reads them
+// without converting from protobuf): row, type and cell count only. The
+// cells are appended by appendPutCells, in the order of the mutations.
+func putNoData(p *Put) (*pb.MutationProto, error) {
+	if len(p.Values) == 0 {
+		return nil, fmt.Errorf("%w: put of row %q has no values", ErrInvalidArgument, p.Row)
+	}
+	if len(p.Row) > 1<<15-1 {
+		return nil, fmt.Errorf("%w: row key of %d bytes exceeds 32767", ErrInvalidArgument, len(p.Row))
+	}
+	for _, v := range p.Values {
+		if len(v.Family) > 127 {
+			return nil, fmt.Errorf("%w: family of %d bytes exceeds 127", ErrInvalidArgument, len(v.Family))
+		}
+	}
+	out := &pb.MutationProto{Row: p.Row, MutateType: pb.MutationProto_PUT.Enum(), AssociatedCellCount: proto.Int32(int32(len(p.Values)))}
+	if p.Timestamp != 0 {
+		out.Timestamp = proto.Uint64(p.Timestamp)
+	}
+	return out, nil
+}
+
+// appendPutCells appends p's cells in the KeyValueCodec format. A cell
+// without a timestamp gets LATEST_TIMESTAMP, which the server replaces with
+// its clock, as for protobuf-encoded puts.
+func appendPutCells(dst []byte, p *Put) []byte {
+	for _, v := range p.Values {
+		ts := v.Timestamp
+		if ts == 0 {
+			ts = p.Timestamp
+		}
+		if ts == 0 {
+			ts = latestTimestamp
+		}
+		dst = appendCellKV(dst, &Cell{Row: p.Row, Family: v.Family, Qualifier: v.Qualifier, Timestamp: ts, Type: CellPut, Value: v.Value})
+	}
+	return dst
+}
+
 // mutation converts a write action; nonce is used by increments.
 func (c *Client) mutation(a Action) (*pb.MutationProto, error) {
 	switch m := a.(type) {
@@ -241,7 +281,15 @@ func (c *Client) Get(ctx context.Context, table string, g *Get) (*Result, error)
 
 // mutate sends one MutateRequest (optionally conditional).
 func (c *Client) mutate(ctx context.Context, op, table string, a Action, cond *pb.Condition) (*pb.MutateResponse, *Result, error) {
-	mp, err := c.mutation(a)
+	var mp *pb.MutationProto
+	var cells []byte
+	var err error
+	if p, ok := a.(*Put); ok {
+		mp, err = putNoData(p)
+		cells = appendPutCells(nil, p)
+	} else {
+		mp, err = c.mutation(a)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -253,7 +301,7 @@ func (c *Client) mutate(ctx context.Context, op, table string, a Action, cond *p
 			req.NonceGroup = proto.Uint64(c.nonceGroup)
 		}
 		resp.Reset()
-		cb, err := c.rpc(ctx, cn, "Mutate", req, &resp)
+		cb, err := c.rpcCells(ctx, cn, "Mutate", req, cells, &resp)
 		if err != nil {
 			return err
 		}
