@@ -1,0 +1,117 @@
+package pairs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// template is one site's page furniture: what a mirror or an aggregator
+// wraps around the same article body.
+type template struct {
+	id     string
+	header []string // site name, navigation, breadcrumbs, dateline
+	footer []string // share bar, copyright, contact, licence
+}
+
+// Vocabulary the generator builds site templates from. Templates are
+// combined at random (from the seed), so a held-out seed sees sites it
+// was never tuned on.
+var (
+	siteEN = []string{"Daily Tribune", "Metro Herald", "The Evening Post", "Valley News Online", "Capitol Report",
+		"Global Wire", "The Morning Ledger", "Harbor Gazette", "NewsNow", "Prairie Times", "Civic Review", "TechPulse"}
+	navEN = []string{"Home", "News", "World", "Politics", "Business", "Sports", "Opinion", "Tech", "Science",
+		"Health", "Arts", "Travel", "Video", "Podcasts", "Weather", "Obituaries", "Subscribe", "Sign in"}
+	footEN = []string{"Copyright © %d %s. All rights reserved.", "Terms of Use | Privacy Policy | Cookie Settings",
+		"Share this article: Facebook Twitter Email Print", "Contact us: newsroom@example.com",
+		"Reproduction without permission is prohibited.", "Follow %s on social media for the latest updates.",
+		"Advertise with us | Careers | Help Center", "This story was originally published on %s."}
+	siteZH = []string{"华夏资讯网", "东方日报", "南方快讯", "科技前沿", "新闻在线", "每日头条", "环球视点", "都市晚报",
+		"财经观察", "云端技术社区", "开源帮助中心", "数字生活网"}
+	navZH = []string{"首页", "新闻", "国内", "国际", "财经", "科技", "体育", "娱乐", "军事", "汽车", "房产", "教育",
+		"健康", "视频", "图片", "论坛", "博客", "登录", "注册"}
+	footZH = []string{"版权所有 © %d %s 保留所有权利", "关于我们 | 联系我们 | 广告服务 | 隐私政策",
+		"分享到：微博 微信 QQ空间", "未经授权禁止转载，违者必究", "责任编辑：%s", "本文来源：%s",
+		"举报电话：010-12345678", "扫描二维码关注%s官方微信"}
+	editorsZH = []string{"张伟", "王芳", "李娜", "刘洋", "陈静", "杨磊", "赵敏", "黄强"}
+)
+
+// newTemplate draws a site template for lang.
+func newTemplate(r *rand.Rand, lang, id string) template {
+	site, nav, foot, sep := siteEN, navEN, footEN, " | "
+	if lang == "zh" {
+		site, nav, foot, sep = siteZH, navZH, footZH, " "
+	}
+	name := site[r.IntN(len(site))]
+	t := template{id: id}
+	t.header = append(t.header, name)
+	items := pickN(r, nav, 4+r.IntN(6))
+	t.header = append(t.header, strings.Join(items, sep))
+	if r.IntN(2) == 0 {
+		if lang == "zh" {
+			t.header = append(t.header, fmt.Sprintf("当前位置：%s > %s > 正文", items[0], items[1]))
+		} else {
+			t.header = append(t.header, fmt.Sprintf("You are here: %s > %s", items[0], items[1]))
+		}
+	}
+	for _, f := range pickN(r, foot, 2+r.IntN(3)) {
+		switch strings.Count(f, "%") {
+		case 2:
+			f = fmt.Sprintf(f, 1995+r.IntN(30), name)
+		case 1:
+			arg := name
+			if lang == "zh" && strings.Contains(f, "编辑") {
+				arg = editorsZH[r.IntN(len(editorsZH))]
+			}
+			f = fmt.Sprintf(f, arg)
+		}
+		t.footer = append(t.footer, f)
+	}
+	return t
+}
+
+// wrap puts body (and the title, as the page heading) inside the
+// template's furniture.
+func (t template) wrap(title, body string) string {
+	parts := append([]string{}, t.header...)
+	if title != "" {
+		parts = append(parts, title)
+	}
+	parts = append(parts, body)
+	parts = append(parts, t.footer...)
+	return strings.Join(parts, "\n")
+}
+
+// adBlock is an advertisement as scraped inline from a page.
+func adBlock(r *rand.Rand, lang string) string {
+	if lang == "zh" {
+		ads := []string{"【广告】限时特惠！全场商品低至五折，立即抢购", "推广：三分钟学会理财，年化收益稳健增长", "广告 点击下载客户端，领取新人红包",
+			"赞助内容：暑期旅游优惠套餐，热线400-800-1234", "【推荐】专业装修设计，免费上门量房"}
+		return ads[r.IntN(len(ads))]
+	}
+	ads := []string{"ADVERTISEMENT", "Advertisement: Save 50% on your first order - shop now", "Sponsored: Refinance today and lower your monthly payment",
+		"Sponsored content: The one trick doctors don't want you to know", "AD - Download our app for breaking news alerts", "Story continues below advertisement"}
+	return ads[r.IntN(len(ads))]
+}
+
+// relatedBlock is a "related articles" list whose entries are titles of
+// other documents.
+func relatedBlock(lang string, titles []string) string {
+	head := "Related articles:"
+	if lang == "zh" {
+		head = "相关阅读："
+	}
+	return head + "\n" + strings.Join(titles, "\n")
+}
+
+func pickN(r *rand.Rand, from []string, n int) []string {
+	idx := r.Perm(len(from))
+	if n > len(idx) {
+		n = len(idx)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = from[idx[i]]
+	}
+	return out
+}
