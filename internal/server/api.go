@@ -1,0 +1,629 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Limits on free attributes, so one document cannot bloat the docs table.
+const (
+	maxAttrs          = 64
+	maxAttrKeyBytes   = 128
+	maxAttrValueBytes = 4096
+)
+
+// docInput is the document part shared by check and insert requests: either
+// text (title, text, optional lang) or a bare fingerprint.
+type docInput struct {
+	Title       string `json:"title"`
+	Text        string `json:"text"`
+	Lang        string `json:"lang"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// searchParams are the lookup parameters of check requests.
+type searchParams struct {
+	K     *int       `json:"k"`
+	Since *time.Time `json:"since"`
+	Until *time.Time `json:"until"`
+	Limit *int       `json:"limit"`
+}
+
+type checkRequest struct {
+	docInput
+	searchParams
+}
+
+type hitJSON struct {
+	ID          string    `json:"id"`
+	Fingerprint string    `json:"fingerprint"`
+	Distance    int       `json:"distance"`
+	Time        time.Time `json:"time"`
+	Exact       bool      `json:"exact"`
+}
+
+type checkResponse struct {
+	Fingerprint    string    `json:"fingerprint"`
+	ExactHash      string    `json:"exact_hash,omitempty"`
+	Features       int       `json:"features,omitempty"`
+	K              int       `json:"k"`
+	Duplicate      bool      `json:"duplicate"`
+	ExactDuplicate bool      `json:"exact_duplicate"`
+	Duplicates     []hitJSON `json:"duplicates"`
+	Candidates     int       `json:"candidates"`
+	Truncated      bool      `json:"truncated"`
+}
+
+type documentRequest struct {
+	ID string `json:"id"`
+	docInput
+	Time  *time.Time        `json:"time"`
+	Attrs map[string]string `json:"attrs"`
+	Mode  string            `json:"mode"`
+	K     *int              `json:"k"`
+}
+
+type insertResponse struct {
+	ID          string    `json:"id"`
+	Stored      bool      `json:"stored"`
+	Replaced    bool      `json:"replaced"`
+	Fingerprint string    `json:"fingerprint"`
+	DuplicateOf string    `json:"duplicate_of,omitempty"`
+	Original    *hitJSON  `json:"original,omitempty"`
+	Duplicates  []hitJSON `json:"duplicates"`
+}
+
+type documentResponse struct {
+	ID               string            `json:"id"`
+	Fingerprint      string            `json:"fingerprint"`
+	TitleFingerprint string            `json:"title_fingerprint,omitempty"`
+	ExactHash        string            `json:"exact_hash,omitempty"`
+	Time             time.Time         `json:"time"`
+	Attrs            map[string]string `json:"attrs,omitempty"`
+}
+
+type fingerprintRequest struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+	Lang  string `json:"lang"`
+}
+
+type featureJSON struct {
+	Text   string  `json:"text"`
+	Weight float64 `json:"weight"`
+}
+
+type fingerprintResponse struct {
+	Fingerprint      string        `json:"fingerprint"`
+	TitleFingerprint string        `json:"title_fingerprint,omitempty"`
+	ExactHash        string        `json:"exact_hash"`
+	Features         int           `json:"features"`
+	TitleFeatures    int           `json:"title_features"`
+	Chars            int           `json:"chars"`
+	Recipe           uint32        `json:"recipe"`
+	TopFeatures      []featureJSON `json:"top_features"`
+}
+
+type batchCheckRequest struct {
+	Items []docInput `json:"items"`
+	searchParams
+}
+
+type batchInsertRequest struct {
+	Items []batchDocument `json:"items"`
+	Mode  string          `json:"mode"`
+	K     *int            `json:"k"`
+}
+
+// batchDocument is one document of a batch insert (mode and k are per batch).
+type batchDocument struct {
+	ID string `json:"id"`
+	docInput
+	Time  *time.Time        `json:"time"`
+	Attrs map[string]string `json:"attrs"`
+}
+
+type batchItemError struct {
+	Index int     `json:"index"`
+	Error problem `json:"error"`
+}
+
+type batchCheckResponse struct {
+	Results []*checkResponse `json:"results"` // null where the item failed
+	Errors  []batchItemError `json:"errors"`
+}
+
+type batchInsertResponse struct {
+	Results []*insertResponse `json:"results"`
+	Errors  []batchItemError  `json:"errors"`
+}
+
+type statsResponse struct {
+	Documents    int64         `json:"documents"`
+	Fingerprints int64         `json:"fingerprints"`
+	Layout       layoutJSON    `json:"layout"`
+	Recipe       uint32        `json:"recipe"`
+	FullestRows  []rowStatJSON `json:"fullest_rows"`
+}
+
+type layoutJSON struct {
+	B      int `json:"b"`
+	K      int `json:"k"`
+	Tables int `json:"tables"`
+}
+
+type rowStatJSON struct {
+	Table        int    `json:"table"`
+	Prefix       string `json:"prefix"`
+	Fingerprints int    `json:"fingerprints"`
+}
+
+func hexU64(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return fingerprint.Fingerprint(v).String()
+}
+
+func toHit(h kvindex.Hit) hitJSON {
+	return hitJSON{ID: h.ID, Fingerprint: h.Fingerprint.String(), Distance: h.Distance, Time: h.Time.UTC(), Exact: h.Exact}
+}
+
+func toHits(hs []kvindex.Hit) []hitJSON {
+	out := make([]hitJSON, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, toHit(h))
+	}
+	return out
+}
+
+// resolved is a document input turned into the numbers the index takes.
+type resolved struct {
+	fp       fingerprint.Fingerprint
+	titleFP  fingerprint.Fingerprint
+	exact    uint64
+	features int
+}
+
+// resolve fingerprints text, or parses a bare fingerprint.
+func (s *Server) resolve(in docInput) (resolved, error) {
+	hasText := in.Text != "" || in.Title != ""
+	switch {
+	case in.Fingerprint != "" && hasText:
+		return resolved{}, badRequest("invalid-field", "give either text (title, text) or a fingerprint, not both")
+	case in.Fingerprint != "":
+		fp, err := fingerprint.Parse(in.Fingerprint)
+		if err != nil {
+			return resolved{}, err
+		}
+		return resolved{fp: fp}, nil
+	case in.Text == "":
+		return resolved{}, badField("text", "is required (or give a fingerprint)")
+	}
+	if err := validLang(in.Lang); err != nil {
+		return resolved{}, err
+	}
+	start := time.Now()
+	r, err := s.fp.Fingerprint(fingerprint.Document{Title: in.Title, Body: in.Text, Lang: in.Lang})
+	s.metrics.fingerprintSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features}, nil
+}
+
+func validLang(lang string) error {
+	switch lang {
+	case "", "zh", "en":
+		return nil
+	}
+	return badField("lang", "%q: want \"zh\", \"en\" or empty (detect)", lang)
+}
+
+// lookupOptions validates search parameters.
+func (s *Server) lookupOptions(p searchParams) (kvindex.LookupOptions, error) {
+	k, err := s.kParam(p.K)
+	if err != nil {
+		return kvindex.LookupOptions{}, err
+	}
+	opt := kvindex.LookupOptions{K: k, Limit: s.cfg.MaxLimit}
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > s.cfg.MaxLimit {
+			return opt, badField("limit", "%d is out of range 1..%d", *p.Limit, s.cfg.MaxLimit)
+		}
+		opt.Limit = *p.Limit
+	}
+	if p.Since != nil {
+		opt.Since = *p.Since
+	}
+	if p.Until != nil {
+		opt.Until = *p.Until
+	}
+	if p.Since != nil && p.Until != nil && p.Until.Before(*p.Since) {
+		return opt, badField("until", "is before since")
+	}
+	return opt, nil
+}
+
+func (s *Server) kParam(k *int) (int, error) {
+	max := s.ix.Layout().K
+	if k == nil {
+		return max, nil
+	}
+	if *k < 0 || *k > max {
+		return 0, &requestError{kind: "k-out-of-range", field: "k", detail: fmt.Sprintf("%d is out of range 0..%d (the index layout %v answers distances up to %d)", *k, max, s.ix.Layout(), max)}
+	}
+	return *k, nil
+}
+
+func insertMode(m string) (kvindex.InsertMode, error) {
+	switch m {
+	case "", "insert":
+		return kvindex.InsertAlways, nil
+	case "insert-if-unique":
+		return kvindex.InsertIfUnique, nil
+	}
+	return 0, badField("mode", "%q: want \"insert\" or \"insert-if-unique\"", m)
+}
+
+func validateAttrs(attrs map[string]string) error {
+	if len(attrs) > maxAttrs {
+		return badField("attrs", "%d attributes: at most %d", len(attrs), maxAttrs)
+	}
+	for k, v := range attrs {
+		if k == "" || len(k) > maxAttrKeyBytes {
+			return badField("attrs", "attribute names must be 1..%d bytes", maxAttrKeyBytes)
+		}
+		if len(v) > maxAttrValueBytes {
+			return badField("attrs", "attribute %q: value over %d bytes", k, maxAttrValueBytes)
+		}
+	}
+	return nil
+}
+
+func (s *Server) check(c *gin.Context) {
+	var req checkRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	opt, err := s.lookupOptions(req.searchParams)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	r, err := s.resolve(req.docInput)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	opt.ExactHash = r.exact
+	res, err := s.ix.Lookup(c.Request.Context(), r.fp, opt)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", checkResult(r, opt.K, res))
+}
+
+func checkResult(r resolved, k int, res kvindex.LookupResult) *checkResponse {
+	out := &checkResponse{
+		Fingerprint: r.fp.String(), ExactHash: hexU64(r.exact), Features: r.features, K: k,
+		Duplicates: toHits(res.Hits), Candidates: res.Candidates, Truncated: res.Truncated,
+		Duplicate: len(res.Hits) > 0,
+	}
+	for _, h := range res.Hits {
+		if h.Exact {
+			out.ExactDuplicate = true
+		}
+	}
+	return out
+}
+
+func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[string]string) (kvindex.Document, resolved, error) {
+	if id == "" {
+		return kvindex.Document{}, resolved{}, badField("id", "is required")
+	}
+	if err := validateAttrs(attrs); err != nil {
+		return kvindex.Document{}, resolved{}, err
+	}
+	r, err := s.resolve(in)
+	if err != nil {
+		return kvindex.Document{}, resolved{}, err
+	}
+	when := time.Now().UTC()
+	if t != nil {
+		when = t.UTC()
+	}
+	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs}, r, nil
+}
+
+func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {
+	out := &insertResponse{ID: id, Stored: res.Stored, Replaced: res.Replaced, Fingerprint: r.fp.String(), Duplicates: toHits(res.Duplicates)}
+	if res.Original != nil {
+		h := toHit(*res.Original)
+		out.Original = &h
+		if !res.Stored {
+			out.DuplicateOf = h.ID
+		}
+	}
+	return out
+}
+
+func (s *Server) insert(c *gin.Context) {
+	var req documentRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	mode, err := insertMode(req.Mode)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	k, err := s.kParam(req.K)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	doc, r, err := s.toDocument(req.ID, req.docInput, req.Time, req.Attrs)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.ix.Insert(c.Request.Context(), doc, mode, k)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Stored {
+		status = http.StatusCreated
+	}
+	writeJSON(c, status, "application/json", insertResult(doc.ID, r, res))
+}
+
+func (s *Server) checkBatch(c *gin.Context) {
+	var req batchCheckRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.batchSize(len(req.Items)); err != nil {
+		s.fail(c, err)
+		return
+	}
+	opt, err := s.lookupOptions(req.searchParams)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := batchCheckResponse{Results: make([]*checkResponse, len(req.Items)), Errors: []batchItemError{}}
+	var fps []fingerprint.Fingerprint
+	var idx []int
+	var rs []resolved
+	for i, it := range req.Items {
+		r, err := s.resolve(it)
+		if err != nil {
+			out.Errors = append(out.Errors, s.itemError(c, i, err))
+			continue
+		}
+		fps, idx, rs = append(fps, r.fp), append(idx, i), append(rs, r)
+	}
+	if len(fps) > 0 {
+		// Exact-duplicate detection needs each item's own exact hash, so the
+		// batch lookup reports distance-0 hits and we compare here.
+		res, err := s.ix.LookupBatch(c.Request.Context(), fps, opt)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		for j, lr := range res {
+			out.Results[idx[j]] = checkResult(rs[j], opt.K, lr)
+		}
+		if err := s.markExact(c.Request.Context(), out.Results, idx, rs); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+// markExact sets the exact flags of batch results, whose lookups could not
+// carry per-item exact hashes, by reading the distance-0 documents.
+func (s *Server) markExact(ctx context.Context, results []*checkResponse, idx []int, rs []resolved) error {
+	for j, i := range idx {
+		r := results[i]
+		if rs[j].exact == 0 {
+			continue
+		}
+		for h := range r.Duplicates {
+			if r.Duplicates[h].Distance != 0 {
+				break
+			}
+			doc, err := s.ix.Get(ctx, r.Duplicates[h].ID)
+			if err != nil {
+				if isNotFound(err) {
+					continue
+				}
+				return err
+			}
+			if doc.ExactHash == rs[j].exact {
+				r.Duplicates[h].Exact = true
+				r.ExactDuplicate = true
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) insertBatch(c *gin.Context) {
+	var req batchInsertRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.batchSize(len(req.Items)); err != nil {
+		s.fail(c, err)
+		return
+	}
+	mode, err := insertMode(req.Mode)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	k, err := s.kParam(req.K)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := batchInsertResponse{Results: make([]*insertResponse, len(req.Items)), Errors: []batchItemError{}}
+	var docs []kvindex.Document
+	var idx []int
+	var rs []resolved
+	for i, it := range req.Items {
+		doc, r, err := s.toDocument(it.ID, it.docInput, it.Time, it.Attrs)
+		if err != nil {
+			out.Errors = append(out.Errors, s.itemError(c, i, err))
+			continue
+		}
+		docs, idx, rs = append(docs, doc), append(idx, i), append(rs, r)
+	}
+	if len(docs) > 0 {
+		res, itemErrs, err := s.ix.InsertBatch(c.Request.Context(), docs, mode, k)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		for j := range docs {
+			if j < len(itemErrs) && itemErrs[j] != nil {
+				out.Errors = append(out.Errors, s.itemError(c, idx[j], itemErrs[j]))
+				continue
+			}
+			out.Results[idx[j]] = insertResult(docs[j].ID, rs[j], res[j])
+		}
+	}
+	sortItemErrors(out.Errors)
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+func sortItemErrors(es []batchItemError) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Index < es[j-1].Index; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+func (s *Server) itemError(c *gin.Context, i int, err error) batchItemError {
+	pr := classify(err)
+	s.metrics.errors.WithLabelValues(pr.Kind).Inc()
+	return batchItemError{Index: i, Error: pr}
+}
+
+func (s *Server) batchSize(n int) error {
+	if n == 0 {
+		return badField("items", "is empty")
+	}
+	if n > s.cfg.MaxBatch {
+		return badField("items", "%d items: at most %d per call", n, s.cfg.MaxBatch)
+	}
+	return nil
+}
+
+// docID reads the id path parameter (a catch-all, so ids may contain '/').
+func docID(c *gin.Context) (string, error) {
+	id := strings.TrimPrefix(c.Param("id"), "/")
+	if id == "" {
+		return "", badRequest("bad-id", "the document id in the path is empty")
+	}
+	if !utf8.ValidString(id) {
+		return "", badRequest("invalid-utf8", "the document id is not valid UTF-8")
+	}
+	return id, nil
+}
+
+func (s *Server) getDocument(c *gin.Context) {
+	id, err := docID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	doc, err := s.ix.Get(c.Request.Context(), id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", documentResponse{
+		ID: doc.ID, Fingerprint: doc.Fingerprint.String(), TitleFingerprint: hexU64(uint64(doc.TitleFingerprint)),
+		ExactHash: hexU64(doc.ExactHash), Time: doc.Time.UTC(), Attrs: doc.Attrs,
+	})
+}
+
+func (s *Server) deleteDocument(c *gin.Context) {
+	id, err := docID(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.ix.Delete(c.Request.Context(), id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) fingerprintOnly(c *gin.Context) {
+	var req fingerprintRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Text == "" {
+		s.fail(c, badField("text", "is required"))
+		return
+	}
+	if err := validLang(req.Lang); err != nil {
+		s.fail(c, err)
+		return
+	}
+	r, err := s.fp.Fingerprint(fingerprint.Document{Title: req.Title, Body: req.Text, Lang: req.Lang})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := fingerprintResponse{
+		Fingerprint: r.Simhash.String(), TitleFingerprint: hexU64(uint64(r.TitleSimhash)), ExactHash: fingerprint.Fingerprint(r.ExactHash).String(),
+		Features: r.Features, TitleFeatures: r.TitleFeatures, Chars: r.Chars, Recipe: r.Recipe, TopFeatures: []featureJSON{},
+	}
+	for _, f := range r.Top {
+		out.TopFeatures = append(out.TopFeatures, featureJSON{Text: f.Text, Weight: f.Weight})
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+func (s *Server) stats(c *gin.Context) {
+	st, err := s.ix.Stats(c.Request.Context())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := statsResponse{
+		Documents: st.Documents, Fingerprints: st.Fingerprints, Recipe: fingerprint.RecipeVersion,
+		Layout:      layoutJSON{B: st.Layout.B, K: st.Layout.K, Tables: st.Layout.NumTables()},
+		FullestRows: []rowStatJSON{},
+	}
+	for _, r := range st.FullestRows {
+		out.FullestRows = append(out.FullestRows, rowStatJSON{Table: r.Table, Prefix: fmt.Sprintf("%x", r.Prefix), Fingerprints: r.Fingerprints})
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}

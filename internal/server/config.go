@@ -1,0 +1,245 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("server: bad configuration")
+
+// Config is everything the server needs to run. DefaultConfig gives working
+// values for a single machine; LoadConfig fills it from flags, SIMDEX_*
+// environment variables and an optional JSON file.
+type Config struct {
+	// Addr is the listen address. Without API keys it must be a loopback
+	// address: an unauthenticated write API is never exposed to a network.
+	Addr string
+	// Store names the backend: "pebble" (embedded, the default).
+	Store string
+	// DataDir is the Pebble store's directory.
+	DataDir string
+	// APIKeys are the bearer tokens accepted on write endpoints. Empty means
+	// no authentication (loopback only).
+	APIKeys []string
+	// MaxBodyBytes bounds request bodies; larger bodies get 413.
+	MaxBodyBytes int64
+	// RequestTimeout is the deadline of each request's work, store calls included.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds how long in-flight requests may drain on SIGTERM.
+	ShutdownTimeout time.Duration
+	// MaxBatch is the largest number of items in one batch request.
+	MaxBatch int
+	// MaxLimit is the largest "limit" a lookup may ask for, and the default.
+	MaxLimit int
+	// Layout is used when a new index is created; an existing index keeps its own.
+	Layout fingerprint.Layout
+	// LogFormat is "text" or "json".
+	LogFormat string
+	// LogLevel is "debug", "info", "warn" or "error".
+	LogLevel string
+}
+
+// DefaultConfig returns the configuration `go run ./cmd/server` uses.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		Store:           "pebble",
+		DataDir:         "simdex-data",
+		MaxBodyBytes:    8 << 20,
+		RequestTimeout:  5 * time.Second,
+		ShutdownTimeout: 20 * time.Second,
+		MaxBatch:        1000,
+		MaxLimit:        1000,
+		Layout:          fingerprint.DefaultLayout,
+		LogFormat:       "text",
+		LogLevel:        "info",
+	}
+}
+
+// Validate reports the first thing wrong with c.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return bad("addr %q: %v", c.Addr, err)
+	}
+	if len(c.APIKeys) == 0 && !isLoopback(host) {
+		return bad("addr %q is not a loopback address and no API keys are configured: set --api-keys (or SIMDEX_API_KEYS) to listen on a network", c.Addr)
+	}
+	for _, k := range c.APIKeys {
+		if len(k) < 16 {
+			return bad("API keys must be at least 16 characters")
+		}
+	}
+	switch c.Store {
+	case "pebble":
+		if c.DataDir == "" {
+			return bad("data dir is empty")
+		}
+	default:
+		return bad("store %q: this build supports only \"pebble\"", c.Store)
+	}
+	if c.MaxBodyBytes < 1024 {
+		return bad("max body bytes %d: want at least 1024", c.MaxBodyBytes)
+	}
+	if c.RequestTimeout <= 0 || c.ShutdownTimeout <= 0 {
+		return bad("timeouts must be positive")
+	}
+	if c.MaxBatch < 1 || c.MaxBatch > 100000 {
+		return bad("max batch %d: want 1..100000", c.MaxBatch)
+	}
+	if c.MaxLimit < 1 {
+		return bad("max limit %d: want >= 1", c.MaxLimit)
+	}
+	if err := c.Layout.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return bad("log format %q: want text or json", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ErrHelp is returned by LoadConfig when --help was asked for; the usage
+// has been written.
+var ErrHelp = flag.ErrHelp
+
+// LoadConfig builds a Config from defaults, then an optional JSON file
+// (--config or SIMDEX_CONFIG), then SIMDEX_* environment variables, then
+// flags: each later source overrides the earlier ones. Usage goes to out.
+func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("simdex-server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	var configFile string
+	var apiKeys string
+	var layoutB, layoutK int
+	fs.StringVar(&configFile, "config", "", "optional JSON file with any of the options below, keys with '_' for '-' (e.g. {\"data_dir\": \"/var/lib/simdex\", \"request_timeout\": \"2s\"})")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address; must be loopback unless API keys are set")
+	fs.StringVar(&cfg.Store, "store", cfg.Store, "store backend: pebble (embedded)")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the embedded Pebble store (created if missing)")
+	fs.StringVar(&apiKeys, "api-keys", "", "comma-separated bearer tokens required on write endpoints (none: loopback only)")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body; larger ones get 413")
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "deadline for each request's work")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may drain on SIGTERM/SIGINT")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "largest number of items in a batch request")
+	fs.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, "largest and default number of hits a lookup returns")
+	fs.IntVar(&layoutB, "layout-b", cfg.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
+	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: server [flags]\n\nRuns the simdex REST service. Every flag can also be set with an environment\nvariable SIMDEX_<FLAG> (upper case, '-' as '_', e.g. SIMDEX_DATA_DIR), or in\nthe JSON file given by --config; flags win over the environment, which wins\nover the file.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: unexpected arguments %q", ErrConfig, fs.Args())
+	}
+	setByFlag := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setByFlag[f.Name] = true })
+
+	if configFile == "" {
+		configFile = getenv("SIMDEX_CONFIG")
+	}
+	fileValues, err := readConfigFile(configFile, fs)
+	if err != nil {
+		return cfg, err
+	}
+	// Every source goes through the flag's own parser, so a value means the
+	// same in a file, the environment and on the command line.
+	var setErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "config" || setByFlag[f.Name] || setErr != nil {
+			return
+		}
+		env := "SIMDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				setErr = fmt.Errorf("%w: %s=%q: %v", ErrConfig, env, v, err)
+			}
+			return
+		}
+		if v, ok := fileValues[f.Name]; ok {
+			if err := f.Value.Set(v); err != nil {
+				setErr = fmt.Errorf("%w: %s: %q: %v", ErrConfig, configFile, strings.ReplaceAll(f.Name, "-", "_"), err)
+			}
+		}
+	})
+	if setErr != nil {
+		return cfg, setErr
+	}
+	cfg.Layout = fingerprint.Layout{B: layoutB, K: layoutK}
+	cfg.APIKeys = splitKeys(apiKeys)
+	return cfg, cfg.Validate()
+}
+
+// readConfigFile reads a JSON object whose keys are flag names with '_' for
+// '-' (e.g. "data_dir", "request_timeout": "5s", "api_keys": ["..."]) into
+// flag-name -> textual value.
+func readConfigFile(path string, fs *flag.FlagSet) (map[string]string, error) {
+	out := map[string]string{}
+	if path == "" {
+		return out, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("%w: config file %s: %w", ErrConfig, path, err)
+	}
+	for key, v := range raw {
+		name := strings.ReplaceAll(key, "_", "-")
+		if name == "config" || fs.Lookup(name) == nil {
+			return nil, fmt.Errorf("%w: config file %s: unknown option %q", ErrConfig, path, key)
+		}
+		var str string
+		var list []string
+		switch {
+		case json.Unmarshal(v, &str) == nil:
+			out[name] = str
+		case json.Unmarshal(v, &list) == nil:
+			out[name] = strings.Join(list, ",")
+		default:
+			out[name] = string(v) // numbers and booleans as written
+		}
+	}
+	return out, nil
+}
+
+func splitKeys(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}

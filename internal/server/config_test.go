@@ -1,0 +1,76 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigLayers(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "simdex.json")
+	if err := os.WriteFile(file, []byte(`{"data_dir": "from-file", "max_batch": 7, "addr": "127.0.0.1:9000"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SIMDEX_CONFIG": file, "SIMDEX_MAX_BATCH": "9", "SIMDEX_REQUEST_TIMEOUT": "2s"}
+	cfg, err := LoadConfig([]string{"--addr", "127.0.0.1:9100"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "from-file" || cfg.MaxBatch != 9 || cfg.Addr != "127.0.0.1:9100" || cfg.RequestTimeout != 2*time.Second {
+		t.Fatalf("layering wrong: %+v", cfg)
+	}
+	if cfg.MaxBodyBytes != DefaultConfig().MaxBodyBytes {
+		t.Fatalf("default lost: %+v", cfg)
+	}
+}
+
+func TestConfigRefusesOpenNetworkWithoutKeys(t *testing.T) {
+	_, err := LoadConfig([]string{"--addr", "0.0.0.0:8080"}, func(string) string { return "" }, io.Discard)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "API keys") {
+		t.Fatalf("err = %v", err)
+	}
+	cfg, err := LoadConfig([]string{"--addr", "0.0.0.0:8080", "--api-keys", "a-long-enough-secret-key"}, func(string) string { return "" }, io.Discard)
+	if err != nil || len(cfg.APIKeys) != 1 {
+		t.Fatalf("with keys: %v %+v", err, cfg)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []func(*Config){
+		func(c *Config) { c.Store = "cassandra" },
+		func(c *Config) { c.MaxBodyBytes = 10 },
+		func(c *Config) { c.MaxBatch = 0 },
+		func(c *Config) { c.Layout.K = 9 },
+		func(c *Config) { c.LogLevel = "loud" },
+		func(c *Config) { c.Addr = "nope" },
+		func(c *Config) { c.APIKeys = []string{"short"}; c.Addr = "0.0.0.0:1" },
+	}
+	for i, mod := range bad {
+		c := DefaultConfig()
+		mod(&c)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("case %d: err = %v", i, err)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHelpDocumentsEveryOption(t *testing.T) {
+	var out strings.Builder
+	_, err := LoadConfig([]string{"--help"}, func(string) string { return "" }, &out)
+	if !errors.Is(err, ErrHelp) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, opt := range []string{"-addr", "-data-dir", "-api-keys", "-max-body-bytes", "-request-timeout", "-shutdown-timeout", "-store", "-config", "SIMDEX_"} {
+		if !strings.Contains(out.String(), opt) {
+			t.Errorf("--help lacks %s", opt)
+		}
+	}
+}

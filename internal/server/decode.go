@@ -1,0 +1,66 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+)
+
+// decodeJSON reads the whole body (bounded by the MaxBytesReader installed by
+// the body-limit middleware) and decodes it strictly into v: valid UTF-8
+// only (encoding/json would silently turn bad bytes into U+FFFD), no
+// unknown fields, exactly one JSON value.
+func decodeJSON(c *gin.Context, v any) error {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(body, v)
+}
+
+func decodeBytes(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("malformed-json", "the request body is empty; send a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("invalid-utf8", "the request body is not valid UTF-8 (at byte %d)", firstInvalidUTF8(body))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &requestError{kind: "unknown-field", field: strings.Trim(msg, `"`), detail: "unknown field; see /openapi.json for the request schema"}
+		}
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return err
+		}
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("malformed JSON: %w", err)
+		}
+		// Errors from UnmarshalText (e.g. a bad time) and the like.
+		return badRequest("invalid-field", "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("malformed-json", "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// problem is an RFC 9457 problem details object.
+type problem struct {
+	Type     string         `json:"type"`
+	Title    string         `json:"title"`
+	Status   int            `json:"status"`
+	Detail   string         `json:"detail,omitempty"`
+	Instance string         `json:"instance,omitempty"`
+	Kind     string         `json:"kind"`
+	Errors   []fieldProblem `json:"errors,omitempty"`
+}
+
+type fieldProblem struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// requestError is a client mistake found by the server itself (validation
+// of fields the lower layers do not see).
+type requestError struct {
+	kind   string // problem kind, e.g. "invalid-field"
+	field  string // JSON field, "" when the whole request is at fault
+	detail string
+}
+
+func (e *requestError) Error() string {
+	if e.field != "" {
+		return e.field + ": " + e.detail
+	}
+	return e.detail
+}
+
+func badField(field, format string, args ...any) error {
+	return &requestError{kind: "invalid-field", field: field, detail: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(kind, format string, args ...any) error {
+	return &requestError{kind: kind, detail: fmt.Sprintf(format, args...)}
+}
+
+// errUnauthorized and errTooManyItems are returned by middleware and handlers.
+var (
+	errUnauthorized = errors.New("server: missing or invalid API key")
+	errNotFound     = errors.New("server: no such route")
+	errNoMethod     = errors.New("server: method not allowed")
+)
+
+// classify maps any error to a problem: the one place where errors become
+// HTTP statuses. Unknown errors are 500 without internal detail.
+func classify(err error) problem {
+	var (
+		re       *requestError
+		maxBytes *http.MaxBytesError
+		syntax   *json.SyntaxError
+		typeErr  *json.UnmarshalTypeError
+	)
+	p := func(status int, kind, title, detail string) problem {
+		return problem{Type: "urn:simdex:problem:" + kind, Title: title, Status: status, Detail: detail, Kind: kind}
+	}
+	switch {
+	case errors.As(err, &re):
+		pr := p(http.StatusBadRequest, re.kind, "Invalid request", re.Error())
+		if re.field != "" {
+			pr.Errors = []fieldProblem{{Field: re.field, Detail: re.detail}}
+		}
+		return pr
+	case errors.As(err, &maxBytes):
+		return p(http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large",
+			fmt.Sprintf("the body is larger than the limit of %d bytes", maxBytes.Limit))
+	case errors.Is(err, fingerprint.ErrTooLarge):
+		return p(http.StatusRequestEntityTooLarge, "document-too-large", "Document too large", err.Error())
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return p(http.StatusBadRequest, "malformed-json", "Malformed JSON", err.Error())
+	case errors.As(err, &typeErr):
+		return p(http.StatusBadRequest, "invalid-field", "Invalid request",
+			fmt.Sprintf("field %q: want a JSON %s, got %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value))
+	case errors.Is(err, errUnauthorized):
+		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "this endpoint needs an API key: send \"Authorization: Bearer <key>\"")
+	case errors.Is(err, errNotFound):
+		return p(http.StatusNotFound, "no-route", "Not found", "no such endpoint; see /openapi.json")
+	case errors.Is(err, errNoMethod):
+		return p(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", "this endpoint does not take that method; see /openapi.json")
+	case errors.Is(err, fingerprint.ErrInvalidUTF8):
+		return p(http.StatusBadRequest, "invalid-utf8", "Invalid UTF-8", err.Error())
+	case errors.Is(err, fingerprint.ErrEmpty):
+		return p(http.StatusBadRequest, "empty-document", "Empty document", err.Error())
+	case errors.Is(err, fingerprint.ErrLowInformation):
+		return p(http.StatusBadRequest, "low-information", "Too little text to fingerprint", err.Error())
+	case errors.Is(err, fingerprint.ErrBadFingerprint):
+		return p(http.StatusBadRequest, "bad-fingerprint", "Bad fingerprint", err.Error())
+	case errors.Is(err, kvindex.ErrBadK):
+		return p(http.StatusBadRequest, "k-out-of-range", "Distance out of range", err.Error())
+	case errors.Is(err, kvindex.ErrBadID):
+		return p(http.StatusBadRequest, "bad-id", "Bad document id", err.Error())
+	case errors.Is(err, kvindex.ErrNotFound):
+		return p(http.StatusNotFound, "not-found", "Document not found", err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return p(http.StatusServiceUnavailable, "timeout", "Request timed out", "the store did not answer within the request deadline; retry later")
+	case errors.Is(err, kvindex.ErrStore):
+		return p(http.StatusServiceUnavailable, "store-unavailable", "Store unavailable", "the index store is unavailable; retry later")
+	case errors.Is(err, context.Canceled):
+		// The client went away; the status is never seen by it.
+		return p(499, "canceled", "Request canceled", "the client closed the request")
+	case errors.Is(err, kvindex.ErrCorrupt):
+		return p(http.StatusInternalServerError, "corrupt-index", "Index data is corrupt", err.Error())
+	default:
+		return p(http.StatusInternalServerError, "internal", "Internal error", "an unexpected error occurred; it has been logged")
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "number"
+	case goKind == "string":
+		return "string"
+	case goKind == "bool":
+		return "boolean"
+	case goKind == "slice":
+		return "array"
+	case goKind == "map", goKind == "struct":
+		return "object"
+	}
+	return goKind
+}
+
+// fail writes err as problem+json and records it. Handlers return right
+// after calling it.
+func (s *Server) fail(c *gin.Context, err error) {
+	pr := classify(err)
+	pr.Instance = c.Request.URL.Path
+	s.metrics.errors.WithLabelValues(pr.Kind).Inc()
+	if pr.Status >= 500 {
+		s.log.ErrorContext(c.Request.Context(), "request failed", "status", pr.Status, "kind", pr.Kind, "err", err, "request_id", c.GetString(requestIDKey))
+	} else {
+		s.log.DebugContext(c.Request.Context(), "request rejected", "status", pr.Status, "kind", pr.Kind, "err", err, "request_id", c.GetString(requestIDKey))
+	}
+	if pr.Status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", "1")
+	}
+	if pr.Status == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", `Bearer realm="simdex"`)
+	}
+	writeJSON(c, pr.Status, "application/problem+json", pr)
+	c.Abort()
+}
+
+func writeJSON(c *gin.Context, status int, contentType string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every response type is plain data; a failure here is a bug.
+		status, b = http.StatusInternalServerError, []byte(`{"type":"urn:simdex:problem:internal","title":"Internal error","status":500,"kind":"internal"}`)
+		contentType = "application/problem+json"
+	}
+	c.Data(status, contentType+"; charset=utf-8", append(b, '\n'))
+}

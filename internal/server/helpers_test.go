@@ -1,0 +1,232 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+// The dictionaries take over a second to load; tests share one Fingerprinter
+// (it is safe for concurrent use).
+var (
+	fpOnce   sync.Once
+	fpShared *fingerprint.Fingerprinter
+	fpErr    error
+)
+
+func sharedFingerprinter(t testing.TB) *fingerprint.Fingerprinter {
+	t.Helper()
+	fpOnce.Do(func() { fpShared, fpErr = fingerprint.New(fingerprint.DefaultConfig()) })
+	if fpErr != nil {
+		t.Fatal(fpErr)
+	}
+	return fpShared
+}
+
+// testEnv is one server on real HTTP (loopback) over a real Pebble store.
+type testEnv struct {
+	t      *testing.T
+	dir    string
+	cfg    Config
+	ix     *kvindex.Index
+	srv    *Server
+	http   *httptest.Server
+	reg    *prometheus.Registry
+	router routers.Router
+	apiKey string // sent on every request when set
+}
+
+func openIndex(t testing.TB, dir string, layout fingerprint.Layout, reg prometheus.Registerer) *kvindex.Index {
+	t.Helper()
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// newEnv starts a server; mod may adjust the config (dir is fixed).
+func newEnv(t *testing.T, dir string, mod func(*Config)) *testEnv {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	if mod != nil {
+		mod(&cfg)
+	}
+	e := &testEnv{t: t, dir: dir, cfg: cfg, reg: prometheus.NewRegistry()}
+	e.ix = openIndex(t, dir, cfg.Layout, e.reg)
+	srv, err := New(cfg, e.ix, sharedFingerprinter(t), nil, e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = srv
+	e.http = httptest.NewServer(srv)
+	e.router = openAPIRouter(t)
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *testEnv) close() {
+	if e.http != nil {
+		e.http.Close()
+		e.http = nil
+	}
+	if e.ix != nil {
+		if err := e.ix.Close(); err != nil {
+			e.t.Errorf("closing index: %v", err)
+		}
+		e.ix = nil
+	}
+}
+
+var (
+	docOnce sync.Once
+	docT    *openapi3.T
+	docErr  error
+)
+
+func openAPIRouter(t testing.TB) routers.Router {
+	t.Helper()
+	docOnce.Do(func() {
+		docT, docErr = openapi3.NewLoader().LoadFromData(openAPIDocument)
+		if docErr == nil {
+			docErr = docT.Validate(context.Background())
+		}
+		if docErr == nil {
+			docT.Servers = nil // match any host: the test server's port is random
+		}
+	})
+	if docErr != nil {
+		t.Fatalf("openapi.json: %v", docErr)
+	}
+	r, err := legacy.NewRouter(docT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// response is one HTTP exchange's outcome.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.body, err)
+	}
+}
+
+func (r response) problem(t testing.TB) problem {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Fatalf("status %d content type %q, want application/problem+json; body %s", r.status, ct, r.body)
+	}
+	var p problem
+	r.json(t, &p)
+	if p.Status != r.status || p.Kind == "" || p.Title == "" {
+		t.Fatalf("incomplete problem %+v for status %d", p, r.status)
+	}
+	return p
+}
+
+// do sends a request and checks the response against openapi.json (for
+// documented routes). body may be a string/[]byte (sent raw) or a value
+// (sent as JSON).
+func (e *testEnv) do(method, path string, body any) response {
+	e.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(method, e.http.URL+path, bytes.NewReader(raw))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if e.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.apiKey)
+	}
+	resp, err := e.http.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	e.checkAgainstSpec(req, r)
+	return r
+}
+
+// checkAgainstSpec validates a response of a documented route against the
+// OpenAPI document: its status must be listed and its body must match.
+func (e *testEnv) checkAgainstSpec(req *http.Request, r response) {
+	e.t.Helper()
+	// Document ids may hold '/', which the server's catch-all route takes
+	// whole; the OpenAPI router matches {id} within one path segment, so
+	// route on the escaped form.
+	routeReq := req
+	if rest, ok := strings.CutPrefix(req.URL.Path, "/v1/documents/"); ok && strings.Contains(rest, "/") {
+		routeReq = req.Clone(req.Context())
+		routeReq.URL.Path = "/v1/documents/" + strings.ReplaceAll(rest, "/", "%2F")
+	}
+	route, params, err := e.router.FindRoute(routeReq)
+	if err != nil {
+		// Undocumented routes must answer 404/405 problems.
+		if r.status != http.StatusNotFound && r.status != http.StatusMethodNotAllowed {
+			e.t.Errorf("%s %s is not in openapi.json but answered %d", req.Method, req.URL.Path, r.status)
+		}
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 r.status,
+		Header:                 r.header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	in.SetBodyBytes(r.body)
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		e.t.Errorf("%s %s -> %d does not match openapi.json: %v\nbody: %s", req.Method, req.URL.Path, r.status, err, r.body)
+	}
+}

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+// Run starts the service described by cfg and serves until ctx is
+// cancelled (SIGTERM/SIGINT in cmd/server); then it stops accepting
+// connections, drains in-flight requests for up to cfg.ShutdownTimeout and
+// closes the store. Logs go to logOut. If ready is non-nil it receives the
+// listening address once the server accepts requests.
+func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Addr) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(cfg, logOut)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	start := time.Now()
+	fpr, err := fingerprint.New(fingerprint.DefaultConfig())
+	if err != nil {
+		return fmt.Errorf("server: loading fingerprint dictionaries: %w", err)
+	}
+	log.Info("dictionaries loaded", "seconds", time.Since(start).Seconds(), "recipe", fingerprint.RecipeVersion)
+
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
+	}
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{
+		Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg,
+	})
+	if err != nil {
+		return errors.Join(fmt.Errorf("server: opening index: %w", err), st.Close())
+	}
+	if ix.Layout() != cfg.Layout {
+		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
+	}
+
+	srv, err := New(cfg, ix, fpr, log, reg)
+	if err != nil {
+		return errors.Join(err, ix.Close())
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+	}
+	if len(cfg.APIKeys) == 0 {
+		log.Warn("no API keys configured: write endpoints are open, so the server listens on loopback only", "addr", ln.Addr().String())
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "store", cfg.Store, "data_dir", cfg.DataDir, "layout", ix.Layout().String())
+
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.RequestTimeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }() // joined below on both paths
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+
+	select {
+	case err := <-serveErr:
+		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
+	srv.SetDraining()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	shutErr := hs.Shutdown(sctx)
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		shutErr = errors.Join(shutErr, err)
+	}
+	closeErr := ix.Close()
+	if shutErr == nil && closeErr == nil {
+		log.Info("stopped cleanly")
+	}
+	return errors.Join(shutErr, closeErr)
+}
+
+func newLogger(cfg Config, out io.Writer) (*slog.Logger, error) {
+	lvl, err := parseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(out, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(out, opts)), nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}

@@ -1,0 +1,219 @@
+// Package server is simdex's REST service for publishing systems: check a
+// document against the index, insert it (optionally only if unique), batch
+// forms of both, get and delete documents, fingerprint-only explanations,
+// stats, health, readiness, Prometheus metrics and an OpenAPI document.
+//
+// Every error leaves through one place (classify in errors.go) as an RFC 9457
+// application/problem+json body; store outages and timeouts are 503 with
+// Retry-After; a panic in a handler becomes a 500 problem and is logged, and
+// the process keeps serving.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Index is what the server needs of the index (kvindex.Index implements it).
+type Index interface {
+	Layout() fingerprint.Layout
+	Lookup(ctx context.Context, fp fingerprint.Fingerprint, opt kvindex.LookupOptions) (kvindex.LookupResult, error)
+	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
+	Insert(ctx context.Context, doc kvindex.Document, mode kvindex.InsertMode, k int) (kvindex.InsertResult, error)
+	InsertBatch(ctx context.Context, docs []kvindex.Document, mode kvindex.InsertMode, k int) ([]kvindex.InsertResult, []error, error)
+	Get(ctx context.Context, id string) (kvindex.Document, error)
+	Delete(ctx context.Context, id string) error
+	Stats(ctx context.Context) (kvindex.Stats, error)
+	Ping(ctx context.Context) error
+}
+
+// Fingerprinter turns text into fingerprints (*fingerprint.Fingerprinter).
+type Fingerprinter interface {
+	Fingerprint(doc fingerprint.Document) (fingerprint.Result, error)
+}
+
+// Server is the HTTP handler of the REST API. Build it with New.
+type Server struct {
+	cfg     Config
+	ix      Index
+	fp      Fingerprinter
+	log     *slog.Logger
+	metrics *metrics
+	engine  *gin.Engine
+	// draining is set when shutdown begins, so /readyz turns away new traffic
+	// from load balancers while in-flight requests finish.
+	draining atomic.Bool
+}
+
+const requestIDKey = "request_id"
+
+// New builds the handler. reg may be nil (no metrics registered); log may
+// be nil (discard).
+func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, ix: ix, fp: fp, log: log, metrics: m}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(s.recoverer, s.requestID, s.observe, s.limitBody, s.deadline)
+	e.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
+
+	e.GET("/healthz", func(c *gin.Context) {
+		writeJSON(c, http.StatusOK, "application/json", map[string]string{"status": "ok"})
+	})
+	e.GET("/readyz", s.ready)
+	var gatherer prometheus.Gatherer = prometheus.NewRegistry()
+	if g, ok := reg.(prometheus.Gatherer); ok {
+		gatherer = g
+	}
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
+	e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIDocument) })
+
+	v1 := e.Group("/v1")
+	v1.POST("/check", s.check)
+	v1.POST("/check/batch", s.checkBatch)
+	v1.POST("/fingerprint", s.fingerprintOnly)
+	v1.GET("/stats", s.stats)
+	v1.GET("/documents/*id", s.getDocument)
+	w := v1.Group("", s.auth)
+	w.POST("/documents", s.insert)
+	w.POST("/documents/batch", s.insertBatch)
+	w.DELETE("/documents/*id", s.deleteDocument)
+	s.engine = e
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// Routes lists the registered method and path pairs (for the OpenAPI test).
+func (s *Server) Routes() [][2]string {
+	var out [][2]string
+	for _, r := range s.engine.Routes() {
+		out = append(out, [2]string{r.Method, r.Path})
+	}
+	return out
+}
+
+// SetDraining marks the server as shutting down: /readyz answers 503.
+func (s *Server) SetDraining() { s.draining.Store(true) }
+
+func (s *Server) ready(c *gin.Context) {
+	if s.draining.Load() {
+		s.fail(c, fmt.Errorf("%w: shutting down", kvindex.ErrStore))
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
+	defer cancel()
+	if err := s.ix.Ping(ctx); err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", map[string]string{"status": "ready", "store": s.cfg.Store})
+}
+
+// recoverer turns a handler panic into a 500 problem and a log line with the
+// stack; the client never sees the stack and the process keeps serving.
+func (s *Server) recoverer(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(c.Request.Context(), "handler panic", "panic", fmt.Sprint(v), "path", c.Request.URL.Path, "request_id", c.GetString(requestIDKey))
+			if !c.Writer.Written() {
+				s.fail(c, fmt.Errorf("panic: %v", v))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-ID")
+	if id == "" || len(id) > 128 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Set(requestIDKey, id)
+	c.Header("X-Request-ID", id)
+	c.Next()
+}
+
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Writer.Status()
+	d := time.Since(start)
+	s.metrics.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Observe(d.Seconds())
+	s.log.InfoContext(c.Request.Context(), "request", "method", c.Request.Method, "route", route, "status", status,
+		"duration_ms", float64(d.Microseconds())/1000, "request_id", c.GetString(requestIDKey))
+}
+
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	}
+	c.Next()
+}
+
+func (s *Server) deadline(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}
+
+// auth guards write endpoints when API keys are configured.
+func (s *Server) auth(c *gin.Context) {
+	if len(s.cfg.APIKeys) == 0 {
+		c.Next()
+		return
+	}
+	tok, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if ok {
+		for _, k := range s.cfg.APIKeys {
+			if subtle.ConstantTimeCompare([]byte(tok), []byte(k)) == 1 {
+				c.Next()
+				return
+			}
+		}
+	}
+	s.fail(c, errUnauthorized)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, kvindex.ErrNotFound) }

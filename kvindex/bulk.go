@@ -1,0 +1,87 @@
+package kvindex
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// This file is the write path for bulk load and compaction: they place
+// fingerprints themselves, sort residuals per row and write base sets
+// directly, with no lookups and no delta cells.
+
+// Entry is where one fingerprint lives in one table.
+type Entry struct {
+	Table    int
+	Prefix   uint64
+	Row      []byte // index row key
+	Residual uint64
+}
+
+// Entries returns the T index entries of fp, table 0 first.
+func (ix *Index) Entries(fp fingerprint.Fingerprint) []Entry {
+	out := make([]Entry, len(ix.perms))
+	for t, p := range ix.perms {
+		v := p.Permute(fp)
+		out[t] = Entry{Table: t, Prefix: p.Prefix(v), Row: IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), Residual: p.Residual(v)}
+	}
+	return out
+}
+
+// ResidualBits is the residual width of table t.
+func (ix *Index) ResidualBits(t int) int { return 64 - ix.perms[t].PrefixBits }
+
+// NumTables is the number of permutation tables.
+func (ix *Index) NumTables() int { return len(ix.perms) }
+
+// Buckets maps document times to time buckets.
+func (ix *Index) Buckets() Buckets { return ix.buckets }
+
+// BaseSetMutations encodes the sorted, distinct residuals of one index row
+// and bucket into base-set chunks and returns their Put mutations (chunk
+// qualifiers 0..n-1), plus deletes of chunks n..oldChunks-1 when a rewrite
+// leaves fewer chunks than before.
+func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]Mutation, error) {
+	t, _, err := ParseIndexRowKey(row, ix.bits)
+	if err != nil {
+		return nil, fmt.Errorf("kvindex: %w", err)
+	}
+	cells, err := EncodeBaseSet(residuals, ix.ResidualBits(t), ix.cfg.MaxCellBytes)
+	if err != nil {
+		return nil, err
+	}
+	ts := ix.buckets.Start(bucket)
+	muts := make([]Mutation, 0, len(cells))
+	for i, c := range cells {
+		muts = append(muts, Mutation{Kind: Put, Table: TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i), Value: c, Timestamp: ts})
+	}
+	for i := len(cells); i < oldChunks; i++ {
+		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i)})
+	}
+	return muts, nil
+}
+
+// DocMutations returns the fp and docs cells of a document, unchecked (bulk
+// load has deduplicated ids and checked documents itself). The document's
+// Time must be set.
+func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
+	d.Time = d.Time.UTC()
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return []Mutation{
+		{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)},
+		{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)},
+	}, nil
+}
+
+// CounterMutations returns the mutations that add to the document and
+// fingerprint counters.
+func (ix *Index) CounterMutations(docs, fps int64) []Mutation { return ix.counterMuts(docs, fps) }
+
+// Apply writes mutations built by the functions above (durable on return).
+func (ix *Index) Apply(ctx context.Context, muts []Mutation) error { return ix.mutate(ctx, muts) }
+
+// DecodeDocument decodes a docs-table row (for tools that scan it).
+func (ix *Index) DecodeDocument(row Row) (Document, error) { return ix.decodeDocRow(row) }

@@ -1,0 +1,203 @@
+package kvindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// Limits on documents. They keep one docs cell small (well under HBase's
+// tuned read path) and ids usable as row keys.
+const (
+	MaxIDBytes        = 256
+	MaxAttrs          = 64
+	MaxAttrKeyBytes   = 128
+	MaxAttrValueBytes = 4096
+)
+
+var (
+	minTime = time.Unix(0, 0).UTC().AddDate(-100, 0, 0) // 1870
+	maxTime = time.Unix(0, 0).UTC().AddDate(200, 0, 0)  // 2170
+)
+
+// Document is what the index stores per document id.
+type Document struct {
+	// ID is 1..MaxIDBytes bytes of UTF-8 without control characters.
+	ID string
+	// Fingerprint is the body simhash the index searches.
+	Fingerprint fingerprint.Fingerprint
+	// TitleFingerprint is the title simhash (0 when unknown).
+	TitleFingerprint fingerprint.Fingerprint
+	// ExactHash is the hash of the normalized body (0 when unknown); equal
+	// hashes at distance 0 are reported as exact duplicates.
+	ExactHash uint64
+	// Time orders documents: among near-duplicates the earliest (Time, ID)
+	// is the original. The zero time means "now" on insert. Stored with
+	// nanosecond precision; must lie in 1870..2170.
+	Time time.Time
+	// Attrs are free attributes returned with the document.
+	Attrs map[string]string
+}
+
+// ValidateID reports whether id can be a document id.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrBadID)
+	case len(id) > MaxIDBytes:
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrBadID, len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: not valid UTF-8", ErrBadID)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: control character %U", ErrBadID, r)
+		}
+	}
+	return nil
+}
+
+// validate checks a document for storage (after its zero time was filled).
+func (d *Document) validate() error {
+	if err := ValidateID(d.ID); err != nil {
+		return err
+	}
+	if d.Time.Before(minTime) || d.Time.After(maxTime) {
+		return fmt.Errorf("%w: time %s outside %d..%d", ErrBadDocument, d.Time.Format(time.RFC3339), minTime.Year(), maxTime.Year())
+	}
+	if len(d.Attrs) > MaxAttrs {
+		return fmt.Errorf("%w: %d attributes, at most %d", ErrBadDocument, len(d.Attrs), MaxAttrs)
+	}
+	for k, v := range d.Attrs {
+		switch {
+		case k == "" || len(k) > MaxAttrKeyBytes:
+			return fmt.Errorf("%w: attribute name of %d bytes, want 1..%d", ErrBadDocument, len(k), MaxAttrKeyBytes)
+		case len(v) > MaxAttrValueBytes:
+			return fmt.Errorf("%w: attribute %q: value of %d bytes, at most %d", ErrBadDocument, k, len(v), MaxAttrValueBytes)
+		case !utf8.ValidString(k) || !utf8.ValidString(v):
+			return fmt.Errorf("%w: attribute %q: not valid UTF-8", ErrBadDocument, k)
+		}
+	}
+	return nil
+}
+
+// docs cell: the single cell of a docs row.
+var docQualifier = []byte("d")
+
+const docFormat = 0x01
+
+// encodeDoc is the docs cell value (docs/FORMAT.md, "docs table"):
+//
+//	byte 0      format 0x01
+//	bytes 1-8   fingerprint, big-endian
+//	bytes 9-16  title fingerprint
+//	bytes 17-24 exact hash
+//	bytes 25-32 time, Unix nanoseconds, big-endian two's complement
+//	uvarint     number of attributes, then per attribute sorted by name:
+//	            uvarint len, name, uvarint len, value
+func encodeDoc(d Document) []byte {
+	b := make([]byte, 33, 40+len(d.Attrs)*16)
+	b[0] = docFormat
+	binary.BigEndian.PutUint64(b[1:], uint64(d.Fingerprint))
+	binary.BigEndian.PutUint64(b[9:], uint64(d.TitleFingerprint))
+	binary.BigEndian.PutUint64(b[17:], d.ExactHash)
+	binary.BigEndian.PutUint64(b[25:], uint64(d.Time.UnixNano()))
+	keys := make([]string, 0, len(d.Attrs))
+	for k := range d.Attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(d.Attrs[k])))
+		b = append(b, d.Attrs[k]...)
+	}
+	return b
+}
+
+var errCell = errors.New("bad cell")
+
+func decodeDoc(id string, v []byte) (Document, error) {
+	if len(v) < 34 || v[0] != docFormat {
+		return Document{}, fmt.Errorf("%w: docs cell of %d bytes, format %#x", errCell, len(v), first(v))
+	}
+	d := Document{
+		ID:               id,
+		Fingerprint:      fingerprint.Fingerprint(binary.BigEndian.Uint64(v[1:])),
+		TitleFingerprint: fingerprint.Fingerprint(binary.BigEndian.Uint64(v[9:])),
+		ExactHash:        binary.BigEndian.Uint64(v[17:]),
+		Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
+	}
+	p := v[33:]
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > MaxAttrs {
+		return Document{}, fmt.Errorf("%w: attribute count", errCell)
+	}
+	p = p[k:]
+	if n > 0 {
+		d.Attrs = make(map[string]string, n)
+	}
+	for i := uint64(0); i < n; i++ {
+		var key, val []byte
+		var err error
+		if key, p, err = lenPrefixed(p, MaxAttrKeyBytes); err != nil {
+			return Document{}, err
+		}
+		if val, p, err = lenPrefixed(p, MaxAttrValueBytes); err != nil {
+			return Document{}, err
+		}
+		d.Attrs[string(key)] = string(val)
+	}
+	if len(p) != 0 {
+		return Document{}, fmt.Errorf("%w: %d trailing bytes", errCell, len(p))
+	}
+	return d, nil
+}
+
+func lenPrefixed(p []byte, max int) (field, rest []byte, err error) {
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(max) || n > uint64(len(p)-k) {
+		return nil, nil, fmt.Errorf("%w: bad attribute length", errCell)
+	}
+	return p[k : k+int(n)], p[k+int(n):], nil
+}
+
+func first(v []byte) byte {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[0]
+}
+
+// fp cells: qualifier = document id; value (docs/FORMAT.md, "fp table"):
+//
+//	byte 0      format 0x01
+//	bytes 1-8   document time, Unix nanoseconds, big-endian
+//	bytes 9-16  exact hash
+const (
+	fpFormat  = 0x01
+	fpCellLen = 17
+)
+
+func encodeFPCell(t time.Time, exact uint64) []byte {
+	b := make([]byte, fpCellLen)
+	b[0] = fpFormat
+	binary.BigEndian.PutUint64(b[1:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(b[9:], exact)
+	return b
+}
+
+func decodeFPCell(v []byte) (time.Time, uint64, error) {
+	if len(v) != fpCellLen || v[0] != fpFormat {
+		return time.Time{}, 0, fmt.Errorf("%w: fp cell of %d bytes, format %#x", errCell, len(v), first(v))
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v[1:]))).UTC(), binary.BigEndian.Uint64(v[9:]), nil
+}

@@ -1,0 +1,297 @@
+package kvindex
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden_cells.json")
+
+func TestBaseSetRoundTripAndChunking(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		name  string
+		n     int
+		bits  int
+		limit int
+	}{
+		{"one", 1, 48, 64 << 10},
+		{"dense small", 1000, 16, 64 << 10},
+		{"random 48-bit, many chunks", 20000, 48, 4096},
+		{"64-bit", 500, 64, 256},
+		{"tiny limit", 300, 40, MinCellBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := map[uint64]bool{}
+			for len(set) < tc.n {
+				v := r.Uint64()
+				if tc.bits < 64 {
+					v >>= 64 - tc.bits
+				}
+				set[v] = true
+			}
+			var rs []uint64
+			for v := range set {
+				rs = append(rs, v)
+			}
+			slices.Sort(rs)
+			cells, err := EncodeBaseSet(rs, tc.bits, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []uint64
+			for i, c := range cells {
+				if len(c) > tc.limit {
+					t.Fatalf("chunk %d is %d bytes > limit %d", i, len(c), tc.limit)
+				}
+				if got, err = DecodeBaseSet(got, c, tc.bits); err != nil {
+					t.Fatalf("chunk %d: %v", i, err)
+				}
+			}
+			if !slices.Equal(got, rs) {
+				t.Fatalf("round trip lost data: %d in, %d out", len(rs), len(got))
+			}
+		})
+	}
+}
+
+func TestBaseSetBuilderRejects(t *testing.T) {
+	b, _ := NewBaseSetBuilder(16, 1024)
+	if err := b.Add(1 << 16); err == nil {
+		t.Error("residual wider than 16 bits accepted")
+	}
+	b.Add(5)
+	if err := b.Add(5); err == nil {
+		t.Error("repeated residual accepted")
+	}
+	if err := b.Add(4); err == nil {
+		t.Error("decreasing residual accepted")
+	}
+	if _, err := NewBaseSetBuilder(48, 10); err == nil {
+		t.Error("tiny cell limit accepted")
+	}
+	cells, err := EncodeBaseSet(nil, 48, 1024)
+	if err != nil || len(cells) != 0 {
+		t.Errorf("empty set gives %d cells, %v", len(cells), err)
+	}
+}
+
+func TestDecodeBaseSetRejectsDamage(t *testing.T) {
+	cells, _ := EncodeBaseSet([]uint64{1, 5, 900, 1 << 40}, 48, 1024)
+	good := cells[0]
+	flipByte := func(i int) []byte { b := bytes.Clone(good); b[i] ^= 0x40; return b }
+	cases := map[string][]byte{
+		"empty":         nil,
+		"short":         good[:3],
+		"bad encoding":  append([]byte{9}, good[1:]...),
+		"checksum":      flipByte(len(good) - 1),
+		"truncated":     good[:len(good)-1],
+		"header only":   good[:baseHeaderLen],
+		"wider residue": good, // decoded with 16 bits below
+	}
+	for name, v := range cases {
+		bitsW := 48
+		if name == "wider residue" {
+			bitsW = 16
+		}
+		out, err := DecodeBaseSet([]uint64{7}, v, bitsW)
+		if !errors.Is(err, errBaseSet) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+		if !slices.Equal(out, []uint64{7}) {
+			t.Errorf("%s: damaged cell appended %v", name, out)
+		}
+	}
+	// Unsorted or repeated residuals inside a well-formed cell.
+	for _, payload := range [][]byte{{3, 5, 0, 1}, {2, 5, 0}, {0}, {2, 1}} {
+		if _, err := DecodeBaseSet(nil, sealBaseSet(payload), 48); !errors.Is(err, errBaseSet) {
+			t.Errorf("payload %x accepted", payload)
+		}
+	}
+}
+
+// FuzzBaseSetRoundTrip: any set of residuals survives encode + decode.
+func FuzzBaseSetRoundTrip(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, uint8(48), uint16(100))
+	f.Add(bytes.Repeat([]byte{0xff}, 64), uint8(64), uint16(64))
+	f.Fuzz(func(t *testing.T, raw []byte, bitsIn uint8, limit uint16) {
+		bits := int(bitsIn%64) + 1
+		var rs []uint64
+		for i := 0; i+8 <= len(raw); i += 8 {
+			v := uint64(raw[i])<<56 | uint64(raw[i+1])<<48 | uint64(raw[i+2])<<40 | uint64(raw[i+3])<<32 | uint64(raw[i+4])<<24 | uint64(raw[i+5])<<16 | uint64(raw[i+6])<<8 | uint64(raw[i+7])
+			if bits < 64 {
+				v >>= 64 - bits
+			}
+			rs = append(rs, v)
+		}
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		cells, err := EncodeBaseSet(rs, bits, MinCellBytes+int(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, c := range cells {
+			if len(c) > MinCellBytes+int(limit) {
+				t.Fatalf("cell of %d bytes over limit", len(c))
+			}
+			if got, err = DecodeBaseSet(got, c, bits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(got, rs) && !(len(got) == 0 && len(rs) == 0) {
+			t.Fatalf("round trip: %v -> %v", rs, got)
+		}
+	})
+}
+
+// FuzzDecodeBaseSet: arbitrary bytes never panic; whatever decodes is a
+// strictly increasing set within the width that re-encodes to itself.
+func FuzzDecodeBaseSet(f *testing.F) {
+	cells, _ := EncodeBaseSet([]uint64{1, 2, 3, 1000, 1 << 30}, 32, 1024)
+	f.Add(cells[0], uint8(32))
+	f.Add(sealBaseSet([]byte{2, 1, 1}), uint8(8))
+	f.Add([]byte{1, 0, 0, 0, 0}, uint8(48))
+	f.Fuzz(func(t *testing.T, v []byte, bitsIn uint8) {
+		bits := int(bitsIn%64) + 1
+		got, err := DecodeBaseSet(nil, v, bits)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] <= got[i-1] {
+				t.Fatalf("decoded unsorted set %v", got)
+			}
+		}
+		again, err := EncodeBaseSet(got, bits, 1<<20)
+		if err != nil {
+			t.Fatalf("decoded set does not re-encode: %v", err)
+		}
+		back, _ := DecodeBaseSet(nil, again[0], bits)
+		if !slices.Equal(back, got) {
+			t.Fatal("re-encoded set differs")
+		}
+	})
+}
+
+func FuzzDecodeCells(f *testing.F) {
+	d := Document{ID: "x", Fingerprint: 1, Time: time.Unix(5, 0), Attrs: map[string]string{"a": "b"}}
+	f.Add(encodeDoc(d), []byte("d\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
+	f.Add(encodeFPCell(time.Unix(9, 0), 3), []byte("x12345678"))
+	f.Fuzz(func(t *testing.T, v, q []byte) {
+		if doc, err := decodeDoc("id", v); err == nil {
+			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) {
+				t.Fatalf("doc round trip: %v", err)
+			}
+		}
+		if tm, ex, err := decodeFPCell(v); err == nil {
+			if !bytes.Equal(encodeFPCell(tm, ex), v) {
+				t.Fatal("fp cell round trip")
+			}
+		}
+		if iq, err := ParseIndexQualifier(q); err == nil {
+			var back []byte
+			switch iq.Kind {
+			case BaseCell:
+				back = BaseQualifier(iq.Bucket, iq.Chunk)
+			case DeltaCell:
+				back = DeltaQualifier(iq.Bucket, iq.Residual)
+			case TombstoneCell:
+				back = TombstoneQualifier(iq.Residual)
+			}
+			if !bytes.Equal(back, q) {
+				t.Fatalf("qualifier round trip %x -> %x", q, back)
+			}
+		}
+		bitsPer := []int{16, 16, 16, 16}
+		if tb, p, err := ParseIndexRowKey(q, bitsPer); err == nil {
+			if !bytes.Equal(IndexRowKey(nil, tb, p, 16), q) {
+				t.Fatal("row key round trip")
+			}
+		}
+	})
+}
+
+// TestGoldenCells pins the persisted layout (docs/FORMAT.md): any change to
+// these bytes is a format change and must bump FormatVersion.
+func TestGoldenCells(t *testing.T) {
+	when := time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+	b4 := fingerprint.DefaultLayout.Permuters()
+	v := b4[2].Permute(0x0123456789abcdef)
+	base, err := EncodeBaseSet([]uint64{1, 2, 3, 300, 1 << 40, 1<<48 - 1}, 48, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense := make([]uint64, 200)
+	for i := range dense {
+		dense[i] = uint64(i * 3)
+	}
+	denseCells, _ := EncodeBaseSet(dense, 48, 1024)
+	got := map[string]string{
+		"index row key (B=4 table 2, fp 0123456789abcdef)": hex.EncodeToString(IndexRowKey(nil, 2, b4[2].Prefix(v), b4[2].PrefixBits)),
+		"index row key (26-bit prefix)":                    hex.EncodeToString(IndexRowKey(nil, 9, 0x2ABCDEF, 26)),
+		"base qualifier bucket 20513 chunk 1":              hex.EncodeToString(BaseQualifier(20513, 1)),
+		"delta qualifier":                                  hex.EncodeToString(DeltaQualifier(20513, 0xABCDEF012345)),
+		"tombstone qualifier":                              hex.EncodeToString(TombstoneQualifier(0xABCDEF012345)),
+		"base set raw (sparse)":                            hex.EncodeToString(base[0]),
+		"base set snappy (dense)":                          hex.EncodeToString(denseCells[0]),
+		"fp cell":                                          hex.EncodeToString(encodeFPCell(when, 0xFEEDFACE)),
+		"docs cell":                                        hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}})),
+		"fp row key":                                       hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
+	}
+	path := filepath.Join("testdata", "golden_cells.json")
+	if *update {
+		b, _ := json.MarshalIndent(got, "", "  ")
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
+	}
+	var want map[string]string
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s:\n got  %s\n want %s\nthe persisted format changed: bump FormatVersion and update docs/FORMAT.md", k, got[k], w)
+		}
+	}
+	if len(want) != len(got) {
+		t.Errorf("golden file has %d entries, test makes %d", len(want), len(got))
+	}
+	if denseCells[0][0] != baseSnappy || base[0][0] != baseRaw {
+		t.Errorf("expected the dense set Snappy-compressed and the sparse one raw")
+	}
+}
+
+func TestCoverTables(t *testing.T) {
+	for _, l := range []fingerprint.Layout{{B: 4, K: 3}, {B: 5, K: 3}, {B: 6, K: 3}, {B: 6, K: 2}} {
+		c := coverTables(l)
+		if len(c[l.K]) != l.NumTables() {
+			t.Errorf("%s: k=K reads %d tables, want all %d", l, len(c[l.K]), l.NumTables())
+		}
+		if len(c[0]) != 1 {
+			t.Errorf("%s: k=0 reads %d tables, want 1", l, len(c[0]))
+		}
+		for k := 1; k < l.K; k++ {
+			if len(c[k]) > len(c[k+1]) {
+				t.Errorf("%s: k=%d reads more tables than k=%d", l, k, k+1)
+			}
+		}
+	}
+}

@@ -1,0 +1,413 @@
+// Package kvindex is simdex's near-duplicate index: given a 64-bit
+// fingerprint, it finds every stored fingerprint within Hamming distance k
+// and the documents that carry them.
+//
+// It is the block-permutation ("pigeonhole") index of Manku, Jain and Das
+// Sarma (WWW 2007) laid out over a narrow row/cell Store: for a layout (B, K)
+// each of the C(B, B-K) tables keys rows by a choice of B-K blocks of the
+// fingerprint (the prefix) and keeps the remaining bits (the residual) in the
+// row, as Snappy-compressed sorted base sets written by bulk load and
+// compaction, one delta cell per online insert, and tombstones for deletes.
+// Any two fingerprints within distance K agree on at least B-K blocks, so they
+// meet in at least one row: a lookup reads the T rows of the query (one
+// multi-get), keeps the residuals within k and maps the surviving
+// fingerprints to documents through the fp table. The byte layout is in
+// docs/FORMAT.md.
+//
+// Inserts are check-and-insert: under locks on the query's T rows (any two
+// near-duplicates share one of them, so racing near-duplicates serialize)
+// the insert looks up near-duplicates and, in InsertIfUnique mode, stores the
+// document only when there are none.
+package kvindex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// FormatVersion is the version of the persisted layout described in
+// docs/FORMAT.md. It is stored in the meta table; an index written with
+// another version is refused.
+const FormatVersion = 1
+
+// Config configures an Index. The zero value of each field means its default.
+type Config struct {
+	// Layout is the block layout (default fingerprint.DefaultLayout, B=4,
+	// K=3). Fixed when the index is created.
+	Layout fingerprint.Layout
+	// RecipeVersion is the fingerprint recipe the stored fingerprints come
+	// from (fingerprint.RecipeVersion). Fixed when the index is created;
+	// fingerprints of different recipes are not comparable.
+	RecipeVersion uint32
+	// BucketWidth is the width of the time buckets that base sets and deltas
+	// are grouped by; a retention window drops whole buckets. A whole number
+	// of seconds, at least a minute. Default 30 days: coarse buckets keep
+	// base sets large (better compression) for indexes that keep history;
+	// news feeds with a 7-day window use 1 day. Fixed when created.
+	BucketWidth time.Duration
+	// MaxCellBytes is the size limit of one base-set chunk (default 64 KiB,
+	// under HBase's 100 KB read-path sweet spot).
+	MaxCellBytes int
+	// LockStripes is the number of in-process lock stripes for
+	// check-and-insert (default 4096).
+	LockStripes int
+	// Logger receives operational logs (default: discard).
+	Logger *slog.Logger
+	// Registerer receives the index's metrics (nil: not registered).
+	Registerer prometheus.Registerer
+}
+
+// Defaults.
+const (
+	DefaultBucketWidth  = 30 * 24 * time.Hour
+	DefaultMaxCellBytes = 64 << 10
+	DefaultLockStripes  = 4096
+)
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.Layout == (fingerprint.Layout{}) {
+		c.Layout = fingerprint.DefaultLayout
+	}
+	if c.BucketWidth == 0 {
+		c.BucketWidth = DefaultBucketWidth
+	}
+	if c.MaxCellBytes == 0 {
+		c.MaxCellBytes = DefaultMaxCellBytes
+	}
+	if c.LockStripes == 0 {
+		c.LockStripes = DefaultLockStripes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// ErrConfig is wrapped by Config.Validate errors.
+var ErrConfig = errors.New("kvindex: bad config")
+
+// Validate reports whether c (with defaults filled) is usable.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if err := c.Layout.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if c.RecipeVersion == 0 {
+		return fmt.Errorf("%w: RecipeVersion must be set (fingerprint.RecipeVersion)", ErrConfig)
+	}
+	if c.BucketWidth < time.Minute || c.BucketWidth%time.Second != 0 {
+		return fmt.Errorf("%w: BucketWidth %s: want a whole number of seconds, at least 1m", ErrConfig, c.BucketWidth)
+	}
+	if c.MaxCellBytes < MinCellBytes || c.MaxCellBytes > 10<<20 {
+		return fmt.Errorf("%w: MaxCellBytes %d: want %d..10 MiB", ErrConfig, c.MaxCellBytes, MinCellBytes)
+	}
+	if c.LockStripes < 1 || c.LockStripes > 1<<20 {
+		return fmt.Errorf("%w: LockStripes %d: want 1..2^20", ErrConfig, c.LockStripes)
+	}
+	return nil
+}
+
+// Index is a near-duplicate index over a Store. It is safe for concurrent
+// use. Build it with Open.
+type Index struct {
+	st      Store
+	cfg     Config
+	layout  fingerprint.Layout
+	perms   []fingerprint.Permuter
+	bits    []int   // prefix bits per table
+	cover   [][]int // cover[k]: the tables a lookup at distance k must read
+	buckets Buckets
+	locks   *stripedLocks
+	log     *slog.Logger
+	m       *metrics
+	closed  atomic.Bool
+}
+
+// Meta-table rows and qualifiers. Values are text so that an HBase admin can
+// read them with the shell's get.
+var (
+	metaRow          = []byte("simdex")
+	countersRow      = []byte("counters")
+	qualFormat       = []byte("format")
+	qualLayout       = []byte("layout")
+	qualRecipe       = []byte("recipe")
+	qualBucket       = []byte("bucket")
+	qualCreated      = []byte("created")
+	qualDocuments    = []byte("documents")
+	qualFingerprints = []byte("fingerprints")
+)
+
+// Open opens the index kept in st, creating its metadata when the store holds
+// none. An index created with another layout, recipe version, bucket width or
+// format version is refused with an error wrapping ErrMetaMismatch that names
+// both values. The Index owns st from then on: Close closes it.
+func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	ix := &Index{
+		st:      st,
+		cfg:     cfg,
+		layout:  cfg.Layout,
+		perms:   cfg.Layout.Permuters(),
+		buckets: Buckets{Width: cfg.BucketWidth},
+		locks:   newStripedLocks(cfg.LockStripes),
+		log:     cfg.Logger,
+	}
+	for t := range ix.perms {
+		ix.bits = append(ix.bits, ix.perms[t].PrefixBits)
+	}
+	ix.cover = coverTables(cfg.Layout)
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	ix.m = m
+	if err := ix.checkMeta(ctx); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// MetaValues is what the meta table records about an index.
+type MetaValues struct {
+	Format        int
+	Layout        fingerprint.Layout
+	RecipeVersion uint32
+	BucketWidth   time.Duration
+}
+
+func (ix *Index) wantMeta() map[string]string {
+	return map[string]string{
+		string(qualFormat): strconv.Itoa(FormatVersion),
+		string(qualLayout): ix.layout.String(),
+		string(qualRecipe): strconv.FormatUint(uint64(ix.cfg.RecipeVersion), 10),
+		string(qualBucket): ix.cfg.BucketWidth.String(),
+	}
+}
+
+func (ix *Index) checkMeta(ctx context.Context) error {
+	rows, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
+	if err != nil {
+		return err
+	}
+	want := ix.wantMeta()
+	if len(rows[0].Cells) == 0 {
+		var muts []Mutation
+		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket} {
+			muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: q, Value: []byte(want[string(q)])})
+		}
+		muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: qualCreated, Value: []byte(time.Now().UTC().Format(time.RFC3339))})
+		if err := ix.mutate(ctx, muts); err != nil {
+			return err
+		}
+		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", FormatVersion, "bucket", ix.cfg.BucketWidth.String())
+		return nil
+	}
+	have := map[string]string{}
+	for _, c := range rows[0].Cells {
+		have[string(c.Qualifier)] = string(c.Value)
+	}
+	var errs []error
+	for _, q := range []string{string(qualFormat), string(qualLayout), string(qualRecipe), string(qualBucket)} {
+		if have[q] != want[q] {
+			errs = append(errs, fmt.Errorf("%s: index has %q, this process wants %q", q, have[q], want[q]))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
+	}
+	return nil
+}
+
+// ReadMeta reads the metadata an index in st was created with, without
+// opening it (for tools that adopt an existing index's settings). ok is
+// false when st holds no index.
+func ReadMeta(ctx context.Context, st Store) (m MetaValues, ok bool, err error) {
+	rows, err := st.Get(ctx, []RowKey{{TableMeta, metaRow}})
+	if err != nil {
+		return m, false, err
+	}
+	if len(rows[0].Cells) == 0 {
+		return m, false, nil
+	}
+	for _, c := range rows[0].Cells {
+		v := string(c.Value)
+		switch {
+		case bytes.Equal(c.Qualifier, qualFormat):
+			m.Format, err = strconv.Atoi(v)
+		case bytes.Equal(c.Qualifier, qualLayout):
+			_, err = fmt.Sscanf(v, "B=%d,K=%d", &m.Layout.B, &m.Layout.K)
+		case bytes.Equal(c.Qualifier, qualRecipe):
+			var r uint64
+			r, err = strconv.ParseUint(v, 10, 32)
+			m.RecipeVersion = uint32(r)
+		case bytes.Equal(c.Qualifier, qualBucket):
+			m.BucketWidth, err = time.ParseDuration(v)
+		}
+		if err != nil {
+			return m, false, corrupt(TableMeta, metaRow, c.Qualifier, "%v", err)
+		}
+	}
+	return m, true, nil
+}
+
+// Layout is the index's block layout.
+func (ix *Index) Layout() fingerprint.Layout { return ix.layout }
+
+// Config is the configuration the index runs with (defaults filled).
+func (ix *Index) Config() Config { return ix.cfg }
+
+// Store is the store under the index (for compaction and tools).
+func (ix *Index) Store() Store { return ix.st }
+
+// Close closes the index and its store. Calls after Close fail with ErrClosed.
+func (ix *Index) Close() error {
+	if ix.closed.Swap(true) {
+		return nil
+	}
+	return errors.Join(ix.st.Close(), ix.m.unregister())
+}
+
+// Ping reports whether the store answers (a read of the meta row).
+func (ix *Index) Ping(ctx context.Context) error {
+	_, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
+	return err
+}
+
+// get and mutate wrap store calls with metrics and error classification.
+func (ix *Index) get(ctx context.Context, keys []RowKey) ([]Row, error) {
+	if ix.closed.Load() {
+		return nil, ErrClosed
+	}
+	start := time.Now()
+	rows, err := ix.st.Get(ctx, keys)
+	ix.m.observeStore("get", start, err)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	if len(rows) != len(keys) {
+		return nil, fmt.Errorf("%w: store returned %d rows for %d keys", ErrStore, len(rows), len(keys))
+	}
+	return rows, nil
+}
+
+func (ix *Index) mutate(ctx context.Context, muts []Mutation) error {
+	if ix.closed.Load() {
+		return ErrClosed
+	}
+	if len(muts) == 0 {
+		return nil
+	}
+	start := time.Now()
+	err := ix.st.Mutate(ctx, muts)
+	ix.m.observeStore("mutate", start, err)
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// storeErr makes sure a store failure matches ErrStore (or a context error).
+func storeErr(err error) error {
+	if errors.Is(err, ErrStore) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrStore, err)
+}
+
+// coverTables returns, for each k in 0..layout.K, a set of tables such that
+// any two fingerprints within distance k share the row of one of them. At
+// k = K that is every table; smaller k needs fewer rows (k = 0 needs one).
+// Two fingerprints within k agree on some B-k blocks; the set must contain,
+// for every choice S of B-k blocks, a table whose blocks lie inside S. The
+// greedy choice below is checked against that condition.
+func coverTables(l fingerprint.Layout) [][]int {
+	tables := l.Tables()
+	out := make([][]int, l.K+1)
+	for k := 0; k <= l.K; k++ {
+		var subsets [][]int
+		chooseBlocks(l.B, l.B-k, func(c []int) { subsets = append(subsets, append([]int(nil), c...)) })
+		covered := make([]bool, len(subsets))
+		left := len(subsets)
+		var chosen []int
+		for left > 0 {
+			best, bestN := -1, 0
+			for t, tb := range tables {
+				n := 0
+				for i, s := range subsets {
+					if !covered[i] && contains(s, tb) {
+						n++
+					}
+				}
+				if n > bestN {
+					best, bestN = t, n
+				}
+			}
+			chosen = append(chosen, best)
+			for i, s := range subsets {
+				if !covered[i] && contains(s, tables[best]) {
+					covered[i] = true
+					left--
+				}
+			}
+		}
+		sortInts(chosen)
+		out[k] = chosen
+	}
+	return out
+}
+
+func contains(set, sub []int) bool {
+	for _, x := range sub {
+		found := false
+		for _, y := range set {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func chooseBlocks(n, k int, f func([]int)) {
+	c := make([]int, 0, k)
+	var rec func(start int)
+	rec = func(start int) {
+		if len(c) == k {
+			f(c)
+			return
+		}
+		for i := start; i < n; i++ {
+			c = append(c, i)
+			rec(i + 1)
+			c = c[:len(c)-1]
+		}
+	}
+	rec(0)
+}
+
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}

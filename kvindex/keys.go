@@ -1,0 +1,163 @@
+package kvindex
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Cell qualifier kinds in index rows. Their byte order ('b' < 'd' < 'x')
+// keeps base sets, then deltas, then tombstones together in a row.
+const (
+	qualBase      = 'b'
+	qualDelta     = 'd'
+	qualTombstone = 'x'
+)
+
+// Qualifier lengths in index rows.
+const (
+	baseQualLen      = 1 + 4 + 2 // 'b' bucket(4) chunk(2)
+	deltaQualLen     = 1 + 4 + 8 // 'd' bucket(4) residual(8)
+	tombstoneQualLen = 1 + 8     // 'x' residual(8)
+)
+
+// MaxChunks is the largest number of base-set chunks per row and bucket.
+const MaxChunks = 1 << 16
+
+// IndexRowKey appends the index row key of (table, prefix) to dst: the table
+// id byte, then the prefix right-aligned in ceil(prefixBits/8) big-endian
+// bytes.
+func IndexRowKey(dst []byte, table int, prefix uint64, prefixBits int) []byte {
+	dst = append(dst, byte(table))
+	n := (prefixBits + 7) / 8
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, byte(prefix>>(8*i)))
+	}
+	return dst
+}
+
+// ParseIndexRowKey splits an index row key into table and prefix, checking
+// its length against the table's prefix width in prefixBits (one entry per
+// table).
+func ParseIndexRowKey(key []byte, prefixBits []int) (table int, prefix uint64, err error) {
+	if len(key) < 1 {
+		return 0, 0, fmt.Errorf("empty index row key")
+	}
+	table = int(key[0])
+	if table >= len(prefixBits) {
+		return 0, 0, fmt.Errorf("index row key %x: table %d of %d", key, table, len(prefixBits))
+	}
+	n := (prefixBits[table] + 7) / 8
+	if len(key) != 1+n {
+		return 0, 0, fmt.Errorf("index row key %x: %d bytes, want %d", key, len(key), 1+n)
+	}
+	for _, b := range key[1:] {
+		prefix = prefix<<8 | uint64(b)
+	}
+	if prefixBits[table] < 64 && prefix>>prefixBits[table] != 0 {
+		return 0, 0, fmt.Errorf("index row key %x: prefix wider than %d bits", key, prefixBits[table])
+	}
+	return table, prefix, nil
+}
+
+// BaseQualifier is the qualifier of chunk `chunk` of the base set of time
+// bucket `bucket`: 'b', bucket (4 bytes big-endian), chunk (2 bytes).
+func BaseQualifier(bucket uint32, chunk int) []byte {
+	q := make([]byte, baseQualLen)
+	q[0] = qualBase
+	binary.BigEndian.PutUint32(q[1:], bucket)
+	binary.BigEndian.PutUint16(q[5:], uint16(chunk))
+	return q
+}
+
+// DeltaQualifier is the qualifier of one online insert of residual r in time
+// bucket `bucket`: 'd', bucket (4 bytes), residual (8 bytes), big-endian.
+func DeltaQualifier(bucket uint32, r uint64) []byte {
+	q := make([]byte, deltaQualLen)
+	q[0] = qualDelta
+	binary.BigEndian.PutUint32(q[1:], bucket)
+	binary.BigEndian.PutUint64(q[5:], r)
+	return q
+}
+
+// TombstoneQualifier is the qualifier that deletes residual r from a row in
+// every bucket: 'x', residual (8 bytes big-endian).
+func TombstoneQualifier(r uint64) []byte {
+	q := make([]byte, tombstoneQualLen)
+	q[0] = qualTombstone
+	binary.BigEndian.PutUint64(q[1:], r)
+	return q
+}
+
+// IndexCellKind is the kind of a cell in an index row.
+type IndexCellKind uint8
+
+// Index cell kinds.
+const (
+	BaseCell IndexCellKind = iota + 1
+	DeltaCell
+	TombstoneCell
+)
+
+// IndexQualifier is a decoded index-row qualifier.
+type IndexQualifier struct {
+	Kind     IndexCellKind
+	Bucket   uint32 // BaseCell, DeltaCell
+	Chunk    int    // BaseCell
+	Residual uint64 // DeltaCell, TombstoneCell
+}
+
+// ParseIndexQualifier decodes an index-row qualifier.
+func ParseIndexQualifier(q []byte) (IndexQualifier, error) {
+	if len(q) == 0 {
+		return IndexQualifier{}, fmt.Errorf("empty qualifier")
+	}
+	switch q[0] {
+	case qualBase:
+		if len(q) != baseQualLen {
+			return IndexQualifier{}, fmt.Errorf("base-set qualifier of %d bytes, want %d", len(q), baseQualLen)
+		}
+		return IndexQualifier{Kind: BaseCell, Bucket: binary.BigEndian.Uint32(q[1:]), Chunk: int(binary.BigEndian.Uint16(q[5:]))}, nil
+	case qualDelta:
+		if len(q) != deltaQualLen {
+			return IndexQualifier{}, fmt.Errorf("delta qualifier of %d bytes, want %d", len(q), deltaQualLen)
+		}
+		return IndexQualifier{Kind: DeltaCell, Bucket: binary.BigEndian.Uint32(q[1:]), Residual: binary.BigEndian.Uint64(q[5:])}, nil
+	case qualTombstone:
+		if len(q) != tombstoneQualLen {
+			return IndexQualifier{}, fmt.Errorf("tombstone qualifier of %d bytes, want %d", len(q), tombstoneQualLen)
+		}
+		return IndexQualifier{Kind: TombstoneCell, Residual: binary.BigEndian.Uint64(q[1:])}, nil
+	}
+	return IndexQualifier{}, fmt.Errorf("unknown qualifier kind %q", q[0])
+}
+
+// Buckets maps times to time buckets: bucket n holds [n*Width, (n+1)*Width)
+// since the Unix epoch, clamped to 0..2^32-1.
+type Buckets struct{ Width time.Duration }
+
+// Of returns the bucket of t. Width is a whole number of seconds (Config
+// validates it), so any time.Time maps without overflow.
+func (b Buckets) Of(t time.Time) uint32 {
+	sec := t.Unix()
+	if sec < 0 {
+		return 0
+	}
+	n := sec / int64(b.Width/time.Second)
+	if n > 1<<32-1 {
+		return 1<<32 - 1
+	}
+	return uint32(n)
+}
+
+// Start returns the first instant of bucket n.
+func (b Buckets) Start(n uint32) time.Time {
+	return time.Unix(int64(n)*int64(b.Width/time.Second), 0).UTC()
+}
+
+// FPRowKey is the fp-table row key of a fingerprint: 8 bytes big-endian.
+func FPRowKey(fp uint64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, fp)
+	return k
+}

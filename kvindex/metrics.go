@@ -1,0 +1,86 @@
+package kvindex
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the index's Prometheus collectors. With a nil Registerer they
+// still count (cheaply) but nobody scrapes them.
+type metrics struct {
+	reg        prometheus.Registerer
+	collectors []prometheus.Collector
+	storeSec   *prometheus.HistogramVec
+	storeErrs  *prometheus.CounterVec
+	candidates prometheus.Histogram
+	hits       prometheus.Histogram
+	corrupt    prometheus.Counter
+	inserts    *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		reg: reg,
+		storeSec: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "simdex_store_seconds",
+			Help:    "Latency of store calls made by the index, by operation.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}, []string{"op"}),
+		storeErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_store_errors_total",
+			Help: "Store calls that failed, by operation.",
+		}, []string{"op"}),
+		candidates: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "simdex_lookup_candidates",
+			Help:    "Residuals examined per fingerprint lookup (decoded from base sets plus deltas).",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 12),
+		}),
+		hits: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "simdex_lookup_hits",
+			Help:    "Documents within distance k per fingerprint lookup, before the limit.",
+			Buckets: []float64{0, 1, 2, 5, 10, 50, 100, 1000},
+		}),
+		corrupt: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "simdex_corrupt_cells_total",
+			Help: "Stored cells that failed to decode.",
+		}),
+		inserts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simdex_inserts_total",
+			Help: "Documents offered for insertion, by outcome (stored, replaced, duplicate).",
+		}, []string{"outcome"}),
+	}
+	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts}
+	if reg != nil {
+		for i, c := range m.collectors {
+			if err := reg.Register(c); err != nil {
+				for _, done := range m.collectors[:i] {
+					reg.Unregister(done)
+				}
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observeStore(op string, start time.Time, err error) {
+	m.storeSec.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.storeErrs.WithLabelValues(op).Inc()
+	}
+}
+
+func (m *metrics) unregister() error {
+	if m.reg == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range m.collectors {
+		if !m.reg.Unregister(c) {
+			errs = append(errs, errors.New("kvindex: metric collector was not registered"))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,155 @@
+package kvindex_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// TestExactnessAgainstBruteForce: for layouts B=4,5,6 and k' = 0..K, a lookup
+// returns exactly the stored documents within k' (recall 100%, nothing
+// farther), over 10^5 random fingerprints held in base sets, deltas and
+// tombstones, plus planted neighbours at every distance 0..K+1 of each query.
+func TestExactnessAgainstBruteForce(t *testing.T) {
+	n := 100_000
+	queries := 60
+	if testing.Short() {
+		n, queries = 20_000, 20
+	}
+	for _, layout := range []fingerprint.Layout{{B: 4, K: 3}, {B: 5, K: 3}, {B: 6, K: 3}} {
+		t.Run(layout.String(), func(t *testing.T) {
+			t.Parallel()
+			testExactness(t, layout, n, queries)
+		})
+	}
+}
+
+func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
+	r := rand.New(rand.NewPCG(uint64(layout.B), 7))
+	ix := openAt(t, t.TempDir(), kvindex.Config{Layout: layout, BucketWidth: 24 * time.Hour}, true)
+	live := oracle{}
+
+	// 1. Bulk part: base sets written directly, spread over 3 time buckets.
+	type rowBucket struct {
+		row    string
+		bucket uint32
+	}
+	sets := map[rowBucket][]uint64{}
+	var docMuts []kvindex.Mutation
+	for i := range n {
+		d := doc(fmt.Sprintf("bulk-%d", i), fingerprint.Fingerprint(r.Uint64()), t0.Add(time.Duration(i%3)*24*time.Hour))
+		live[d.ID] = d
+		m, err := ix.DocMutations(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docMuts = append(docMuts, m...)
+		for _, e := range ix.Entries(d.Fingerprint) {
+			k := rowBucket{string(e.Row), ix.Buckets().Of(d.Time)}
+			sets[k] = append(sets[k], e.Residual)
+		}
+	}
+	var muts []kvindex.Mutation
+	for k, rs := range sets {
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		m, err := ix.BaseSetMutations([]byte(k.row), k.bucket, rs, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		muts = append(muts, m...)
+	}
+	muts = append(muts, docMuts...)
+	for len(muts) > 0 {
+		c := min(len(muts), 50_000)
+		if err := ix.Apply(bg, muts[:c]); err != nil {
+			t.Fatal(err)
+		}
+		muts = muts[c:]
+	}
+
+	// 2. Planted neighbours of each query at every distance 0..K+1, inserted
+	// online (delta cells), some with their own second document.
+	var qs []fingerprint.Fingerprint
+	var online []kvindex.Document
+	for q := range queries {
+		base := live[fmt.Sprintf("bulk-%d", r.IntN(n))].Fingerprint
+		if q%2 == 1 {
+			base = fingerprint.Fingerprint(r.Uint64()) // a query not itself stored
+		}
+		qs = append(qs, base)
+		for d := 0; d <= layout.K+1; d++ {
+			for c := 0; c < 2; c++ {
+				online = append(online, doc(fmt.Sprintf("q%d-d%d-%d", q, d, c), flip(r, base, d), t0.Add(time.Duration(r.IntN(72))*time.Hour)))
+			}
+		}
+	}
+	insertedOnline, deleted := len(online), 0
+	for len(online) > 0 {
+		c := min(len(online), 500)
+		_, errs, err := ix.InsertBatch(bg, online[:c], kvindex.InsertAlways, layout.K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range errs {
+			if e != nil {
+				t.Fatalf("insert %s: %v", online[i].ID, e)
+			}
+			live[online[i].ID] = online[i]
+		}
+		online = online[c:]
+	}
+
+	// 3. Deletes: some bulk documents (tombstones over base sets) and some
+	// online ones (tombstones over deltas).
+	for _, id := range slices.Sorted(maps.Keys(live)) {
+		if r.IntN(50) == 0 {
+			if err := ix.Delete(bg, id); err != nil {
+				t.Fatalf("Delete %s: %v", id, err)
+			}
+			delete(live, id)
+			deleted++
+		}
+	}
+
+	// 4. Every query at every k' against the oracle.
+	for qi, q := range qs {
+		for k := 0; k <= layout.K; k++ {
+			res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sorted(ids(res.Hits))
+			want := live.within(q, k)
+			if !slices.Equal(got, want) {
+				t.Fatalf("query %d (%v) k=%d: got %d hits, oracle %d\n got  %v\n want %v", qi, q, k, len(got), len(want), got, want)
+			}
+			for i, h := range res.Hits {
+				if d := fingerprint.Distance(h.Fingerprint, q); d != h.Distance || h.Fingerprint != live[h.ID].Fingerprint || !h.Time.Equal(live[h.ID].Time) {
+					t.Fatalf("hit %+v: wrong distance/fingerprint/time (stored %+v)", h, live[h.ID])
+				}
+				if i > 0 && (res.Hits[i-1].Distance > h.Distance || res.Hits[i-1].Distance == h.Distance && res.Hits[i-1].Time.After(h.Time)) {
+					t.Fatalf("hits not sorted by distance, time: %+v before %+v", res.Hits[i-1], h)
+				}
+			}
+			if k == layout.K && len(want) < 5 {
+				t.Fatalf("query %d: only %d documents within %d; planted neighbours missing from the oracle", qi, len(want), k)
+			}
+		}
+	}
+	// Bulk documents were written without counters; online inserts add
+	// and every delete subtracts.
+	st, err := ix.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(insertedOnline - deleted); st.Documents != want {
+		t.Fatalf("documents counter %d, want %d", st.Documents, want)
+	}
+}

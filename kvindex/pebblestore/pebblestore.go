@@ -1,0 +1,345 @@
+// Package pebblestore is the embedded kvindex.Store: the index's logical
+// tables as key ranges of one Pebble database in a local directory. It is
+// simdex's default backend.
+//
+// Key layout (docs/FORMAT.md, "Embedded store"): one Pebble key per cell,
+//
+//	table id (1 byte) | escaped row key | 0x00 0x01 | qualifier
+//
+// where escaping replaces each 0x00 byte of the row key with 0x00 0xFF, so
+// that Pebble's bytewise order is the order of (table, row, qualifier) and a
+// row's cells are one contiguous range. Counters (kvindex.Add) are Pebble
+// merge operands summed by the "simdex.add.v1" merger.
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Options configure the store.
+type Options struct {
+	// Logger receives Pebble's own log lines (default: discard).
+	Logger *slog.Logger
+	// CacheBytes is the block cache size (default 256 MiB).
+	CacheBytes int64
+	// NoSync skips the fsync of each write batch. Only for bulk builds that
+	// can be redone (benchmarks, tests of other things): an acknowledged
+	// write may then be lost by a machine crash.
+	NoSync bool
+}
+
+// Store is a kvindex.Store on Pebble.
+type Store struct {
+	// mu protects db against use after Close: operations hold it shared,
+	// Close holds it exclusively (Pebble panics on a closed DB).
+	mu     sync.RWMutex
+	db     *pebble.DB
+	cache  *pebble.Cache
+	wo     *pebble.WriteOptions
+	closed bool
+	dir    string
+}
+
+var _ kvindex.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opt Options) (*Store, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.CacheBytes == 0 {
+		opt.CacheBytes = 256 << 20
+	}
+	cache := pebble.NewCache(opt.CacheBytes)
+	po := &pebble.Options{
+		Cache:  cache,
+		Logger: pebbleLogger{opt.Logger},
+		Merger: &pebble.Merger{Name: "simdex.add.v1", Merge: newAdder},
+	}
+	db, err := pebble.Open(dir, po)
+	cache.Unref() // the DB holds its own reference
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %w", kvindex.ErrStore, dir, err)
+	}
+	wo := pebble.Sync
+	if opt.NoSync {
+		wo = pebble.NoSync
+	}
+	return &Store{db: db, wo: wo, dir: dir}, nil
+}
+
+// Dir is the directory of the store.
+func (s *Store) Dir() string { return s.dir }
+
+// DB exposes the Pebble database (for metrics and disk-usage reports).
+func (s *Store) DB() *pebble.DB { return s.db }
+
+func (s *Store) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return fmt.Errorf("%w: store closed", kvindex.ErrStore)
+	}
+	return nil
+}
+
+// rowPrefix appends table | escaped row | 0x00 0x01 to dst.
+func rowPrefix(dst []byte, t kvindex.Table, row []byte) []byte {
+	dst = append(dst, byte(t))
+	dst = escape(dst, row)
+	return append(dst, 0x00, 0x01)
+}
+
+func escape(dst, row []byte) []byte {
+	for _, b := range row {
+		if b == 0 {
+			dst = append(dst, 0x00, 0xFF)
+		} else {
+			dst = append(dst, b)
+		}
+	}
+	return dst
+}
+
+// splitKey decodes a Pebble key of table t into row and qualifier.
+func splitKey(k []byte) (row, qual []byte, err error) {
+	if len(k) < 1 {
+		return nil, nil, errors.New("empty key")
+	}
+	row = make([]byte, 0, len(k))
+	for i := 1; i < len(k); i++ {
+		if k[i] != 0 {
+			row = append(row, k[i])
+			continue
+		}
+		if i+1 >= len(k) {
+			return nil, nil, fmt.Errorf("key %x: truncated escape", k)
+		}
+		switch k[i+1] {
+		case 0xFF:
+			row = append(row, 0)
+			i++
+		case 0x01:
+			return row, k[i+2:], nil
+		default:
+			return nil, nil, fmt.Errorf("key %x: bad escape", k)
+		}
+	}
+	return nil, nil, fmt.Errorf("key %x: no row terminator", k)
+}
+
+// Get implements kvindex.Store.
+func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	}
+	defer it.Close()
+	rows := make([]kvindex.Row, len(keys))
+	var lo, hi []byte
+	for i, k := range keys {
+		if !k.Table.Valid() {
+			return nil, fmt.Errorf("pebblestore: unknown table %d", k.Table)
+		}
+		rows[i].Key = append([]byte(nil), k.Key...)
+		lo = rowPrefix(lo[:0], k.Table, k.Key)
+		hi = append(hi[:0], lo...)
+		hi[len(hi)-1] = 0x02
+		it.SetBounds(lo, hi)
+		for ok := it.First(); ok; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+			}
+			rows[i].Cells = append(rows[i].Cells, kvindex.Cell{
+				Qualifier: append([]byte(nil), it.Key()[len(lo):]...),
+				Value:     append([]byte(nil), v...),
+			})
+		}
+		if err := it.Error(); err != nil {
+			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		}
+	}
+	return rows, nil
+}
+
+// Mutate implements kvindex.Store: one Pebble batch, applied atomically and
+// synced before it returns.
+func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	var key []byte
+	for _, m := range muts {
+		if !m.Table.Valid() {
+			return fmt.Errorf("pebblestore: unknown table %d", m.Table)
+		}
+		key = rowPrefix(key[:0], m.Table, m.Row)
+		var err error
+		switch m.Kind {
+		case kvindex.Put:
+			err = b.Set(append(key, m.Qualifier...), m.Value, nil)
+		case kvindex.DeleteCell:
+			err = b.Delete(append(key, m.Qualifier...), nil)
+		case kvindex.DeleteRow:
+			hi := append([]byte(nil), key...)
+			hi[len(hi)-1] = 0x02
+			err = b.DeleteRange(key, hi, nil)
+		case kvindex.Add:
+			var v [8]byte
+			binary.BigEndian.PutUint64(v[:], uint64(m.Delta))
+			err = b.Merge(append(key, m.Qualifier...), v[:], nil)
+		default:
+			return fmt.Errorf("pebblestore: unknown mutation kind %d", m.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.Commit(s.wo); err != nil {
+		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	}
+	return nil
+}
+
+// Scan implements kvindex.Store.
+func (s *Store) Scan(ctx context.Context, t kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error {
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	if !t.Valid() {
+		return fmt.Errorf("pebblestore: unknown table %d", t)
+	}
+	lo := escape([]byte{byte(t)}, start)
+	hi := []byte{byte(t) + 1}
+	if end != nil {
+		hi = escape([]byte{byte(t)}, end)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	}
+	defer it.Close()
+	var cur kvindex.Row
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n++; n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row, qual, err := splitKey(it.Key())
+		if err != nil {
+			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		}
+		if cur.Key != nil && !bytes.Equal(cur.Key, row) {
+			if err := fn(cur); err != nil {
+				return err
+			}
+			cur = kvindex.Row{}
+		}
+		if cur.Key == nil {
+			cur.Key = row
+		}
+		cur.Cells = append(cur.Cells, kvindex.Cell{Qualifier: append([]byte(nil), qual...), Value: append([]byte(nil), v...)})
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	}
+	if cur.Key != nil {
+		return fn(cur)
+	}
+	return nil
+}
+
+// Flush forces the memtable to disk (for disk-usage measurements).
+func (s *Store) Flush() error {
+	if err := s.acquire(context.Background()); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	return s.db.Flush()
+}
+
+// Close implements kvindex.Store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
+	}
+	return nil
+}
+
+// adder sums 8-byte big-endian counter operands.
+type adder struct {
+	sum int64
+}
+
+func newAdder(_, value []byte) (pebble.ValueMerger, error) {
+	a := &adder{}
+	return a, a.add(value)
+}
+
+func (a *adder) add(v []byte) error {
+	if len(v) != 8 {
+		return fmt.Errorf("pebblestore: counter operand of %d bytes", len(v))
+	}
+	a.sum += int64(binary.BigEndian.Uint64(v))
+	return nil
+}
+
+func (a *adder) MergeNewer(v []byte) error { return a.add(v) }
+func (a *adder) MergeOlder(v []byte) error { return a.add(v) }
+func (a *adder) Finish(bool) ([]byte, io.Closer, error) {
+	out := make([]byte, 8)
+	binary.BigEndian.PutUint64(out, uint64(a.sum))
+	return out, nil, nil
+}
+
+// pebbleLogger sends Pebble's log lines to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}

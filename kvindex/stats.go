@@ -1,0 +1,154 @@
+package kvindex
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/golang/snappy"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// RowStat is the size of one index row.
+type RowStat struct {
+	Table        int
+	Prefix       uint64
+	Fingerprints int // base-set entries plus deltas, minus tombstones
+	Bytes        int // bytes of cell values and qualifiers
+}
+
+// Stats describes an index.
+type Stats struct {
+	Documents    int64
+	Fingerprints int64 // distinct fingerprints carried by documents
+	Layout       fingerprint.Layout
+	// FullestRows are the largest index rows, fullest first (only when
+	// asked for: it scans the index table).
+	FullestRows []RowStat
+	// IndexRows and IndexBytes cover the whole index table (with FullestRows).
+	IndexRows  int64
+	IndexBytes int64
+}
+
+// StatsOptions say how much work Stats may do.
+type StatsOptions struct {
+	// FullestRows > 0 scans the whole index table (cost grows with the
+	// index: about a second per 10^7 fingerprints on the embedded store) and
+	// reports that many of the fullest rows.
+	FullestRows int
+}
+
+// Stats returns the document and fingerprint counters (cheap: one row read).
+func (ix *Index) Stats(ctx context.Context) (Stats, error) {
+	return ix.StatsWith(ctx, StatsOptions{})
+}
+
+// StatsWith is Stats with options.
+func (ix *Index) StatsWith(ctx context.Context, opt StatsOptions) (Stats, error) {
+	st := Stats{Layout: ix.layout}
+	rows, err := ix.get(ctx, []RowKey{{TableMeta, countersRow}})
+	if err != nil {
+		return st, err
+	}
+	for _, c := range rows[0].Cells {
+		if len(c.Value) != 8 {
+			return st, corrupt(TableMeta, countersRow, c.Qualifier, "counter of %d bytes", len(c.Value))
+		}
+		v := int64(binary.BigEndian.Uint64(c.Value))
+		switch string(c.Qualifier) {
+		case string(qualDocuments):
+			st.Documents = v
+		case string(qualFingerprints):
+			st.Fingerprints = v
+		}
+	}
+	if opt.FullestRows <= 0 {
+		return st, nil
+	}
+	err = ix.ScanRows(ctx, func(rs RowStat) error {
+		st.IndexRows++
+		st.IndexBytes += int64(rs.Bytes)
+		if len(st.FullestRows) < opt.FullestRows || rs.Fingerprints > st.FullestRows[len(st.FullestRows)-1].Fingerprints {
+			i, _ := slices.BinarySearchFunc(st.FullestRows, rs, func(a, b RowStat) int { return b.Fingerprints - a.Fingerprints })
+			st.FullestRows = slices.Insert(st.FullestRows, i, rs)
+			if len(st.FullestRows) > opt.FullestRows {
+				st.FullestRows = st.FullestRows[:opt.FullestRows]
+			}
+		}
+		return nil
+	})
+	return st, err
+}
+
+// ScanRows calls fn with the size of every index row, in key order.
+func (ix *Index) ScanRows(ctx context.Context, fn func(RowStat) error) error {
+	if ix.closed.Load() {
+		return ErrClosed
+	}
+	err := ix.st.Scan(ctx, TableIndex, nil, nil, func(row Row) error {
+		t, prefix, err := ParseIndexRowKey(row.Key, ix.bits)
+		if err != nil {
+			return callerErr{corrupt(TableIndex, row.Key, nil, "%v", err)}
+		}
+		rs := RowStat{Table: t, Prefix: prefix}
+		for _, c := range row.Cells {
+			rs.Bytes += len(c.Qualifier) + len(c.Value)
+			if len(c.Qualifier) == 0 {
+				return callerErr{corrupt(TableIndex, row.Key, c.Qualifier, "empty qualifier")}
+			}
+			switch c.Qualifier[0] {
+			case qualBase:
+				n, err := baseSetCount(c.Value)
+				if err != nil {
+					return callerErr{corrupt(TableIndex, row.Key, c.Qualifier, "%v", err)}
+				}
+				rs.Fingerprints += n
+			case qualDelta:
+				rs.Fingerprints++
+			case qualTombstone:
+				rs.Fingerprints--
+			}
+		}
+		if err := fn(rs); err != nil {
+			return callerErr{err}
+		}
+		return nil
+	})
+	var ce callerErr
+	if errors.As(err, &ce) {
+		return ce.err
+	}
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// callerErr marks an error raised inside a Scan callback, so that it is not
+// mistaken for a store failure.
+type callerErr struct{ err error }
+
+func (e callerErr) Error() string { return e.err.Error() }
+
+// baseSetCount reads the residual count of a base-set cell without decoding
+// the residuals.
+func baseSetCount(v []byte) (int, error) {
+	if len(v) < baseHeaderLen {
+		return 0, fmt.Errorf("%w: short cell", errBaseSet)
+	}
+	body := v[baseHeaderLen:]
+	if v[0] == baseSnappy {
+		var err error
+		if body, err = snappy.Decode(nil, body); err != nil {
+			return 0, fmt.Errorf("%w: %v", errBaseSet, err)
+		}
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 {
+		return 0, fmt.Errorf("%w: bad count", errBaseSet)
+	}
+	return int(n), nil
+}

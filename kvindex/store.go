@@ -1,0 +1,124 @@
+package kvindex
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Table names one of the logical tables the index keeps. On HBase each is a
+// table of its own; in the embedded store each is a key range.
+type Table uint8
+
+// The logical tables (DESIGN.md section 2, docs/FORMAT.md).
+const (
+	// TableIndex holds one row per (permutation table, prefix): base-set,
+	// delta and tombstone cells of residuals.
+	TableIndex Table = iota
+	// TableFP holds one row per stored fingerprint: one cell per document
+	// carrying it.
+	TableFP
+	// TableDocs holds one row per document id.
+	TableDocs
+	// TableMeta holds the index metadata and counters.
+	TableMeta
+	numTables
+)
+
+// Tables lists every logical table, in order.
+var Tables = []Table{TableIndex, TableFP, TableDocs, TableMeta}
+
+// String is the table's name, as used for HBase table names.
+func (t Table) String() string {
+	switch t {
+	case TableIndex:
+		return "index"
+	case TableFP:
+		return "fp"
+	case TableDocs:
+		return "docs"
+	case TableMeta:
+		return "meta"
+	}
+	return fmt.Sprintf("table(%d)", uint8(t))
+}
+
+// Valid reports whether t is one of the known tables.
+func (t Table) Valid() bool { return t < numTables }
+
+// Cell is one (qualifier, value) pair of a row. Stores keep one version of a
+// cell; a put replaces it.
+type Cell struct {
+	Qualifier []byte
+	Value     []byte
+}
+
+// Row is a row key and its cells, sorted by qualifier (bytewise).
+type Row struct {
+	Key   []byte
+	Cells []Cell
+}
+
+// RowKey addresses one row of one table.
+type RowKey struct {
+	Table Table
+	Key   []byte
+}
+
+// MutationKind says what a Mutation does.
+type MutationKind uint8
+
+// The mutation kinds.
+const (
+	// Put writes (replaces) one cell.
+	Put MutationKind = iota + 1
+	// DeleteCell removes one cell; removing a missing cell is not an error.
+	DeleteCell
+	// DeleteRow removes every cell of a row.
+	DeleteRow
+	// Add adds Delta to a counter cell: an 8-byte big-endian two's complement
+	// integer (the layout of HBase's Increment), created as 0 when missing.
+	// Concurrent Adds never lose each other.
+	Add
+)
+
+// Mutation is one change to one cell or row.
+type Mutation struct {
+	Kind      MutationKind
+	Table     Table
+	Row       []byte
+	Qualifier []byte // Put, DeleteCell, Add
+	Value     []byte // Put
+	Delta     int64  // Add
+	// Timestamp, when not zero, is the cell's version time for stores that
+	// expire cells by age (HBase's family TTL counts from it): index cells
+	// carry their time bucket's start so that whole buckets expire together.
+	// Stores without TTLs ignore it.
+	Timestamp time.Time
+}
+
+// Store is the narrow row/cell store the index runs on. It is kvindex's own
+// interface, shaped so that it maps onto HBase (Get and Multi of rows, Mutate,
+// Scan) as well as onto an embedded key-value store.
+//
+// Implementations wrap their own failures with ErrStore (so callers can map
+// them to "service unavailable"), keep context errors matchable with
+// errors.Is, and are safe for concurrent use. The contract is checked by
+// kvindex/storetest.
+type Store interface {
+	// Get reads whole rows. The result has one Row per key, in the order of
+	// keys; a missing row has no cells. The returned memory belongs to the
+	// caller.
+	Get(ctx context.Context, keys []RowKey) ([]Row, error)
+	// Mutate applies the mutations in order. When it returns nil they are
+	// durable (a crash afterwards loses none of them). It may apply them
+	// atomically (the embedded store does) but callers must not rely on
+	// atomicity across rows.
+	Mutate(ctx context.Context, muts []Mutation) error
+	// Scan calls fn for each non-empty row of table with start <= key < end
+	// (a nil end means the end of the table), in key order. fn may keep the
+	// Row. An error from fn stops the scan and is returned as is.
+	Scan(ctx context.Context, table Table, start, end []byte, fn func(Row) error) error
+	// Close releases the store. Calls after Close fail with ErrStore.
+	Close() error
+}
