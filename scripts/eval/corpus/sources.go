@@ -148,7 +148,10 @@ func ExtractHelpPage(r interface{ Read([]byte) (int, error) }) (title, body stri
 				return
 			}
 			for _, a := range n.Attr {
-				if a.Key == "hidden" || (a.Key == "id" && (a.Val == "SearchFrame" || a.Val == "DonationFrame" || a.Val == "DEBUG")) {
+				// Platform variants are all hidden="true" in the page; the
+				// help viewer's script unhides one. Keep the default one
+				// (not macOS's), as a reader on Linux or Windows sees it.
+				if (a.Key == "class" && a.Val == "MAC") || (a.Key == "id" && (a.Val == "SearchFrame" || a.Val == "DonationFrame" || a.Val == "DEBUG")) {
 					return
 				}
 				if a.Key == "id" && a.Val == "DisplayArea" {
@@ -157,6 +160,9 @@ func ExtractHelpPage(r interface{ Read([]byte) (int, error) }) (title, body stri
 			}
 		}
 		if n.Type == html.TextNode && inArea {
+			if strings.HasPrefix(n.Data, " ") || strings.HasPrefix(n.Data, "\n") {
+				b.WriteByte(' ')
+			}
 			b.WriteString(strings.Join(strings.Fields(n.Data), " "))
 			if strings.HasSuffix(n.Data, " ") || strings.HasSuffix(n.Data, "\n") {
 				b.WriteByte(' ')

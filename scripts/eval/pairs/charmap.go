@@ -52,8 +52,8 @@ func toTraditional(s string) (string, int) {
 
 // toFullWidth turns printable ASCII (letters, digits, punctuation; not
 // the space) into the full-width forms U+FF01..U+FF5E, as East Asian
-// sites and input methods produce. frac in (0,1] converts only runs of
-// that share, chosen by pick, so a page can be partly full-width.
+// sites and input methods produce. pick is asked at the start of every
+// line whether to convert that line, so a page can be partly full-width.
 func toFullWidth(s string, pick func() bool) (string, int) {
 	var b strings.Builder
 	n := 0

@@ -30,7 +30,7 @@ var kinds = []kindSpec{
 	{name: "reword", positive: true, doc: "one sentence reworded: words replaced by synonyms, or its clauses swapped", make: mkReword},
 	{name: "typos", positive: true, doc: "1-6 typos (letters swapped, dropped, doubled or replaced; a Han character replaced)", make: mkTypos},
 	{name: "punct", positive: true, doc: "punctuation restyled (quotes, dashes, full/half-width Chinese punctuation) or a few marks changed", make: mkPunct},
-	{name: "width", positive: true, doc: "ASCII letters, digits and punctuation turned full-width (all of a Chinese page, some lines of an English one)", make: mkWidth},
+	{name: "width", positive: true, doc: "ASCII letters, digits and punctuation turned full-width (all of a Chinese page, some lines of an English one)", applies: func(d corpus.Doc) bool { return strings.ContainsFunc(d.Body, isASCIIAlnum) }, make: mkWidth},
 	{name: "trad", positive: true, doc: "Chinese converted from simplified to traditional characters", applies: func(d corpus.Doc) bool { _, n := toTraditional(d.Body); return d.Lang == "zh" && n > 0 }, make: mkTrad},
 	{name: "title", positive: true, doc: "title rewritten: site prefix/suffix, another document's title, or none; body unchanged", make: mkTitle},
 	{name: "truncate", positive: true, doc: "only the first 50-90% kept (whole sentences), with a \"read more\" link", applies: func(d corpus.Doc) bool { return len(sentencesOf(d)) >= 2 }, make: mkTruncate},
@@ -287,8 +287,19 @@ func synonymize(lang, s string) (string, int) {
 	return out.String(), n
 }
 
-// typo applies one random typo to s.
+// typo applies one random typo to s; false if it found none to make.
 func typo(r *rand.Rand, g *gen, d corpus.Doc, s string) (string, bool) {
+	// A swap of two equal letters or a letter replaced by itself changes
+	// nothing: try again.
+	for range 10 {
+		if t, ok := typo1(r, g, d, s); ok && t != s {
+			return t, true
+		}
+	}
+	return s, false
+}
+
+func typo1(r *rand.Rand, g *gen, d corpus.Doc, s string) (string, bool) {
 	rs := []rune(s)
 	if d.Lang == "zh" {
 		var han []int
@@ -303,8 +314,8 @@ func typo(r *rand.Rand, g *gen, d corpus.Doc, s string) (string, bool) {
 		}
 		for range 50 {
 			c := o[r.IntN(len(o))]
-			if unicode.Is(unicode.Han, c) {
-				rs[han[r.IntN(len(han))]] = c
+			if i := han[r.IntN(len(han))]; unicode.Is(unicode.Han, c) && c != rs[i] {
+				rs[i] = c
 				return string(rs), true
 			}
 		}
@@ -585,4 +596,8 @@ func mkNegKeyword(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func isASCIIAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 }
