@@ -198,6 +198,14 @@ func F(x float64) string {
 	return fmt.Sprintf("%.3f", x)
 }
 
+// D formats a distance, "–" for none (-1).
+func D(d int) string {
+	if d < 0 {
+		return "–"
+	}
+	return fmt.Sprint(d)
+}
+
 // keysIn returns m's keys ordered by order first, then the rest sorted.
 func keysIn[V any](m map[string]V, order []string) []string {
 	var out []string

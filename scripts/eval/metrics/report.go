@@ -105,9 +105,9 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		p90, _ := Quantile(os, 0.9, sel)
 		sc := byKindShort[k]
 		if kinds.Positive(k) {
-			p("| %s | %d | %d | %s | | %d | %d | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), med, p90, F(sc.Recall()), kinds.Describe(k))
+			p("| %s | %d | %d | %s | | %s | %s | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), D(med), D(p90), F(sc.Recall()), kinds.Describe(k))
 		} else {
-			p("| %s | %d | %d | | %s | %d | %d | %s | %s |\n", k, c.N(), c.FP, F(c.FPRate()), med, p90, F(sc.FPRate()), kinds.Describe(k))
+			p("| %s | %d | %d | | %s | %s | %s | %s | %s |\n", k, c.N(), c.FP, F(c.FPRate()), D(med), D(p90), F(sc.FPRate()), kinds.Describe(k))
 		}
 	}
 
@@ -122,7 +122,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	for _, k := range keysIn(bySize, sizeOrder) {
 		c := bySize[k]
 		med, _ := Quantile(os, 0.5, func(o Outcome) bool { return o.Duplicate && o.SizeClass == k })
-		p("| %s | %d | %d | %s | %d |\n", k, c.N(), c.TP, F(c.Recall()), med)
+		p("| %s | %d | %d | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), D(med))
 	}
 
 	p("\n## Curve over k\n\nDecision \"duplicate iff the fingerprints are within distance k\". For k ≤ %d this is what the service answers (checked below); larger k are computed from the fingerprints the service returned, i.e. what an index built with a larger K would answer.\n\n", m.DefaultK)
