@@ -159,7 +159,7 @@ func TestQuantile(t *testing.T) {
 func TestWriteMarkdownGolden(t *testing.T) {
 	var buf bytes.Buffer
 	meta := Meta{Command: "scripts/eval/run.sh", Machine: "test machine", Date: "2026-01-01 00:00 UTC", Commit: "abc123",
-		Recipe: "1", DefaultK: 3, CurveMax: 5, Pairs: 7, Stored: 6, Notes: []string{"A note."}}
+		Recipe: "1", DefaultK: 3, CurveMax: 5, Pairs: 7, Stored: 6, Notes: []string{"A note."}, Method: "## Method\n\nHow it works.\n"}
 	kinds := Kinds{
 		Order:    []string{"mirror", "typos", "neg_topic", "neg_keyword"},
 		Positive: func(k string) bool { return !strings.HasPrefix(k, "neg_") },

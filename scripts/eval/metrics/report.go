@@ -19,6 +19,9 @@ type Meta struct {
 	Pairs    int
 	Stored   int // originals stored in the index
 	Notes    []string
+	// Method is Markdown explaining the benchmark (corpus, pairs, rule,
+	// how to reproduce); it is printed after the results.
+	Method string
 }
 
 // Kinds tells the report about pair kinds: report order, polarity and a
@@ -182,6 +185,9 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		for _, k := range ks {
 			p("  - %s: %d\n", k, fails[k])
 		}
+	}
+	if m.Method != "" {
+		p("\n%s", m.Method)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

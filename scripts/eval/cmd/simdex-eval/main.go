@@ -3,6 +3,7 @@
 //	simdex-eval corpus -out corpus.jsonl      # plain documents from installed packages
 //	simdex-eval pairs  -corpus corpus.jsonl -out pairs.jsonl [-seed N] [-kinds a,b]
 //	simdex-eval run    -pairs pairs.jsonl -out docs/QUALITY.md
+//	simdex-eval explain -pairs pairs.jsonl -kind mirror   # why a kind's pairs are far apart
 //
 // scripts/eval/run.sh runs all three after scripts/eval/install.sh; see
 // docs/QUALITY.md for what is measured.
@@ -28,7 +29,7 @@ func main() {
 
 func run(ctx context.Context, log *slog.Logger, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: simdex-eval corpus|pairs|run [flags]")
+		return fmt.Errorf("usage: simdex-eval corpus|pairs|run|explain [flags]")
 	}
 	switch args[0] {
 	case "corpus":
@@ -37,6 +38,8 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return cmdPairs(ctx, log, args[1:])
 	case "run":
 		return cmdRun(ctx, log, args[1:])
+	case "explain":
+		return cmdExplain(ctx, log, args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want corpus, pairs or run)", args[0])
+	return fmt.Errorf("unknown command %q (want corpus, pairs, run or explain)", args[0])
 }

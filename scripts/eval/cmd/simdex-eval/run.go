@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,6 +22,11 @@ import (
 	"github.com/simdex/simdex/scripts/eval/pairs"
 	"github.com/simdex/simdex/scripts/eval/runner"
 )
+
+// method explains the benchmark at the end of the report.
+//
+//go:embed method.md
+var method string
 
 func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	def := runner.DefaultConfig()
@@ -89,7 +95,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	meta := metrics.Meta{
 		Command: cmdline, Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(ctx, *repo), Recipe: fmt.Sprint(fingerprint.RecipeVersion), DefaultK: res.K, CurveMax: *curveMax,
-		Pairs: len(ps), Stored: res.Stored,
+		Pairs: len(ps), Stored: res.Stored, Method: method,
 		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored, len(ps), cfg.Batch)},
 	}
 	if res.Truncated > 0 {
