@@ -20,6 +20,9 @@ type Outcome struct {
 	Lang      string `json:"lang"`
 	Bucket    string `json:"bucket"`
 	SizeClass string `json:"size_class"`
+	// Size is the pair's edit size (1 - character 5-gram Jaccard of the
+	// raw sides), for the text-overlap reference in the report.
+	Size float64 `json:"size"`
 	// Distance is the Hamming distance between the fingerprints the
 	// service gave the two sides, or -1 when it gave none for one of
 	// them (low information, or an error).
@@ -54,6 +57,12 @@ func PartnerWithin(k int) Rule {
 // with a larger K would answer.
 func DistanceWithin(k int) Rule {
 	return func(o Outcome) bool { return o.Distance >= 0 && o.Distance <= k }
+}
+
+// OverlapAtLeast is a reference rule that needs no fingerprint: the raw
+// texts share at least j of their character 5-grams (Jaccard).
+func OverlapAtLeast(j float64) Rule {
+	return func(o Outcome) bool { return 1-o.Size >= j }
 }
 
 // AnyHit calls a pair a duplicate when the check found any stored

@@ -68,13 +68,13 @@ func TestAdd(t *testing.T) {
 // sample is a small hand-labelled set of outcomes.
 func sample() []Outcome {
 	return []Outcome{
-		{PairID: "a", Duplicate: true, Kind: "typos", Lang: "en", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, AnyHit: true, Exact: true},
-		{PairID: "b", Duplicate: true, Kind: "typos", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, AnyHit: true},
-		{PairID: "c", Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, AnyHit: false},
-		{PairID: "d", Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, Failure: "query: low-information"},
-		{PairID: "e", Duplicate: false, Kind: "neg_topic", Lang: "en", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1},
-		{PairID: "f", Duplicate: false, Kind: "neg_keyword", Lang: "zh", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, AnyHit: true},
-		{PairID: "g", Duplicate: false, Kind: "neg_keyword", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, AnyHit: true},
+		{PairID: "a", Size: 0.02, Duplicate: true, Kind: "typos", Lang: "en", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, AnyHit: true, Exact: true},
+		{PairID: "b", Size: 0.1, Duplicate: true, Kind: "typos", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, AnyHit: true},
+		{PairID: "c", Size: 0.6, Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, AnyHit: false},
+		{PairID: "d", Size: 0.3, Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, Failure: "query: low-information"},
+		{PairID: "e", Size: 0.9, Duplicate: false, Kind: "neg_topic", Lang: "en", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1},
+		{PairID: "f", Size: 0.15, Duplicate: false, Kind: "neg_keyword", Lang: "zh", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, AnyHit: true},
+		{PairID: "g", Size: 0.12, Duplicate: false, Kind: "neg_keyword", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, AnyHit: true},
 	}
 }
 
@@ -114,6 +114,16 @@ func TestRulesAndTally(t *testing.T) {
 	bad := append(sample(), Outcome{PairID: "x", Duplicate: true, Distance: 1, PartnerHit: -1})
 	if d := Disagreements(bad, 3); len(d) != 1 || d[0].PairID != "x" {
 		t.Errorf("missed disagreement: %+v", d)
+	}
+}
+
+func TestOverlapRule(t *testing.T) {
+	// Sizes 0.02, 0.1, 0.6, 0.3 (positives), 0.9, 0.15, 0.12 (negatives).
+	if got := Total(sample(), OverlapAtLeast(0.8)); got != (Counts{TP: 2, FN: 2, FP: 2, TN: 1}) {
+		t.Errorf("j=0.8: %+v", got)
+	}
+	if got := Total(sample(), OverlapAtLeast(0.95)); got != (Counts{TP: 1, FN: 3, TN: 3}) {
+		t.Errorf("j=0.95: %+v", got)
 	}
 }
 

@@ -145,6 +145,15 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		p("\n")
 	}
 
+	p("\n### Reference: raw text overlap\n\nNo fingerprint: a pair is called a duplicate when the raw sides (title and body, boilerplate included) share at least j of their character 5-grams (Jaccard). It shows how separable the pairs are by plain text overlap, e.g. for a second check on candidates.\n\n")
+	p("| j | precision | recall | F1 | short P | short R | long P | long R |\n|---|---|---|---|---|---|---|---|\n")
+	for _, j := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
+		c := Total(os, OverlapAtLeast(j))
+		bb := Tally(os, OverlapAtLeast(j), func(o Outcome) string { return o.Bucket })
+		p("| %.1f | %s | %s | %s | %s | %s | %s | %s |\n", j, F(c.Precision()), F(c.Recall()), F(c.F1()),
+			F(bb["short"].Precision()), F(bb["short"].Recall()), F(bb["long"].Precision()), F(bb["long"].Recall()))
+	}
+
 	p("\n## Other checks\n\n")
 	ah := Total(os, AnyHit)
 	p("- \"Any hit\" rule (the check's `duplicate` flag: anything stored within k = %d, not necessarily the partner): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ah.Precision()), F(ah.Recall()), F(ah.F1()), ah.TP, ah.FP, ah.FN)

@@ -94,7 +94,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	}
 	meta := metrics.Meta{
 		Command: cmdline, Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		Commit: commit(ctx, *repo), Recipe: fmt.Sprint(fingerprint.RecipeVersion), DefaultK: res.K, CurveMax: *curveMax,
+		Commit: commit(ctx, *repo, *out), Recipe: fmt.Sprint(fingerprint.RecipeVersion), DefaultK: res.K, CurveMax: *curveMax,
 		Pairs: len(ps), Stored: res.Stored, Method: method,
 		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored, len(ps), cfg.Batch)},
 	}
@@ -162,14 +162,15 @@ func machine() string {
 	return s
 }
 
-// commit is the short git commit of repo, "-dirty" when it has changes.
-func commit(ctx context.Context, repo string) string {
+// commit is the short git commit of repo, "-dirty" when tracked files
+// other than the report have changes.
+func commit(ctx context.Context, repo, report string) string {
 	out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "unknown commit"
 	}
 	c := strings.TrimSpace(string(out))
-	if st, err := exec.CommandContext(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+	if st, err := exec.CommandContext(ctx, "git", "-C", repo, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)"+report).Output(); err == nil && len(st) > 0 {
 		c += "-dirty"
 	}
 	return c
