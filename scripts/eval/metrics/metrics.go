@@ -18,6 +18,7 @@ type Outcome struct {
 	Duplicate bool   `json:"duplicate"`
 	Kind      string `json:"kind"`
 	Lang      string `json:"lang"`
+	Source    string `json:"source"`
 	Bucket    string `json:"bucket"`
 	SizeClass string `json:"size_class"`
 	// Size is the pair's edit size (1 - character 5-gram Jaccard of the

@@ -68,13 +68,13 @@ func TestAdd(t *testing.T) {
 // sample is a small hand-labelled set of outcomes.
 func sample() []Outcome {
 	return []Outcome{
-		{PairID: "a", Size: 0.02, Duplicate: true, Kind: "typos", Lang: "en", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, AnyHit: true, Exact: true},
-		{PairID: "b", Size: 0.1, Duplicate: true, Kind: "typos", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, AnyHit: true},
-		{PairID: "c", Size: 0.6, Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, AnyHit: false},
-		{PairID: "d", Size: 0.3, Duplicate: true, Kind: "mirror", Lang: "zh", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, Failure: "query: low-information"},
-		{PairID: "e", Size: 0.9, Duplicate: false, Kind: "neg_topic", Lang: "en", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1},
-		{PairID: "f", Size: 0.15, Duplicate: false, Kind: "neg_keyword", Lang: "zh", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, AnyHit: true},
-		{PairID: "g", Size: 0.12, Duplicate: false, Kind: "neg_keyword", Lang: "en", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, AnyHit: true},
+		{PairID: "a", Size: 0.02, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, AnyHit: true, Exact: true},
+		{PairID: "b", Size: 0.1, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, AnyHit: true},
+		{PairID: "c", Size: 0.6, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, AnyHit: false},
+		{PairID: "d", Size: 0.3, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, Failure: "query: low-information"},
+		{PairID: "e", Size: 0.9, Duplicate: false, Kind: "neg_topic", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1},
+		{PairID: "f", Size: 0.15, Duplicate: false, Kind: "neg_keyword", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, AnyHit: true},
+		{PairID: "g", Size: 0.12, Duplicate: false, Kind: "neg_keyword", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, AnyHit: true},
 	}
 }
 

@@ -84,6 +84,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	}
 	table("By language", Tally(os, rule, func(o Outcome) string { return o.Lang }), langOrder)
 	table("By length bucket", byBucket, bucketOrder)
+	table("By source", Tally(os, rule, func(o Outcome) string { return o.Source }), nil)
 	var lb []string
 	for _, l := range langOrder {
 		for _, bk := range bucketOrder {

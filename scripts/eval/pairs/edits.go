@@ -23,6 +23,7 @@ type kindSpec struct {
 // kinds is every pair kind, positives first.
 var kinds = []kindSpec{
 	{name: "mirror", positive: true, doc: "same title and body inside another site's header, navigation and footer (the original bare or in a third site's)", make: mkMirror},
+	{name: "html", positive: true, doc: "the page as served: HTML with navigation, script, style, a related-links aside and footer around the article", make: mkHTML},
 	{name: "ads", positive: true, doc: "1-3 advertisement or \"related articles\" blocks (titles of other documents) inserted between paragraphs", make: mkAds},
 	{name: "numbers", positive: true, doc: "every number changed and a dateline with a date, time and view counter added", make: mkNumbers},
 	{name: "sentence_add", positive: true, doc: "one sentence of another document inserted (at most a third of the original's length, or 40 characters)", make: mkSentenceAdd},
@@ -90,6 +91,15 @@ func mkMirror(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 		p.Detail += ",original=" + o.id
 	}
 	return p, true
+}
+
+func mkHTML(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
+	t := g.template(r, d.Lang, "")
+	var related []string
+	for range 3 + r.IntN(4) {
+		related = append(related, g.donor(r, d).Title)
+	}
+	return edited(d, d.Title, t.html(r, d.Lang, d.Title, d.Body, related), fmt.Sprintf("template=%s,related=%d", t.id, len(related)))
 }
 
 func mkAds(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {

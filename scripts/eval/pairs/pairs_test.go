@@ -134,6 +134,16 @@ func TestGeneratePairs(t *testing.T) {
 			if !strings.Contains(q, d.Body) || q == d.Body {
 				t.Errorf("mirror: body not wrapped unchanged: %q", q)
 			}
+		case "html":
+			if !strings.HasPrefix(q, "<!DOCTYPE html>") || !strings.Contains(q, "<article>") {
+				t.Errorf("html: not a page: %.200q", q)
+			}
+			for _, para := range strings.Split(d.Body, "\n") {
+				esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(strings.TrimSpace(para))
+				if esc != "" && !strings.Contains(q, "<p>"+esc+"</p>") {
+					t.Errorf("html: paragraph %q not in the page", para)
+				}
+			}
 		case "ads":
 			if !strings.Contains(q, "Related articles:") && !strings.Contains(q, "相关阅读") && !strings.Contains(strings.ToLower(q), "advertis") && !strings.Contains(q, "广告") && !strings.Contains(q, "推广") && !strings.Contains(q, "Sponsored") && !strings.Contains(q, "赞助") && !strings.Contains(q, "推荐") && !strings.Contains(q, "AD - ") {
 				t.Errorf("ads: no block inserted: %q", q)

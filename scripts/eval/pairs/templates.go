@@ -115,3 +115,36 @@ func pickN(r *rand.Rand, from []string, n int) []string {
 	}
 	return out
 }
+
+// html renders a page as a site would serve it: the template's header as
+// a navigation bar, the body as an article of paragraphs, a related list
+// in an aside, the footer, and script and style elements.
+func (t template) html(r *rand.Rand, lang, title, body string, related []string) string {
+	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=%q><head><meta charset=\"utf-8\"><title>%s - %s</title>\n", lang, esc(title), esc(t.header[0]))
+	fmt.Fprintf(&b, "<style>body{font-family:sans-serif}.nav li{display:inline}</style>\n<script>window.dataLayer=[];function track(id){dataLayer.push({page:%d})}</script></head>\n<body>\n", r.IntN(100000))
+	fmt.Fprintf(&b, "<header><div class=\"logo\">%s</div><nav class=\"nav\"><ul>", esc(t.header[0]))
+	for _, item := range strings.FieldsFunc(t.header[1], func(c rune) bool { return c == '|' || c == ' ' }) {
+		fmt.Fprintf(&b, "<li><a href=\"/%s\">%s</a></li>", esc(strings.ToLower(item)), esc(item))
+	}
+	b.WriteString("</ul></nav></header>\n<main><article>\n")
+	if title != "" {
+		fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(title))
+	}
+	for _, p := range strings.Split(body, "\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", esc(p))
+		}
+	}
+	b.WriteString("</article></main>\n<aside><ul>")
+	for _, rt := range related {
+		fmt.Fprintf(&b, "<li><a href=\"/a/%d\">%s</a></li>", r.IntN(1000000), esc(rt))
+	}
+	b.WriteString("</ul></aside>\n<footer>")
+	for _, f := range t.footer {
+		fmt.Fprintf(&b, "<p>%s</p>", esc(f))
+	}
+	b.WriteString("</footer>\n</body></html>\n")
+	return b.String()
+}

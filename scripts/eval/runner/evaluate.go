@@ -129,7 +129,7 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 // outcome combines a pair with the service's answers for its two sides.
 func outcome(p pairs.Pair, orig Inserted, q Checked) (metrics.Outcome, error) {
 	o := metrics.Outcome{
-		PairID: p.ID, Duplicate: p.Duplicate, Kind: p.Kind, Lang: p.Lang, Bucket: p.Bucket, SizeClass: p.SizeClass(), Size: p.Size,
+		PairID: p.ID, Duplicate: p.Duplicate, Kind: p.Kind, Lang: p.Lang, Source: p.Source, Bucket: p.Bucket, SizeClass: p.SizeClass(), Size: p.Size,
 		Distance: -1, PartnerHit: -1, AnyHit: q.Duplicate,
 	}
 	switch {
