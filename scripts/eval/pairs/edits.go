@@ -109,13 +109,13 @@ func mkAds(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 	for range n {
 		var block string
 		if r.IntN(2) == 0 {
-			block, kinds = adBlock(r, d.Lang), append(kinds, "ad")
+			block, kinds = adBlock(r, g.vocab, d.Lang), append(kinds, "ad")
 		} else {
 			var titles []string
 			for range 3 + r.IntN(4) {
 				titles = append(titles, g.donor(r, d).Title)
 			}
-			block, kinds = relatedBlock(d.Lang, titles), append(kinds, "related")
+			block, kinds = relatedBlock(r, g.vocab, d.Lang, titles), append(kinds, "related")
 		}
 		// Between lines, or inside a one-line body between sentences.
 		if len(b.lines) > 1 {
@@ -227,7 +227,7 @@ func mkReword(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 	// First choice: a sentence with synonyms to swap in.
 	for _, p := range at {
 		s := b.lines[p[0]][p[1]]
-		if t, n := synonymize(d.Lang, s); n > 0 {
+		if t, n := synonymize(g.vocab, d.Lang, s); n > 0 {
 			b.lines[p[0]][p[1]] = t
 			return edited(d, d.Title, b.join(), fmt.Sprintf("synonyms=%d", n))
 		}
@@ -253,13 +253,14 @@ func mkReword(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 }
 
 // synonymize replaces the words of s found in the language's synonym
-// table and returns how many it replaced.
-func synonymize(lang, s string) (string, int) {
+// table (of vocabulary v) and returns how many it replaced.
+func synonymize(v vocab, lang, s string) (string, int) {
 	n := 0
+	syn := v.synonyms[lang]
 	if lang == "zh" {
-		for _, k := range sortedKeys(synonymsZH) {
+		for _, k := range sortedKeys(syn) {
 			if c := strings.Count(s, k); c > 0 {
-				s = strings.ReplaceAll(s, k, synonymsZH[k])
+				s = strings.ReplaceAll(s, k, syn[k])
 				n += c
 			}
 		}
@@ -267,7 +268,7 @@ func synonymize(lang, s string) (string, int) {
 	}
 	var out strings.Builder
 	word := func(w string) {
-		if rep, ok := synonymsEN[strings.ToLower(w)]; ok {
+		if rep, ok := syn[strings.ToLower(w)]; ok {
 			if unicode.IsUpper([]rune(w)[0]) {
 				rep = strings.ToUpper(rep[:1]) + rep[1:]
 			}
@@ -517,7 +518,7 @@ func mkNegBoilerplate(g *gen, r *rand.Rand, d corpus.Doc) (Pair, bool) {
 	for range 5 {
 		titles = append(titles, g.donor(r, d).Title)
 	}
-	extra := "\n" + adBlock(r, d.Lang) + "\n" + relatedBlock(d.Lang, titles)
+	extra := "\n" + adBlock(r, g.vocab, d.Lang) + "\n" + relatedBlock(r, g.vocab, d.Lang, titles)
 	// The original's id names the template and the seed of the shared
 	// blocks, so two pairs never store different texts under one id.
 	id := fmt.Sprintf("%s@%s+b%d", d.ID, t.id, r.Uint32())

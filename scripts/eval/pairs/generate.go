@@ -22,6 +22,9 @@ type Config struct {
 	// Split selects documents by a fixed hash of their id, independent of
 	// Seed: "dev" (70%), "test" (the other 30%) or "all". Tune on dev,
 	// report on test, and no tuning decision has seen a test document.
+	// dev and test also draw site names, navigation, footers, ads,
+	// related-list headings and synonyms from disjoint halves of the
+	// built-in vocabulary.
 	Split string
 	// Kinds enables pair kinds by name (see Kinds); empty enables all.
 	// Leaving some out of tuning and measuring them afterwards checks
@@ -77,6 +80,7 @@ type gen struct {
 	fresh     map[string][]corpus.Doc        // documents never stored, by "source/topic" and by "source"
 	templates map[string][]template          // by language
 	shingles  map[string]map[uint64]struct{} // body 5-gram sets by document id, filled lazily
+	vocab     vocab                          // boilerplate and synonyms of the split
 }
 
 // shingleSet returns d's body 5-gram set (hashed), computing it once.
@@ -98,7 +102,7 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &gen{cfg: cfg, byLang: map[string][]corpus.Doc{}, fresh: map[string][]corpus.Doc{}, templates: map[string][]template{}, shingles: map[string]map[uint64]struct{}{}}
+	g := &gen{cfg: cfg, byLang: map[string][]corpus.Doc{}, fresh: map[string][]corpus.Doc{}, templates: map[string][]template{}, shingles: map[string]map[uint64]struct{}{}, vocab: newVocab(cfg.Split)}
 	enabled := map[string]bool{}
 	for _, k := range cfg.Kinds {
 		enabled[k] = true
@@ -125,7 +129,7 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 	tr := rand.New(rand.NewPCG(cfg.Seed, 0x7e3))
 	for _, lang := range []string{"en", "zh"} {
 		for i := range cfg.Templates {
-			g.templates[lang] = append(g.templates[lang], newTemplate(tr, lang, fmt.Sprintf("%s%02d", lang, i)))
+			g.templates[lang] = append(g.templates[lang], newTemplate(tr, g.vocab, lang, fmt.Sprintf("%s%02d", lang, i)))
 		}
 	}
 	var out []Pair

@@ -145,7 +145,12 @@ func TestGeneratePairs(t *testing.T) {
 				}
 			}
 		case "ads":
-			if !strings.Contains(q, "Related articles:") && !strings.Contains(q, "相关阅读") && !strings.Contains(strings.ToLower(q), "advertis") && !strings.Contains(q, "广告") && !strings.Contains(q, "推广") && !strings.Contains(q, "Sponsored") && !strings.Contains(q, "赞助") && !strings.Contains(q, "推荐") && !strings.Contains(q, "AD - ") {
+			blocks := slices.Concat(adsEN, adsZH, relatedEN, relatedZH)
+			found := false
+			for _, l := range strings.Split(q, "\n") {
+				found = found || slices.Contains(blocks, l)
+			}
+			if !found {
 				t.Errorf("ads: no block inserted: %q", q)
 			}
 		case "numbers":
@@ -318,11 +323,33 @@ func TestEdits(t *testing.T) {
 	if s, n := toFullWidth("ab 1!", func() bool { return true }); s != "ａｂ １！" || n != 4 {
 		t.Errorf("toFullWidth: %q, %d", s, n)
 	}
-	if s, n := synonymize("en", "They said the city is big."); s != "They stated the town is large." || n != 3 {
+	if s, n := synonymize(newVocab("all"), "en", "They said the city is big."); s != "They stated the town is large." || n != 3 {
 		t.Errorf("synonymize en: %q, %d", s, n)
 	}
-	if s, n := synonymize("zh", "如果需要，单击按钮。"); s != "假如需，点击按钮。" || n != 3 {
+	if s, n := synonymize(newVocab("all"), "zh", "如果需要，单击按钮。"); s != "假如需，点击按钮。" || n != 3 {
 		t.Errorf("synonymize zh: %q, %d", s, n)
+	}
+	// dev and test vocabularies are disjoint halves.
+	dev, test := newVocab("dev"), newVocab("test")
+	for _, lang := range []string{"en", "zh"} {
+		for name, lists := range map[string][2][]string{
+			"site": {dev.site[lang], test.site[lang]}, "nav": {dev.nav[lang], test.nav[lang]}, "foot": {dev.foot[lang], test.foot[lang]},
+			"ads": {dev.ads[lang], test.ads[lang]}, "related": {dev.related[lang], test.related[lang]},
+		} {
+			if len(lists[0]) == 0 || len(lists[1]) == 0 {
+				t.Errorf("%s %s: empty half", lang, name)
+			}
+			for _, x := range lists[0] {
+				if slices.Contains(lists[1], x) {
+					t.Errorf("%s %s: %q in both halves", lang, name, x)
+				}
+			}
+		}
+		for k := range dev.synonyms[lang] {
+			if _, ok := test.synonyms[lang][k]; ok {
+				t.Errorf("synonym %q in both halves", k)
+			}
+		}
 	}
 	// Every traditional form differs from its simplified one.
 	for s, tr := range s2t {

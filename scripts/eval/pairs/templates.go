@@ -34,13 +34,61 @@ var (
 		"分享到：微博 微信 QQ空间", "未经授权禁止转载，违者必究", "责任编辑：%s", "本文来源：%s",
 		"举报电话：010-12345678", "扫描二维码关注%s官方微信"}
 	editorsZH = []string{"张伟", "王芳", "李娜", "刘洋", "陈静", "杨磊", "赵敏", "黄强"}
+	adsEN     = []string{"ADVERTISEMENT", "Advertisement: Save 50% on your first order - shop now", "Sponsored: Refinance today and lower your monthly payment",
+		"Sponsored content: The one trick doctors don't want you to know", "AD - Download our app for breaking news alerts", "Story continues below advertisement",
+		"Promoted: Compare car insurance quotes in minutes", "Partner offer - free shipping on orders over $35"}
+	adsZH = []string{"【广告】限时特惠！全场商品低至五折，立即抢购", "推广：三分钟学会理财，年化收益稳健增长", "广告 点击下载客户端，领取新人红包",
+		"赞助内容：暑期旅游优惠套餐，热线400-800-1234", "【推荐】专业装修设计，免费上门量房", "商业推广 新款手机今日开售，预约享好礼"}
+	relatedEN = []string{"Related articles:", "You may also like", "More from this section", "Read next", "Most popular", "Recommended for you"}
+	relatedZH = []string{"相关阅读：", "猜你喜欢", "热门推荐", "延伸阅读", "最新文章", "编辑推荐"}
 )
 
+// vocab is the boilerplate and rewording vocabulary one split draws from.
+// The dev and test splits get disjoint halves of every list (and of the
+// synonym tables), so a boilerplate filter or rewording rule fitted to
+// the dev pairs meets words it has never seen on the test pairs.
+type vocab struct {
+	site, nav, foot, ads, related map[string][]string // by language
+	synonyms                      map[string]map[string]string
+}
+
+func newVocab(split string) vocab {
+	half := func(xs []string) []string {
+		if split == "all" {
+			return xs
+		}
+		var out []string
+		for i, x := range xs {
+			if (i%2 == 0) == (split == "dev") {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	halfMap := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for i, k := range sortedKeys(m) {
+			if split == "all" || (i%2 == 0) == (split == "dev") {
+				out[k] = m[k]
+			}
+		}
+		return out
+	}
+	both := func(en, zh []string) map[string][]string {
+		return map[string][]string{"en": half(en), "zh": half(zh)}
+	}
+	return vocab{
+		site: both(siteEN, siteZH), nav: both(navEN, navZH), foot: both(footEN, footZH),
+		ads: both(adsEN, adsZH), related: both(relatedEN, relatedZH),
+		synonyms: map[string]map[string]string{"en": halfMap(synonymsEN), "zh": halfMap(synonymsZH)},
+	}
+}
+
 // newTemplate draws a site template for lang.
-func newTemplate(r *rand.Rand, lang, id string) template {
-	site, nav, foot, sep := siteEN, navEN, footEN, " | "
+func newTemplate(r *rand.Rand, v vocab, lang, id string) template {
+	site, nav, foot, sep := v.site[lang], v.nav[lang], v.foot[lang], " | "
 	if lang == "zh" {
-		site, nav, foot, sep = siteZH, navZH, footZH, " "
+		sep = " "
 	}
 	name := site[r.IntN(len(site))]
 	t := template{id: id}
@@ -83,25 +131,16 @@ func (t template) wrap(title, body string) string {
 }
 
 // adBlock is an advertisement as scraped inline from a page.
-func adBlock(r *rand.Rand, lang string) string {
-	if lang == "zh" {
-		ads := []string{"【广告】限时特惠！全场商品低至五折，立即抢购", "推广：三分钟学会理财，年化收益稳健增长", "广告 点击下载客户端，领取新人红包",
-			"赞助内容：暑期旅游优惠套餐，热线400-800-1234", "【推荐】专业装修设计，免费上门量房"}
-		return ads[r.IntN(len(ads))]
-	}
-	ads := []string{"ADVERTISEMENT", "Advertisement: Save 50% on your first order - shop now", "Sponsored: Refinance today and lower your monthly payment",
-		"Sponsored content: The one trick doctors don't want you to know", "AD - Download our app for breaking news alerts", "Story continues below advertisement"}
+func adBlock(r *rand.Rand, v vocab, lang string) string {
+	ads := v.ads[lang]
 	return ads[r.IntN(len(ads))]
 }
 
 // relatedBlock is a "related articles" list whose entries are titles of
 // other documents.
-func relatedBlock(lang string, titles []string) string {
-	head := "Related articles:"
-	if lang == "zh" {
-		head = "相关阅读："
-	}
-	return head + "\n" + strings.Join(titles, "\n")
+func relatedBlock(r *rand.Rand, v vocab, lang string, titles []string) string {
+	heads := v.related[lang]
+	return heads[r.IntN(len(heads))] + "\n" + strings.Join(titles, "\n")
 }
 
 func pickN(r *rand.Rand, from []string, n int) []string {
