@@ -185,18 +185,26 @@ func HanShare(s string) float64 {
 // same sets up to (vanishingly rare) collisions, cheaper to keep and
 // compare many times.
 func HashedShingles(s string, n int) map[uint64]struct{} {
-	var rs []rune
+	// Fold to the letters and digits, then hash each window of n runes
+	// as a substring (no allocation per n-gram).
+	var b strings.Builder
+	b.Grow(len(s))
+	var offs []int // byte offset of every rune in the folded text
 	for _, r := range s {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			rs = append(rs, unicode.ToLower(r))
+			offs = append(offs, b.Len())
+			b.WriteRune(unicode.ToLower(r))
 		}
 	}
-	set := make(map[uint64]struct{}, len(rs))
-	for i := 0; i+n <= len(rs); i++ {
-		set[xxhash.Sum64String(string(rs[i:i+n]))] = struct{}{}
+	t := b.String()
+	offs = append(offs, len(t))
+	runes := len(offs) - 1
+	set := make(map[uint64]struct{}, runes)
+	for i := 0; i+n <= runes; i++ {
+		set[xxhash.Sum64String(t[offs[i]:offs[i+n]])] = struct{}{}
 	}
-	if len(set) == 0 && len(rs) > 0 {
-		set[xxhash.Sum64String(string(rs))] = struct{}{}
+	if len(set) == 0 && runes > 0 {
+		set[xxhash.Sum64String(t)] = struct{}{}
 	}
 	return set
 }
