@@ -421,3 +421,17 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkGenerate(b *testing.B) {
+	docs := synthCorpus(240)
+	cfg := DefaultConfig()
+	n := 0
+	for b.Loop() {
+		ps, err := Generate(docs, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(ps)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pairs/s")
+}
