@@ -115,6 +115,21 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		}
 	}
 
+	p("\n### Edit kinds by language and length\n\nRecall (positive kinds) or false-positive rate (negative kinds) at k = %d; – where a kind has no such pairs.\n\n", m.DefaultK)
+	p("| kind | zh | en | short | medium | long |\n|---|---|---|---|---|---|\n")
+	byKindLang := Tally(os, rule, func(o Outcome) string { return o.Kind + "/" + o.Lang })
+	byKindBucket := Tally(os, rule, func(o Outcome) string { return o.Kind + "/" + o.Bucket })
+	for _, k := range keysIn(byKind, kinds.Order) {
+		rate := func(c Counts) string {
+			if kinds.Positive(k) {
+				return F(c.Recall())
+			}
+			return F(c.FPRate())
+		}
+		p("| %s | %s | %s | %s | %s | %s |\n", k, rate(byKindLang[k+"/zh"]), rate(byKindLang[k+"/en"]),
+			rate(byKindBucket[k+"/short"]), rate(byKindBucket[k+"/medium"]), rate(byKindBucket[k+"/long"]))
+	}
+
 	p("\n### Positives by edit size\n\nSize is 1 − Jaccard similarity of the two sides' character 5-gram sets: tiny < 0.05 ≤ small < 0.2 ≤ medium < 0.5 ≤ large.\n\n")
 	p("| size | positives | detected | recall | median d |\n|---|---|---|---|---|\n")
 	bySize := Tally(os, rule, func(o Outcome) string {

@@ -36,6 +36,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	outcomes := fs.String("outcomes", "", "also write every pair's outcome as JSON Lines here (for tuning)")
 	repo := fs.String("repo", ".", "module root holding cmd/server")
 	bin := fs.String("server-bin", "", "use this server binary instead of building cmd/server")
+	url := fs.String("url", "", "use the simdex service already running here (e.g. on HBase) instead of starting one; its index should hold nothing else")
 	curveMax := fs.Int("curve-max", 12, "largest k of the offline curve")
 	batch := fs.Int("batch", def.Batch, "items per batch request")
 	command := fs.String("command", "", "command line to print in the report (default: this one)")
@@ -59,26 +60,30 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
-	if *bin == "" {
-		log.Info("building cmd/server")
-		if *bin, err = runner.BuildServer(ctx, *repo, tmp); err != nil {
+	base := *url
+	if base == "" {
+		if *bin == "" {
+			log.Info("building cmd/server")
+			if *bin, err = runner.BuildServer(ctx, *repo, tmp); err != nil {
+				return err
+			}
+		}
+		srvLog, err := os.Create(filepath.Join(tmp, "server.log"))
+		if err != nil {
 			return err
 		}
+		defer srvLog.Close()
+		srv, err := runner.Start(ctx, log, *bin, filepath.Join(tmp, "data"), 60*time.Second, srvLog)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, srv.Close()) }()
+		base = srv.URL
 	}
-	srvLog, err := os.Create(filepath.Join(tmp, "server.log"))
-	if err != nil {
-		return err
-	}
-	defer srvLog.Close()
-	srv, err := runner.Start(ctx, log, *bin, filepath.Join(tmp, "data"), 60*time.Second, srvLog)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, srv.Close()) }()
 	cfg := def
 	cfg.Batch, cfg.Logger = *batch, log
 	start := time.Now()
-	res, err := runner.Evaluate(ctx, runner.NewClient(srv.URL, &http.Client{Timeout: 5 * time.Minute}), ps, cfg)
+	res, err := runner.Evaluate(ctx, runner.NewClient(base, &http.Client{Timeout: 5 * time.Minute}), ps, cfg)
 	if err != nil {
 		return err
 	}
