@@ -18,7 +18,10 @@ type Meta struct {
 	CurveMax int    // largest k of the offline curve
 	Pairs    int
 	Stored   int // originals stored in the index
-	Notes    []string
+	// Service says what was measured; "" means the real service started
+	// by the runner (REST on loopback, embedded Pebble store).
+	Service string
+	Notes   []string
 	// Method is Markdown explaining the benchmark (corpus, pairs, rule,
 	// how to reproduce); it is printed after the results.
 	Method string
@@ -55,7 +58,11 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	rule := PartnerWithin(m.DefaultK)
 
 	p("# Detection quality\n\n")
-	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through the real service (REST on loopback, embedded Pebble store).\n\n", m.Date, m.Pairs, m.Stored)
+	svc := m.Service
+	if svc == "" {
+		svc = "the real service (REST on loopback, embedded Pebble store)"
+	}
+	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
 	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: k = %d (the service's default)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)

@@ -103,6 +103,9 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		Pairs: len(ps), Stored: res.Stored, Method: method,
 		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored, len(ps), cfg.Batch)},
 	}
+	if *url != "" {
+		meta.Service = "the service at " + *url
+	}
 	if res.Truncated > 0 {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("%d checks returned more than %d hits and were cut; a partner cut off counts as missed.", res.Truncated, cfg.Limit))
 	}
