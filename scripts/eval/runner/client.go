@@ -72,15 +72,24 @@ type itemError struct {
 
 // InsertBatch stores docs with POST /v1/documents/batch, mode "insert".
 func (c *Client) InsertBatch(ctx context.Context, docs []Doc) ([]Inserted, error) {
+	req := map[string]any{"items": docs, "mode": "insert"}
+	body, err := c.post(ctx, "/v1/documents/batch", req)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInsertBatch(body, len(docs))
+}
+
+// decodeInsertBatch decodes a batch insert response for n items.
+func decodeInsertBatch(body []byte, n int) ([]Inserted, error) {
 	var resp struct {
 		Results []*Inserted `json:"results"`
 		Errors  []itemError `json:"errors"`
 	}
-	req := map[string]any{"items": docs, "mode": "insert"}
-	if err := c.post(ctx, "/v1/documents/batch", req, &resp); err != nil {
-		return nil, err
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, fmt.Errorf("%w: batch insert response: %v", ErrServer, err)
 	}
-	out := make([]Inserted, len(docs))
+	out := make([]Inserted, n)
 	if err := merge(out, resp.Results, resp.Errors, func(i *Inserted, kind string) { i.Problem = kind }); err != nil {
 		return nil, err
 	}
@@ -90,18 +99,27 @@ func (c *Client) InsertBatch(ctx context.Context, docs []Doc) ([]Inserted, error
 // CheckBatch checks queries with POST /v1/check/batch. k < 0 leaves k to
 // the service's default; limit is the most hits per query.
 func (c *Client) CheckBatch(ctx context.Context, qs []Query, k, limit int) ([]Checked, error) {
-	var resp struct {
-		Results []*Checked  `json:"results"`
-		Errors  []itemError `json:"errors"`
-	}
 	req := map[string]any{"items": qs, "limit": limit}
 	if k >= 0 {
 		req["k"] = k
 	}
-	if err := c.post(ctx, "/v1/check/batch", req, &resp); err != nil {
+	body, err := c.post(ctx, "/v1/check/batch", req)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]Checked, len(qs))
+	return decodeCheckBatch(body, len(qs))
+}
+
+// decodeCheckBatch decodes a batch check response for n items.
+func decodeCheckBatch(body []byte, n int) ([]Checked, error) {
+	var resp struct {
+		Results []*Checked  `json:"results"`
+		Errors  []itemError `json:"errors"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, fmt.Errorf("%w: batch check response: %v", ErrServer, err)
+	}
+	out := make([]Checked, n)
 	if err := merge(out, resp.Results, resp.Errors, func(c *Checked, kind string) { c.Problem = kind }); err != nil {
 		return nil, err
 	}
@@ -137,30 +155,28 @@ func merge[T any](out []T, results []*T, errs []itemError, fail func(*T, string)
 	return nil
 }
 
-func (c *Client) post(ctx context.Context, path string, body, into any) error {
+// post sends body as JSON and returns the response body of a 200 answer.
+func (c *Client) post(ctx context.Context, path string, body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
+		return nil, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
+		return nil, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: POST %s: %s: %.500s", ErrServer, path, resp.Status, rb)
+		return nil, fmt.Errorf("%w: POST %s: %s: %.500s", ErrServer, path, resp.Status, rb)
 	}
-	if err := json.Unmarshal(rb, into); err != nil {
-		return fmt.Errorf("%w: POST %s: decode: %v", ErrServer, path, err)
-	}
-	return nil
+	return rb, nil
 }

@@ -274,3 +274,31 @@ func TestRealServer(t *testing.T) {
 		t.Errorf("data dir: %v", err)
 	}
 }
+
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add([]byte(`{"results":[{"fingerprint":"01","k":3,"duplicate":true,"duplicates":[{"id":"a","distance":1}]},null],"errors":[{"index":1,"error":{"kind":"low-information"}}]}`), 2)
+	f.Add([]byte(`{"results":[null],"errors":[{"index":-1}]}`), 1)
+	f.Add([]byte(`{"results":[],"errors":[]}`), 0)
+	f.Add([]byte(`{`), 3)
+	f.Fuzz(func(t *testing.T, body []byte, n int) {
+		if n < 0 || n > 1000 {
+			return
+		}
+		cs, err := decodeCheckBatch(body, n)
+		if err != nil {
+			if !errors.Is(err, ErrServer) {
+				t.Fatalf("error not ErrServer: %v", err)
+			}
+		} else if len(cs) != n {
+			t.Fatalf("%d results for %d items", len(cs), n)
+		}
+		is, err := decodeInsertBatch(body, n)
+		if err != nil {
+			if !errors.Is(err, ErrServer) {
+				t.Fatalf("error not ErrServer: %v", err)
+			}
+		} else if len(is) != n {
+			t.Fatalf("%d results for %d items", len(is), n)
+		}
+	})
+}
