@@ -32,6 +32,11 @@ type Outcome struct {
 	// query returned the pair's original, or -1 if the check (at the
 	// service's largest k) did not return it.
 	PartnerHit int `json:"partner_hit"`
+	// CopyHit is the smallest distance at which the check returned any
+	// stored copy of the pair's corpus document (the bare document or a
+	// copy in some site template; the pair's own original included), -1
+	// if none.
+	CopyHit int `json:"copy_hit"`
 	// AnyHit is the check's "duplicate" flag: some stored document lies
 	// within the service's default k.
 	AnyHit bool `json:"any_hit"`
@@ -64,6 +69,12 @@ func DistanceWithin(k int) Rule {
 // texts share at least j of their character 5-grams (Jaccard).
 func OverlapAtLeast(j float64) Rule {
 	return func(o Outcome) bool { return 1-o.Size >= j }
+}
+
+// CopyWithin calls a pair a duplicate when the check returned any stored
+// copy of its original document within distance k.
+func CopyWithin(k int) Rule {
+	return func(o Outcome) bool { return o.CopyHit >= 0 && o.CopyHit <= k }
 }
 
 // AnyHit calls a pair a duplicate when the check found any stored

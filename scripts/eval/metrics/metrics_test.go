@@ -68,13 +68,13 @@ func TestAdd(t *testing.T) {
 // sample is a small hand-labelled set of outcomes.
 func sample() []Outcome {
 	return []Outcome{
-		{PairID: "a", Size: 0.02, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, AnyHit: true, Exact: true},
-		{PairID: "b", Size: 0.1, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, AnyHit: true},
-		{PairID: "c", Size: 0.6, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, AnyHit: false},
-		{PairID: "d", Size: 0.3, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, Failure: "query: low-information"},
-		{PairID: "e", Size: 0.9, Duplicate: false, Kind: "neg_topic", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1},
-		{PairID: "f", Size: 0.15, Duplicate: false, Kind: "neg_keyword", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, AnyHit: true},
-		{PairID: "g", Size: 0.12, Duplicate: false, Kind: "neg_keyword", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, AnyHit: true},
+		{PairID: "a", Size: 0.02, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "tiny", Distance: 0, PartnerHit: 0, CopyHit: 0, AnyHit: true, Exact: true},
+		{PairID: "b", Size: 0.1, Duplicate: true, Kind: "typos", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 2, PartnerHit: 2, CopyHit: 2, AnyHit: true},
+		{PairID: "c", Size: 0.6, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "long", SizeClass: "large", Distance: 7, PartnerHit: -1, CopyHit: -1, AnyHit: false},
+		{PairID: "d", Size: 0.3, Duplicate: true, Kind: "mirror", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "medium", Distance: -1, PartnerHit: -1, CopyHit: -1, Failure: "query: low-information"},
+		{PairID: "e", Size: 0.9, Duplicate: false, Kind: "neg_topic", Lang: "en", Source: "brown", Bucket: "long", SizeClass: "large", Distance: 30, PartnerHit: -1, CopyHit: -1},
+		{PairID: "f", Size: 0.15, Duplicate: false, Kind: "neg_keyword", Lang: "zh", Source: "lohelp", Bucket: "short", SizeClass: "small", Distance: 3, PartnerHit: 3, CopyHit: 3, AnyHit: true},
+		{PairID: "g", Size: 0.12, Duplicate: false, Kind: "neg_keyword", Lang: "en", Source: "brown", Bucket: "short", SizeClass: "small", Distance: 5, PartnerHit: -1, CopyHit: -1, AnyHit: true},
 	}
 }
 
@@ -88,6 +88,9 @@ func TestRulesAndTally(t *testing.T) {
 	}
 	if got := Total(os, DistanceWithin(7)); got != (Counts{TP: 3, FN: 1, FP: 2, TN: 1}) {
 		t.Errorf("distance k=7: %+v", got)
+	}
+	if got := Total(os, CopyWithin(3)); got != Total(os, PartnerWithin(3)) {
+		t.Errorf("copy rule: %+v", got)
 	}
 	if got := Total(os, AnyHit); got != (Counts{TP: 2, FN: 2, FP: 2, TN: 1}) {
 		t.Errorf("any hit: %+v", got)
@@ -111,7 +114,7 @@ func TestRulesAndTally(t *testing.T) {
 			t.Errorf("k=%d: %d disagreements", k, len(d))
 		}
 	}
-	bad := append(sample(), Outcome{PairID: "x", Duplicate: true, Distance: 1, PartnerHit: -1})
+	bad := append(sample(), Outcome{PairID: "x", Duplicate: true, Distance: 1, PartnerHit: -1, CopyHit: -1})
 	if d := Disagreements(bad, 3); len(d) != 1 || d[0].PairID != "x" {
 		t.Errorf("missed disagreement: %+v", d)
 	}

@@ -180,6 +180,8 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	p("\n## Other checks\n\n")
 	ah := Total(os, AnyHit)
 	p("- \"Any hit\" rule (the check's `duplicate` flag: anything stored within k = %d, not necessarily the partner): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ah.Precision()), F(ah.Recall()), F(ah.F1()), ah.TP, ah.FP, ah.FN)
+	ch := Total(os, CopyWithin(m.DefaultK))
+	p("- \"Any copy\" rule (the check returned the pair's document in any stored form, bare or in another site's template, within k = %d): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ch.Precision()), F(ch.Recall()), F(ch.F1()), ch.TP, ch.FP, ch.FN)
 	for k := 0; k <= m.DefaultK; k++ {
 		d := Disagreements(os, k)
 		p("- Index vs fingerprint distance at k = %d: %d disagreements", k, len(d))

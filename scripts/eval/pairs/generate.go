@@ -161,7 +161,7 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 					}
 					p.ID = d.ID + "|" + k.name
 					p.Kind, p.Duplicate = k.name, k.positive
-					p.Lang, p.Source, p.Topic, p.Bucket = d.Lang, d.Source, d.Topic, d.Bucket()
+					p.Lang, p.Source, p.Topic, p.Bucket, p.Doc = d.Lang, d.Source, d.Topic, d.Bucket(), d.ID
 					sim := textutil.Overlap(p.Original.Title+"\n"+p.Original.Body, p.Query.Title+"\n"+p.Query.Body)
 					p.Size = math.Round((1-sim)*1000) / 1000
 					out = append(out, p)

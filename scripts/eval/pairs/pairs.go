@@ -56,6 +56,10 @@ type Pair struct {
 	Source string `json:"source"`
 	Topic  string `json:"topic,omitempty"`
 	Bucket string `json:"bucket"`
+	// Doc is the corpus document Original was made from. Several stored
+	// originals can share it (the bare document, copies in site
+	// templates); a hit on any of them finds "the same article".
+	Doc string `json:"doc"`
 	// Original goes into the index; Query is checked against it.
 	Original Text `json:"original"`
 	Query    Text `json:"query"`
@@ -85,6 +89,8 @@ func (p Pair) Validate() error {
 		return fmt.Errorf("%w: empty id", ErrBadPair)
 	case p.Original.ID == "":
 		return bad("empty original id")
+	case p.Doc == "":
+		return bad("empty doc")
 	case strings.TrimSpace(p.Original.Body) == "" || strings.TrimSpace(p.Query.Body) == "":
 		return bad("empty body")
 	case p.Lang != "zh" && p.Lang != "en":

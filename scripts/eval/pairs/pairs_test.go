@@ -115,6 +115,9 @@ func TestGeneratePairs(t *testing.T) {
 		}
 		kinds[p.Kind]++
 		base := strings.SplitN(p.Original.ID, "@", 2)[0]
+		if base != p.Doc {
+			t.Errorf("%s: doc %q, original %q", p.ID, p.Doc, p.Original.ID)
+		}
 		d, ok := byID[base]
 		if !ok {
 			t.Fatalf("%s: original %s is no corpus document", p.ID, p.Original.ID)
@@ -374,7 +377,7 @@ func TestReadWrite(t *testing.T) {
 	}
 }
 
-const goodLine = `{"id":"p","duplicate":true,"kind":"typos","size":0.1,"lang":"en","source":"s","bucket":"short","original":{"id":"o","body":"x"},"query":{"id":"q","body":"y"}}`
+const goodLine = `{"id":"p","duplicate":true,"kind":"typos","size":0.1,"lang":"en","source":"s","bucket":"short","doc":"d","original":{"id":"o","body":"x"},"query":{"id":"q","body":"y"}}`
 
 func TestReadBad(t *testing.T) {
 	tests := []struct{ name, in string }{
@@ -385,6 +388,7 @@ func TestReadBad(t *testing.T) {
 		{"bad lang", strings.Replace(goodLine, `"en"`, `"de"`, 1)},
 		{"size out of range", strings.Replace(goodLine, `0.1`, `1.5`, 1)},
 		{"empty original id", strings.Replace(goodLine, `"id":"o"`, `"id":""`, 1)},
+		{"empty doc", strings.Replace(goodLine, `"doc":"d"`, `"doc":""`, 1)},
 		{"empty query", strings.Replace(goodLine, `"body":"y"`, `"body":" "`, 1)},
 		{"duplicate pair id", goodLine + "\n" + goodLine},
 		{"original text differs", goodLine + "\n" + strings.Replace(strings.Replace(goodLine, `"id":"p"`, `"id":"p2"`, 1), `"body":"x"`, `"body":"z"`, 1)},
@@ -404,7 +408,7 @@ func TestReadBad(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add(goodLine)
 	f.Add(goodLine + "\n" + goodLine)
-	f.Add(`{"id":"p","kind":"neg_topic","lang":"zh","bucket":"long","original":{"id":"o","body":"正文"},"query":{"body":"别的"}}`)
+	f.Add(`{"id":"p","kind":"neg_topic","lang":"zh","bucket":"long","doc":"d","original":{"id":"o","body":"正文"},"query":{"body":"别的"}}`)
 	f.Add("{\"id\":\"\xff\"}")
 	f.Fuzz(func(t *testing.T, in string) {
 		ps, err := Read(strings.NewReader(in))

@@ -67,10 +67,10 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 		log = slog.New(slog.DiscardHandler)
 	}
 	var docs []Doc
-	seen := map[string]bool{}
+	docOf := map[string]string{} // stored id -> corpus document it was made from
 	for _, p := range ps {
-		if !seen[p.Original.ID] {
-			seen[p.Original.ID] = true
+		if _, ok := docOf[p.Original.ID]; !ok {
+			docOf[p.Original.ID] = p.Doc
 			docs = append(docs, Doc{ID: p.Original.ID, Title: p.Original.Title, Text: p.Original.Body})
 		}
 	}
@@ -110,7 +110,7 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 					out.Truncated++
 				}
 			}
-			o, err := outcome(p, stored[p.Original.ID], c)
+			o, err := outcome(p, stored[p.Original.ID], c, docOf)
 			if err != nil {
 				return Result{}, err
 			}
@@ -127,10 +127,10 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 }
 
 // outcome combines a pair with the service's answers for its two sides.
-func outcome(p pairs.Pair, orig Inserted, q Checked) (metrics.Outcome, error) {
+func outcome(p pairs.Pair, orig Inserted, q Checked, docOf map[string]string) (metrics.Outcome, error) {
 	o := metrics.Outcome{
 		PairID: p.ID, Duplicate: p.Duplicate, Kind: p.Kind, Lang: p.Lang, Source: p.Source, Bucket: p.Bucket, SizeClass: p.SizeClass(), Size: p.Size,
-		Distance: -1, PartnerHit: -1, AnyHit: q.Duplicate,
+		Distance: -1, PartnerHit: -1, CopyHit: -1, AnyHit: q.Duplicate,
 	}
 	switch {
 	case orig.Problem != "" && q.Problem != "":
@@ -153,6 +153,9 @@ func outcome(p pairs.Pair, orig Inserted, q Checked) (metrics.Outcome, error) {
 	for _, h := range q.Duplicates {
 		if h.ID == p.Original.ID && (o.PartnerHit < 0 || h.Distance < o.PartnerHit) {
 			o.PartnerHit, o.Exact = h.Distance, h.Exact
+		}
+		if d, ok := docOf[h.ID]; ok && d == p.Doc && (o.CopyHit < 0 || h.Distance < o.CopyHit) {
+			o.CopyHit = h.Distance
 		}
 	}
 	return o, nil

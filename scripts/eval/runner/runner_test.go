@@ -88,7 +88,8 @@ func hamming(a, b string) int {
 }
 
 func pair(id, kind string, dup bool, origID, orig, query string) pairs.Pair {
-	return pairs.Pair{ID: id, Kind: kind, Duplicate: dup, Lang: "en", Bucket: "short",
+	doc, _, _ := strings.Cut(origID, "@")
+	return pairs.Pair{ID: id, Kind: kind, Duplicate: dup, Lang: "en", Bucket: "short", Doc: doc,
 		Original: pairs.Text{ID: origID, Body: orig}, Query: pairs.Text{ID: id + "~q", Body: query}}
 }
 
@@ -97,7 +98,7 @@ func TestEvaluate(t *testing.T) {
 		"orig A": "0000000000000000", "copy A": "0000000000000000", "edit A": "0000000000000007", // d=3
 		"far A":  "00000000000000ff",                                // d=8
 		"orig B": "ffff000000000000", "other B": "ffff000000000003", // d=2: a false positive
-		"orig C": "0f0f0f0f0f0f0f0f", "tiny": "",
+		"orig C": "0f0f0f0f0f0f0f0f", "tiny": "", "wrapped A": "000000000000ffff",
 	}}
 	ps := []pairs.Pair{
 		pair("p1", "typos", true, "A", "orig A", "copy A"),
@@ -106,38 +107,45 @@ func TestEvaluate(t *testing.T) {
 		pair("n1", "neg_topic", false, "B", "orig B", "other B"),
 		pair("p4", "truncate", true, "C", "orig C", "tiny"),
 		pair("p5", "truncate", true, "D", "tiny", "orig C"),
+		// A copy of A in a site template: the query is far from it but
+		// finds the bare A, another stored copy of the same document.
+		pair("p6", "mirror", true, "A@t1", "wrapped A", "copy A"),
 	}
 	res, err := Evaluate(context.Background(), svc, ps, Config{Batch: 2, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stored != 4 || res.K != 3 || len(res.Outcomes) != len(ps) {
+	if res.Stored != 5 || res.K != 3 || len(res.Outcomes) != len(ps) {
 		t.Fatalf("result %+v", res)
 	}
-	if svc.inserts != 2 || svc.checks != 3 {
-		t.Errorf("%d insert and %d check requests, want 2 and 3 (batches of 2)", svc.inserts, svc.checks)
+	if svc.inserts != 3 || svc.checks != 4 {
+		t.Errorf("%d insert and %d check requests, want 3 and 4 (batches of 2)", svc.inserts, svc.checks)
 	}
 	want := map[string]struct {
-		dist, hit int
-		exact     bool
-		failure   string
+		dist, hit, copyHit int
+		exact              bool
+		failure            string
 	}{
-		"p1": {0, 0, true, ""},
-		"p2": {3, 3, false, ""},
-		"p3": {8, -1, false, ""},
-		"n1": {2, 2, false, ""},
-		"p4": {-1, -1, false, "query: low-information"},
-		"p5": {-1, -1, false, "original: low-information"},
+		"p1": {0, 0, 0, true, ""},
+		"p2": {3, 3, 3, false, ""},
+		"p3": {8, -1, -1, false, ""},
+		"n1": {2, 2, 2, false, ""},
+		"p4": {-1, -1, -1, false, "query: low-information"},
+		"p5": {-1, -1, -1, false, "original: low-information"},
+		"p6": {16, -1, 0, false, ""},
 	}
 	for _, o := range res.Outcomes {
 		w := want[o.PairID]
-		if o.Distance != w.dist || o.PartnerHit != w.hit || o.Exact != w.exact || o.Failure != w.failure {
+		if o.Distance != w.dist || o.PartnerHit != w.hit || o.CopyHit != w.copyHit || o.Exact != w.exact || o.Failure != w.failure {
 			t.Errorf("%s: %+v, want %+v", o.PairID, o, w)
 		}
 	}
 	c := metrics.Total(res.Outcomes, metrics.PartnerWithin(res.K))
-	if c != (metrics.Counts{TP: 2, FN: 3, FP: 1}) {
+	if c != (metrics.Counts{TP: 2, FN: 4, FP: 1}) {
 		t.Errorf("counts %+v", c)
+	}
+	if c := metrics.Total(res.Outcomes, metrics.CopyWithin(res.K)); c != (metrics.Counts{TP: 3, FN: 3, FP: 1}) {
+		t.Errorf("copy rule counts %+v", c)
 	}
 }
 
