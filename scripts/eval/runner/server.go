@@ -100,10 +100,14 @@ func (s *Server) exitErr() error {
 }
 
 // Close asks the server to shut down (SIGINT), kills it if it has not
-// exited within 10 s, and waits for it.
+// exited within 10 s, and waits for it. It reports any exit other than a
+// clean one. Calling it again returns the same verdict.
 func (s *Server) Close() error {
 	select {
-	case <-s.done:
+	case <-s.done: // exited already (or closed before): report how
+		if err := s.exitErr(); err != nil {
+			return fmt.Errorf("%w: exit: %v", ErrServer, err)
+		}
 		return nil
 	default:
 	}
@@ -117,9 +121,10 @@ func (s *Server) Close() error {
 		<-s.done
 		return fmt.Errorf("%w: killed after 10 s without exiting", ErrServer)
 	}
-	var ee *exec.ExitError
-	if err := s.exitErr(); err != nil && !errors.As(err, &ee) {
-		return fmt.Errorf("%w: %v", ErrServer, err)
+	// The server shuts down cleanly on SIGINT: any other exit (a crash,
+	// an error while closing the store) is reported.
+	if err := s.exitErr(); err != nil {
+		return fmt.Errorf("%w: exit: %v", ErrServer, err)
 	}
 	return nil
 }
