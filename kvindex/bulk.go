@@ -97,7 +97,10 @@ func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Muta
 	if err != nil {
 		return fmt.Errorf("kvindex: %w", err)
 	}
-	unlock := lockStripes(ix.locks.rows, []int{ix.locks.rowStripe(t, prefix)})
+	unlock, err := ix.lock(ctx, lockSet{kind: lockKindRow, hashes: []uint64{rowHash(t, prefix)}})
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	rows, err := ix.get(ctx, []RowKey{{TableIndex, row}})
 	if err != nil {

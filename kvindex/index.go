@@ -62,6 +62,10 @@ type Config struct {
 	// LockStripes is the number of in-process lock stripes for
 	// check-and-insert (default 4096).
 	LockStripes int
+	// Locker, when set, makes check-and-insert exclusive across processes
+	// sharing the store (required when several servers write one HBase);
+	// nil means this process is the only writer.
+	Locker Locker
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).

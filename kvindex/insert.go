@@ -115,17 +115,20 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 
 	// Lock the ids, read their current versions, then lock every index row
 	// the old and new fingerprints live in.
-	idStripes := make([]int, 0, len(order))
+	idLocks := lockSet{kind: lockKindID}
 	for _, i := range order {
-		idStripes = append(idStripes, ix.locks.idStripe(docs[i].ID))
+		idLocks.hashes = append(idLocks.hashes, idHash(docs[i].ID))
 	}
-	unlockIDs := lockStripes(ix.locks.ids, idStripes)
+	unlockIDs, err := ix.lock(ctx, idLocks)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer unlockIDs()
 	old, oldErrs, err := ix.readDocs(ctx, docs, order)
 	if err != nil {
 		return nil, nil, err
 	}
-	var rowStripes []int
+	rowLocks := lockSet{kind: lockKindRow}
 	var newFPs []fingerprint.Fingerprint
 	var touched []uint64 // fingerprints whose fp rows this batch may change
 	for _, i := range order {
@@ -133,11 +136,11 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			errs[i] = oldErrs[i]
 			continue
 		}
-		rowStripes = ix.appendRowStripes(rowStripes, docs[i].Fingerprint)
+		rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, docs[i].Fingerprint)
 		newFPs = append(newFPs, docs[i].Fingerprint)
 		touched = append(touched, uint64(docs[i].Fingerprint))
 		if o, ok := old[docs[i].ID]; ok {
-			rowStripes = ix.appendRowStripes(rowStripes, o.Fingerprint)
+			rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, o.Fingerprint)
 			touched = append(touched, uint64(o.Fingerprint))
 		}
 	}
@@ -145,7 +148,10 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	if len(order) == 0 {
 		return results, errs, nil
 	}
-	unlockRows := lockStripes(ix.locks.rows, rowStripes)
+	unlockRows, err := ix.lock(ctx, rowLocks)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer unlockRows()
 
 	cands, _, err := ix.candidates(ctx, newFPs, k, bucketWindow{0, 1<<32 - 1})
@@ -285,9 +291,9 @@ func (ix *Index) countInserts(results []InsertResult, errs []error) {
 	}
 }
 
-func (ix *Index) appendRowStripes(dst []int, fp fingerprint.Fingerprint) []int {
+func (ix *Index) appendRowHashes(dst []uint64, fp fingerprint.Fingerprint) []uint64 {
 	for t, p := range ix.perms {
-		dst = append(dst, ix.locks.rowStripe(t, p.Prefix(p.Permute(fp))))
+		dst = append(dst, rowHash(t, p.Prefix(p.Permute(fp))))
 	}
 	return dst
 }
@@ -377,13 +383,19 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	unlockID := lockStripes(ix.locks.ids, []int{ix.locks.idStripe(id)})
+	unlockID, err := ix.lock(ctx, lockSet{kind: lockKindID, hashes: []uint64{idHash(id)}})
+	if err != nil {
+		return err
+	}
 	defer unlockID()
 	d, err := ix.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	unlockRows := lockStripes(ix.locks.rows, ix.appendRowStripes(nil, d.Fingerprint))
+	unlockRows, err := ix.lock(ctx, lockSet{kind: lockKindRow, hashes: ix.appendRowHashes(nil, d.Fingerprint)})
+	if err != nil {
+		return err
+	}
 	defer unlockRows()
 	state, err := ix.readFPs(ctx, []uint64{uint64(d.Fingerprint)})
 	if err != nil {

@@ -1,21 +1,44 @@
 package kvindex
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
 
+// Locker serializes check-and-insert across processes that share one store
+// (several servers on one HBase). The index calls Lock with lock names
+// sorted and deduplicated, always document-id names before row names within
+// one operation and never while holding another Locker lock, and calls the
+// returned unlock exactly once. A Locker must give mutual exclusion per name
+// across every process using the store, and should fail (rather than wait
+// forever) when ctx ends. The embedded store needs none: only one process
+// can open it, and in-process locks already serialize.
+type Locker interface {
+	Lock(ctx context.Context, names []uint64) (unlock func(), err error)
+}
+
+// Lock names: the kind in bits 16.., a hash bucket of 16 bits below. The
+// space is fixed (not derived from Config.LockStripes) so that processes with
+// different settings still agree on names.
+const (
+	lockKindID  = 1
+	lockKindRow = 2
+	lockBuckets = 1 << 16
+)
+
 // stripedLocks serializes writers that touch the same index rows or document
 // ids within this process. Each mutex protects every row (or id) whose hash
 // falls on its stripe: holding it is the right to read-then-write those rows.
-// Callers take all the stripes they need at once, in increasing order, so two
-// writers never wait on each other in a cycle.
+// Callers take all the stripes they need at once, in increasing order, ids
+// before rows, so two writers never wait on each other in a cycle.
 //
 // Why this gives exactly one original: two fingerprints within distance K
 // agree on the prefix of at least one table (pigeonhole), so two racing
-// near-duplicate inserts both need that table's row stripe; the second to get
+// near-duplicate inserts both need that table's row lock; the second to get
 // it sees the first's committed writes in its lookup.
 type stripedLocks struct {
 	ids  []sync.Mutex // stripes for document ids
@@ -26,18 +49,50 @@ func newStripedLocks(n int) *stripedLocks {
 	return &stripedLocks{ids: make([]sync.Mutex, n), rows: make([]sync.Mutex, n)}
 }
 
-func (l *stripedLocks) idStripe(id string) int {
-	return int(xxhash.Sum64String(id) % uint64(len(l.ids)))
-}
+func idHash(id string) uint64 { return xxhash.Sum64String(id) }
 
-func (l *stripedLocks) rowStripe(table int, prefix uint64) int {
+func rowHash(table int, prefix uint64) uint64 {
 	h := (uint64(table)<<56 ^ prefix) * 0x9E3779B97F4A7C15
-	h ^= h >> 29
-	return int(h % uint64(len(l.rows)))
+	return h ^ h>>29
 }
 
-// lock takes the given stripes of set in increasing order and returns the
-// function that releases them.
+// lockSet is what one operation locks: hashes of ids or rows.
+type lockSet struct {
+	kind   int
+	hashes []uint64
+}
+
+// lock takes the in-process stripes of the hashes and then, when the index
+// has a Locker, the cross-process locks of the same names.
+func (ix *Index) lock(ctx context.Context, ls lockSet) (func(), error) {
+	set := ix.locks.rows
+	if ls.kind == lockKindID {
+		set = ix.locks.ids
+	}
+	stripes := make([]int, len(ls.hashes))
+	for i, h := range ls.hashes {
+		stripes[i] = int(h % uint64(len(set)))
+	}
+	unlock := lockStripes(set, stripes)
+	if ix.cfg.Locker == nil {
+		return unlock, nil
+	}
+	names := make([]uint64, len(ls.hashes))
+	for i, h := range ls.hashes {
+		names[i] = uint64(ls.kind)<<16 | h%lockBuckets
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	remote, err := ix.cfg.Locker.Lock(ctx, names)
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("kvindex: taking locks: %w", storeErr(err))
+	}
+	return func() { remote(); unlock() }, nil
+}
+
+// lockStripes takes the given stripes of set in increasing order and returns
+// the function that releases them.
 func lockStripes(set []sync.Mutex, stripes []int) func() {
 	slices.Sort(stripes)
 	stripes = slices.Compact(stripes)
