@@ -411,35 +411,41 @@ func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
 		r = next
 	}
 	// Only zero padding (fewer than 8 bits) may remain.
-	if len(rd.p) != 0 || rd.nacc >= 8 || rd.acc != 0 {
+	if rd.pos != len(rd.p) || rd.nacc >= 8 || rd.acc != 0 {
 		return dst, fmt.Errorf("%w: trailing bits", errBaseSet)
 	}
 	return dst, nil
 }
 
 // bitReader reads bits most-significant first: acc holds nacc valid bits
-// at its top, zeros below.
+// at its top, zeros below; p[pos:] is still unread.
 type bitReader struct {
 	p    []byte
+	pos  int
 	acc  uint64
 	nacc int
 }
 
 // refill tops acc up to at least 57 valid bits, or to the end of the data.
+// The fast path is small enough to inline: it runs once per residual.
 func (r *bitReader) refill() {
-	if len(r.p) >= 8 {
+	if r.pos+8 <= len(r.p) {
 		// Whole bytes that fit; the partial byte after them is masked off
 		// so that the bits past nacc stay zero.
-		take := (64 - r.nacc) / 8
-		n := r.nacc + 8*take
-		r.acc = (r.acc | binary.BigEndian.Uint64(r.p)>>r.nacc) & ^(^uint64(0) >> n)
+		take := (64 - r.nacc) >> 3
+		n := r.nacc + take<<3
+		r.acc = (r.acc | binary.BigEndian.Uint64(r.p[r.pos:])>>r.nacc) & ^(^uint64(0) >> n)
 		r.nacc = n
-		r.p = r.p[take:]
+		r.pos += take
 		return
 	}
-	for r.nacc <= 56 && len(r.p) > 0 {
-		r.acc |= uint64(r.p[0]) << (56 - r.nacc)
+	r.refillTail()
+}
+
+func (r *bitReader) refillTail() {
+	for r.nacc <= 56 && r.pos < len(r.p) {
+		r.acc |= uint64(r.p[r.pos]) << (56 - r.nacc)
 		r.nacc += 8
-		r.p = r.p[1:]
+		r.pos++
 	}
 }
