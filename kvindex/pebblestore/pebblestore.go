@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -154,17 +155,26 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 	}
 	defer it.Close()
 	rows := make([]kvindex.Row, len(keys))
-	var lo, hi []byte
+	// Seek the rows in key order with one unbounded iterator: forward seeks
+	// let Pebble reuse its position, and no SetBounds per row.
+	prefixes := make([][]byte, len(keys))
+	order := make([]int, len(keys))
 	for i, k := range keys {
 		if !k.Table.Valid() {
 			return nil, fmt.Errorf("pebblestore: unknown table %d", k.Table)
 		}
 		rows[i].Key = append([]byte(nil), k.Key...)
-		lo = rowPrefix(lo[:0], k.Table, k.Key)
-		hi = append(hi[:0], lo...)
-		hi[len(hi)-1] = 0x02
-		it.SetBounds(lo, hi)
-		for ok := it.First(); ok; ok = it.Next() {
+		prefixes[i] = rowPrefix(nil, k.Table, k.Key)
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(prefixes[a], prefixes[b]) })
+	for n, i := range order {
+		lo := prefixes[i]
+		if n > 0 && bytes.Equal(lo, prefixes[order[n-1]]) {
+			rows[i].Cells = slices.Clone(rows[order[n-1]].Cells)
+			continue
+		}
+		for ok := it.SeekGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
 			v, err := it.ValueAndErr()
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
