@@ -113,6 +113,11 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Logger receives start, checkpoint and summary lines (default discard).
 	Logger *slog.Logger
+
+	// Test hooks: spillEvery > 0 caps the spill buffers at that many
+	// entries; afterBatch runs after each committed batch.
+	spillEvery int
+	afterBatch func()
 }
 
 // Defaults.

@@ -351,6 +351,9 @@ type reject struct {
 // bufferCap is the capacity of each spill buffer: half the memory bound
 // over T+2 buffers plus the radix sort's scratch.
 func (l *loader) bufferCap() int {
+	if l.cfg.spillEvery > 0 {
+		return l.cfg.spillEvery + l.cfg.BatchDocs
+	}
 	return int(l.cfg.Memory / 2 / int64(l.T+3) / 16)
 }
 
@@ -470,6 +473,9 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 			return err
 		}
 		l.cp.File, l.cp.Line = fi, lineNo
+		if l.cfg.afterBatch != nil {
+			l.cfg.afterBatch()
+		}
 		// Spill when any buffer could overflow with the next batch.
 		if l.nearlyFull(capN) {
 			l.cp.InputBytes += counted
