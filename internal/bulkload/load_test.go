@@ -494,4 +494,3 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Errorf("only %d children were killed mid-load (loads too fast?)", killed)
 	}
 }
-
