@@ -1,6 +1,7 @@
 package bulkload
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -166,3 +167,5 @@ func diff(a, b map[string]string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+func bufioReader(s string) *bufio.Reader { return bufio.NewReaderSize(strings.NewReader(s), 4096) }
