@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -77,6 +78,7 @@ Flags:
 	layoutK := fs.Int("layout-k", fingerprint.DefaultLayout.K, "distance K of a NEW index")
 	bucket := fs.Duration("bucket", kvindex.DefaultBucketWidth, "time-bucket width of a NEW index")
 	progress := fs.String("progress", "auto", "progress display: auto (bar on a terminal, log lines otherwise), bar, lines, none")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	logEvery := fs.Duration("progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -119,6 +121,16 @@ Flags:
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	mem := cfg.Memory
 	if mem == 0 {
 		mem = max(bulkload.MinMemory, totalRAMQuarter())
@@ -128,7 +140,7 @@ Flags:
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, NoSync: true, CacheBytes: min(mem/8, 128<<20)})
+	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: min(mem/8, 128<<20)})
 	if err != nil {
 		return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
 	}

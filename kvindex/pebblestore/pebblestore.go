@@ -37,6 +37,13 @@ type Options struct {
 	// can be redone (benchmarks, tests of other things): an acknowledged
 	// write may then be lost by a machine crash.
 	NoSync bool
+	// Bulk tunes the store for a bulk writer (cmd/bulkload) that calls
+	// Flush at its checkpoints and redoes everything after the last one
+	// when restarted: a 64 MiB memtable, looser level-0 limits (fewer
+	// write stalls, more compaction left for later) and no write-ahead
+	// log, so writes since the last Flush are lost by a crash. Never for a
+	// serving index. Implies NoSync.
+	Bulk bool
 }
 
 // Store is a kvindex.Store on Pebble.
@@ -66,6 +73,14 @@ func Open(dir string, opt Options) (*Store, error) {
 		Cache:  cache,
 		Logger: pebbleLogger{opt.Logger},
 		Merger: &pebble.Merger{Name: "simdex.add.v1", Merge: newAdder},
+	}
+	if opt.Bulk {
+		opt.NoSync = true
+		po.MemTableSize = 64 << 20
+		po.MemTableStopWritesThreshold = 4
+		po.L0CompactionThreshold = 8
+		po.L0StopWritesThreshold = 64
+		po.DisableWAL = true
 	}
 	db, err := pebble.Open(dir, po)
 	cache.Unref() // the DB holds its own reference
