@@ -35,8 +35,12 @@ func openIndex(t testing.TB, dir string) *kvindex.Index {
 	return ix
 }
 
-func openIndexErr(dir string) (*kvindex.Index, error) {
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true, CacheBytes: 8 << 20})
+func openIndexErr(dir string) (*kvindex.Index, error) { return openIndexOpts(dir, false) }
+
+// openIndexOpts opens the test index; bulk opens the store as cmd/bulkload
+// does (no WAL: durability only from the loader's checkpoint flushes).
+func openIndexOpts(dir string, bulk bool) (*kvindex.Index, error) {
+	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true, Bulk: bulk, CacheBytes: 8 << 20})
 	if err != nil {
 		return nil, err
 	}

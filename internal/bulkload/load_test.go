@@ -423,7 +423,7 @@ func TestMain(m *testing.M) {
 // childLoad runs the load described by spec ("dir|glob") slowly.
 func childLoad(spec string) int {
 	dir, glob, _ := strings.Cut(spec, "|")
-	ix, err := openIndexErr(filepath.Join(dir, "ix"))
+	ix, err := openIndexOpts(filepath.Join(dir, "ix"), true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -452,7 +452,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	want := dump(t, ref)
 
 	killed := 0
-	for i, delay := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 700 * time.Millisecond, 1100 * time.Millisecond} {
+	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		// Several kills of one load: kill, restart (resuming), kill again.
@@ -477,7 +477,10 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "cp", "checkpoint.json"))
 		json.Unmarshal(b, &cp)
 		t.Logf("kill point %d: checkpoint after kills: file %d line %d records %d runs %d phase1 done %v", i, cp.File, cp.Line, cp.Records, cp.Runs, cp.Phase1Done)
-		ix := openIndex(t, filepath.Join(dir, "ix"))
+		ix, err := openIndexOpts(filepath.Join(dir, "ix"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
 		sum, err := Run(bg, ix, baseConfig(dir, glob))
 		if err != nil {
 			t.Fatal(err)

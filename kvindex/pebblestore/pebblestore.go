@@ -56,6 +56,7 @@ type Store struct {
 	wo     *pebble.WriteOptions
 	closed bool
 	dir    string
+	bulk   bool // no WAL: Close flushes the memtable first
 }
 
 var _ kvindex.Store = (*Store)(nil)
@@ -91,7 +92,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if opt.NoSync {
 		wo = pebble.NoSync
 	}
-	return &Store{db: db, wo: wo, dir: dir}, nil
+	return &Store{db: db, wo: wo, dir: dir, bulk: opt.Bulk}, nil
 }
 
 // Dir is the directory of the store.
@@ -313,7 +314,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	var flushErr error
+	if s.bulk {
+		flushErr = s.db.Flush() // without a WAL, unflushed writes would be lost
+	}
+	if err := errors.Join(flushErr, s.db.Close()); err != nil {
 		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
 	}
 	return nil
