@@ -136,11 +136,19 @@ Flags:
 		mem = max(bulkload.MinMemory, totalRAMQuarter())
 	}
 	debug.SetMemoryLimit(mem)
+	// The store's share of the bound: block cache plus the memtables Bulk
+	// mode may hold (up to 4 x 64 MiB), capped so the loader keeps some.
+	cache := min(mem/8, 128<<20)
+	cfg.Memory = mem
+	cfg.StoreMemory = min(cache+4*(64<<20), mem/2)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: min(mem/8, 128<<20)})
+	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: cache})
 	if err != nil {
 		return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
 	}

@@ -80,6 +80,9 @@ type Config struct {
 	// room for the store, batches and the garbage collector; the command
 	// also sets it as the Go memory limit.
 	Memory int64
+	// StoreMemory is what the store takes of Memory (memtables, block
+	// cache): the spill buffers get half of what remains.
+	StoreMemory int64
 	// Shard and Shards: this process builds part Shard of Shards (default
 	// 0 of 1).
 	Shard, Shards int
@@ -180,6 +183,9 @@ func (c Config) Validate() error {
 	}
 	if c.Memory < MinMemory {
 		errs = append(errs, fmt.Errorf("memory %d: at least %d", c.Memory, MinMemory))
+	}
+	if c.StoreMemory < 0 || c.Memory-c.StoreMemory < MinMemory/2 {
+		errs = append(errs, fmt.Errorf("store memory %d leaves less than %d of memory %d for the loader", c.StoreMemory, MinMemory/2, c.Memory))
 	}
 	if c.Shards < 1 || c.Shards > 1<<16 || c.Shard < 0 || c.Shard >= c.Shards {
 		errs = append(errs, fmt.Errorf("shard %d/%d: want 0 <= i < n <= 65536", c.Shard, c.Shards))

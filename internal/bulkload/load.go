@@ -354,7 +354,7 @@ func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
 	}
-	return int(l.cfg.Memory / 2 / int64(l.T+3) / 16)
+	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / int64(l.T+3) / 16)
 }
 
 // docShard is the shard that writes fp's fp and docs cells.
