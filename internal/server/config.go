@@ -47,6 +47,12 @@ type Config struct {
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
+	// CompactEvery runs compaction (package compaction) on this interval
+	// inside the server, which owns the embedded store (0: never; then run
+	// `simdexctl compact` with the server stopped).
+	CompactEvery time.Duration
+	// CompactRetention is the retention window of those runs (0: keep all).
+	CompactRetention time.Duration
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -106,6 +112,9 @@ func (c Config) Validate() error {
 	if err := c.Layout.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if c.CompactEvery < 0 || c.CompactRetention < 0 {
+		return bad("compact-every %s, compact-retention %s: want >= 0", c.CompactEvery, c.CompactRetention)
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log format %q: want text or json", c.LogFormat)
 	}
@@ -149,6 +158,8 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, "largest and default number of hits a lookup returns")
 	fs.IntVar(&layoutB, "layout-b", cfg.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
 	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
+	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
+	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.Usage = func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/pebblestore"
@@ -73,8 +74,13 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
+	stopCompactor, err := startCompactor(ctx, cfg, ix, log, reg)
+	if err != nil {
+		return errors.Join(err, ix.Close())
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		stopCompactor()
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
 	}
 	if len(cfg.APIKeys) == 0 {
@@ -97,6 +103,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 
 	select {
 	case err := <-serveErr:
+		stopCompactor()
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
 	case <-ctx.Done():
 	}
@@ -108,6 +115,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		shutErr = errors.Join(shutErr, err)
 	}
+	stopCompactor()
 	closeErr := ix.Close()
 	if shutErr == nil && closeErr == nil {
 		log.Info("stopped cleanly")
@@ -133,4 +141,38 @@ func parseLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
+}
+
+// startCompactor runs compaction every cfg.CompactEvery until ctx ends or
+// the returned stop is called; stop waits for a run in progress to stop
+// (runs are cancelled through their context and resume next time).
+func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slog.Logger, reg prometheus.Registerer) (stop func(), err error) {
+	if cfg.CompactEvery <= 0 {
+		return func() {}, nil
+	}
+	m, err := compaction.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compaction.New(ix, compaction.Config{Retention: cfg.CompactRetention, Logger: log, Metrics: m})
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { // owned by Run: stopped by cancel, joined through done
+		defer close(done)
+		tk := time.NewTicker(cfg.CompactEvery)
+		defer tk.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-tk.C:
+				c.Run(cctx) // logs its own summary line and errors
+			}
+		}
+	}()
+	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())
+	return func() { cancel(); <-done }, nil
 }

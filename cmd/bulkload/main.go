@@ -1,0 +1,185 @@
+// Command bulkload backfills a simdex index in an embedded store directory
+// from JSON Lines documents or delimited fingerprint lines, with bounded
+// memory, resumable from a checkpoint directory and shardable by row-key
+// range. See internal/bulkload for the pipeline; run with -h for flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, bulkload.ErrConfig):
+		fmt.Fprintln(os.Stderr, "bulkload:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "bulkload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bulkload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: bulkload --data-dir DIR [flags] INPUT...
+
+Loads documents or precomputed fingerprints into the simdex index in DIR
+(created if missing). INPUT is a file, a glob or - (stdin); gzip and zstd
+inputs are read transparently. Formats: JSON Lines documents
+{"id","title","text","time","attrs"} (fingerprinted here), or delimited
+lines "id,fingerprint,time" (comma or tab; fingerprint hex or decimal; time
+RFC 3339 or Unix seconds).
+
+The embedded store allows one process per directory: stop the server while
+loading. After a crash or kill, rerun the same command: it resumes from the
+checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
+ranges, so n processes (n machines on one HBase cluster) share a backfill;
+on the embedded store run the shards one after the other.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	dataDir := fs.String("data-dir", "", "index directory (embedded store)")
+	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload)")
+	format := fs.String("format", bulkload.FormatAuto, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
+	memory := fs.String("memory", "", "memory bound, e.g. 2GiB (default a quarter of RAM)")
+	shard := fs.String("shard", "0/1", "build shard i of n (i/n)")
+	workers := fs.Int("workers", 0, "fingerprinting workers (default GOMAXPROCS)")
+	rejects := fs.String("rejects", "", "rejects file, JSON Lines {file,line,reason} (default in the checkpoint dir)")
+	strict := fs.Bool("strict", false, "stop at the first bad line instead of rejecting it")
+	dedup := fs.String("dedup-report", "", "write the near-duplicates within the loaded set to this JSON Lines file")
+	dedupK := fs.Int("dedup-k", 0, "distance of the dedup report (default the layout's K)")
+	clusters := fs.Bool("dedup-clusters", false, "report connected components instead of pairs")
+	layoutB := fs.Int("layout-b", fingerprint.DefaultLayout.B, "blocks B of a NEW index")
+	layoutK := fs.Int("layout-k", fingerprint.DefaultLayout.K, "distance K of a NEW index")
+	bucket := fs.Duration("bucket", kvindex.DefaultBucketWidth, "time-bucket width of a NEW index")
+	progress := fs.String("progress", "auto", "progress display: auto (bar on a terminal, log lines otherwise), bar, lines, none")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	logEvery := fs.Duration("progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", bulkload.ErrConfig, err)
+	}
+	if *dataDir == "" {
+		return fmt.Errorf("%w: --data-dir is required", bulkload.ErrConfig)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg := bulkload.Config{
+		Inputs: fs.Args(), Stdin: stdin, Format: *format, CheckpointDir: *cpDir, Workers: *workers,
+		RejectsPath: *rejects, Strict: *strict, DedupPath: *dedup, DedupK: *dedupK, DedupClusters: *clusters,
+		ProgressEvery: *logEvery, Logger: log,
+	}
+	if cfg.CheckpointDir == "" {
+		cfg.CheckpointDir = *dataDir + ".bulkload"
+	}
+	var err error
+	if cfg.Shard, cfg.Shards, err = bulkload.ParseShard(*shard); err != nil {
+		return err
+	}
+	if *memory != "" {
+		if cfg.Memory, err = bulkload.ParseBytes(*memory); err != nil {
+			return err
+		}
+	}
+	switch *progress {
+	case "auto":
+		cfg.Progress, cfg.ProgressTTY = stderr, isTerminal(stderr)
+	case "bar":
+		cfg.Progress, cfg.ProgressTTY = stderr, true
+	case "lines":
+		cfg.Progress = stderr
+	case "none":
+	default:
+		return fmt.Errorf("%w: --progress %q", bulkload.ErrConfig, *progress)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	mem := cfg.Memory
+	if mem == 0 {
+		mem = max(bulkload.MinMemory, totalRAMQuarter())
+	}
+	debug.SetMemoryLimit(mem)
+	// The store's share of the bound: block cache plus the memtables Bulk
+	// mode may hold (up to 4 x 64 MiB), capped so the loader keeps some.
+	cache := min(mem/8, 128<<20)
+	cfg.Memory = mem
+	cfg.StoreMemory = min(cache+4*(64<<20), mem/2)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		return err
+	}
+	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: cache})
+	if err != nil {
+		return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
+	}
+	kcfg := kvindex.Config{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, RecipeVersion: fingerprint.RecipeVersion, Logger: log}
+	meta, exists, err := kvindex.ReadMeta(ctx, st)
+	if err != nil {
+		return errors.Join(err, st.Close())
+	}
+	if exists {
+		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
+	}
+	ix, err := kvindex.Open(ctx, st, kcfg)
+	if err != nil {
+		return errors.Join(err, st.Close())
+	}
+	sum, runErr := bulkload.Run(ctx, ix, cfg)
+	fmt.Fprintln(stderr, "summary:", sum)
+	return errors.Join(runErr, ix.Close())
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// totalRAMQuarter mirrors bulkload's default memory bound, for the Go
+// memory limit.
+func totalRAMQuarter() int64 {
+	return bulkload.DefaultMemory()
+}

@@ -1,0 +1,311 @@
+// Package compaction keeps a simdex index compact and inside its retention
+// window (DESIGN.md section 3). A run:
+//
+//  1. expires documents older than the retention window (when one is set):
+//     each is deleted through the index, exactly as a DELETE request would,
+//     so the document and fingerprint counters stay right and the fp table
+//     (the truth lookups answer from) never names a document whose index
+//     entries are gone;
+//  2. walks the index table and, for each row that has work, rewrites it
+//     under kvindex's row lock (Index.UpdateRow): deltas are folded into the
+//     base set of their time bucket, tombstones whose fingerprint is no
+//     longer carried by any document remove the residual from every bucket
+//     and are dropped, buckets older than the window are deleted with their
+//     deltas, and buckets whose chunks are oversize (or half empty) are
+//     re-cut to the cell limit.
+//
+// Because every row is re-read and rewritten under the same lock that
+// inserts and deletes take, a delta or tombstone written while compaction
+// runs is either in the row it reads (and folded) or written after it (and
+// left for the next run): none is lost. Runs are idempotent: a second run
+// over an unchanged index writes nothing.
+//
+// The embedded store admits one process per directory, so compaction runs
+// inside the process that owns the index: `simdexctl compact` with the
+// server stopped, or the server's own timer (--compact-every).
+package compaction
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Index is what compaction needs of a *kvindex.Index.
+type Index interface {
+	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
+	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
+	Delete(ctx context.Context, id string) error
+	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
+	Store() kvindex.Store
+	Layout() fingerprint.Layout
+	Buckets() kvindex.Buckets
+	Config() kvindex.Config
+}
+
+var _ Index = (*kvindex.Index)(nil)
+
+// Sentinel errors.
+var (
+	// ErrConfig is wrapped by Config.Validate errors.
+	ErrConfig = errors.New("compaction: bad config")
+)
+
+// Config configures a Compactor. Zero fields take their defaults.
+type Config struct {
+	// Retention is the window of document times kept: time buckets that
+	// end before now-Retention are dropped, with the documents in them.
+	// 0 keeps everything.
+	Retention time.Duration
+	// BatchRows is the number of rows read per scan batch (default 1024);
+	// ctx is checked between rows, and no iterator stays open across a
+	// batch's rewrites.
+	BatchRows int
+	// Now returns the current time (default time.Now; tests fix it).
+	Now func() time.Time
+	// Logger receives the summary line (default: discard).
+	Logger *slog.Logger
+	// Metrics is where the counters go (nil: not recorded). Build it once
+	// per registry with NewMetrics.
+	Metrics *Metrics
+}
+
+// Defaults.
+const DefaultBatchRows = 1024
+
+func (c Config) withDefaults() Config {
+	if c.BatchRows == 0 {
+		c.BatchRows = DefaultBatchRows
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Validate reports whether c is usable.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Retention < 0 {
+		return fmt.Errorf("%w: negative retention %s", ErrConfig, c.Retention)
+	}
+	if c.BatchRows < 1 || c.BatchRows > 1<<20 {
+		return fmt.Errorf("%w: BatchRows %d, want 1..2^20", ErrConfig, c.BatchRows)
+	}
+	return nil
+}
+
+// Compactor compacts one index. Runs of one Compactor must not overlap
+// (Run is not reentrant); they may overlap with inserts, deletes and
+// lookups.
+type Compactor struct {
+	ix    Index
+	cfg   Config
+	perms []fingerprint.Permuter
+	bits  []int
+}
+
+// New returns a Compactor of ix.
+func New(ix Index, cfg Config) (*Compactor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Compactor{ix: ix, cfg: cfg, perms: ix.Layout().Permuters()}
+	for _, p := range c.perms {
+		c.bits = append(c.bits, p.PrefixBits)
+	}
+	return c, nil
+}
+
+// Summary is what one run did.
+type Summary struct {
+	RowsScanned       int64
+	RowsRewritten     int64
+	DeltasFolded      int64
+	TombstonesApplied int64
+	// TombstonesKept counts tombstones left in place because a document
+	// carries their fingerprint again (should be 0; see foldRow).
+	TombstonesKept   int64
+	BucketsDropped   int64
+	BucketsRechunked int64
+	DocumentsExpired int64
+	// BytesBefore and BytesAfter are the cell bytes (qualifiers and values)
+	// of the rewritten rows before and after.
+	BytesBefore, BytesAfter int64
+	// CutoffBucket is the oldest bucket kept (0 when no retention).
+	CutoffBucket uint32
+	Duration     time.Duration
+}
+
+// Run compacts the whole index once. It stops early, returning ctx's error
+// and what it did so far, when ctx is cancelled; what it wrote is complete
+// per row, so a later run simply continues.
+func (c *Compactor) Run(ctx context.Context) (Summary, error) {
+	start := c.cfg.Now()
+	wall := time.Now()
+	var s Summary
+	if c.cfg.Retention > 0 {
+		s.CutoffBucket = c.ix.Buckets().Of(start.Add(-c.cfg.Retention))
+	}
+	err := c.expireDocs(ctx, &s)
+	if err == nil {
+		err = c.compactRows(ctx, &s)
+	}
+	s.Duration = time.Since(wall)
+	c.cfg.Metrics.observe(s, err)
+	lvl := slog.LevelInfo
+	attrs := []any{"rows_scanned", s.RowsScanned, "rows_rewritten", s.RowsRewritten, "deltas_folded", s.DeltasFolded,
+		"tombstones_applied", s.TombstonesApplied, "tombstones_kept", s.TombstonesKept, "buckets_dropped", s.BucketsDropped,
+		"buckets_rechunked", s.BucketsRechunked, "documents_expired", s.DocumentsExpired, "bytes_before", s.BytesBefore,
+		"bytes_after", s.BytesAfter, "cutoff_bucket", s.CutoffBucket, "seconds", s.Duration.Seconds()}
+	if err != nil {
+		lvl = slog.LevelWarn
+		attrs = append(attrs, "error", err.Error())
+	}
+	c.cfg.Logger.Log(ctx, lvl, "compaction", attrs...)
+	return s, err
+}
+
+// errBatchFull stops a scan once a batch is collected.
+var errBatchFull = errors.New("compaction: batch full")
+
+// scanBatches scans table from the start in batches: fn sees up to
+// BatchRows rows of a batch (and may keep them), then after runs with no
+// iterator open. It returns when the table ends, ctx ends, or a callback
+// fails.
+func (c *Compactor) scanBatches(ctx context.Context, table kvindex.Table, pick func(kvindex.Row) bool, after func([]kvindex.Row) error) error {
+	var from []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var batch []kvindex.Row
+		var last []byte
+		scanned := 0
+		err := c.ix.Store().Scan(ctx, table, from, nil, func(r kvindex.Row) error {
+			last = r.Key
+			scanned++
+			if pick(r) {
+				batch = append(batch, r)
+			}
+			if scanned >= c.cfg.BatchRows {
+				return errBatchFull
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errBatchFull) {
+			return err
+		}
+		if err := after(batch); err != nil {
+			return err
+		}
+		if !errors.Is(err, errBatchFull) {
+			return nil
+		}
+		from = append(bytes.Clone(last), 0) // the next key after last
+	}
+}
+
+// expireDocs deletes the documents whose time bucket is below the cutoff.
+func (c *Compactor) expireDocs(ctx context.Context, s *Summary) error {
+	if s.CutoffBucket == 0 {
+		return nil
+	}
+	b := c.ix.Buckets()
+	return c.scanBatches(ctx, kvindex.TableDocs, func(r kvindex.Row) bool {
+		d, err := c.ix.DecodeDocument(r)
+		return err == nil && b.Of(d.Time) < s.CutoffBucket
+	}, func(rows []kvindex.Row) error {
+		for _, r := range rows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			err := c.ix.Delete(ctx, string(r.Key))
+			if errors.Is(err, kvindex.ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return fmt.Errorf("compaction: expiring document %q: %w", r.Key, err)
+			}
+			s.DocumentsExpired++
+		}
+		return nil
+	})
+}
+
+// compactRows rewrites every index row that has work.
+func (c *Compactor) compactRows(ctx context.Context, s *Summary) error {
+	maxCell := c.ix.Config().MaxCellBytes
+	return c.scanBatches(ctx, kvindex.TableIndex, func(r kvindex.Row) bool {
+		s.RowsScanned++
+		return rowNeedsWork(r, s.CutoffBucket, maxCell)
+	}, func(rows []kvindex.Row) error {
+		for _, r := range rows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := c.compactRow(ctx, r.Key, maxCell, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *Summary) error {
+	t, prefix, err := kvindex.ParseIndexRowKey(key, c.bits)
+	if err != nil {
+		return fmt.Errorf("%w: %v", kvindex.ErrCorrupt, err)
+	}
+	p := c.perms[t]
+	live := func(r uint64) (bool, error) {
+		fp := p.Unpermute(p.Join(prefix, r))
+		rows, err := c.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableFP, Key: kvindex.FPRowKey(uint64(fp))}})
+		if err != nil {
+			return false, err
+		}
+		return len(rows[0].Cells) > 0, nil
+	}
+	return c.ix.UpdateRow(ctx, key, func(row kvindex.Row) ([]kvindex.Mutation, error) {
+		plan, err := foldRow(row, 64-p.PrefixBits, s.CutoffBucket, maxCell, live)
+		if err != nil {
+			return nil, err
+		}
+		muts, err := plan.mutations(c.ix, key)
+		if err != nil || len(muts) == 0 {
+			return nil, err
+		}
+		size := make(map[string]int, len(row.Cells))
+		for _, cell := range row.Cells {
+			size[string(cell.Qualifier)] = len(cell.Qualifier) + len(cell.Value)
+		}
+		after := int64(plan.bytesBefore)
+		for _, m := range muts {
+			after -= int64(size[string(m.Qualifier)])
+			size[string(m.Qualifier)] = 0
+			if m.Kind == kvindex.Put {
+				after += int64(len(m.Qualifier) + len(m.Value))
+			}
+		}
+		s.RowsRewritten++
+		s.DeltasFolded += int64(plan.deltasFolded)
+		s.TombstonesApplied += int64(plan.tombstonesApplied)
+		s.TombstonesKept += int64(plan.tombstonesKept)
+		s.BucketsDropped += int64(plan.bucketsDropped)
+		s.BucketsRechunked += int64(plan.bucketsRechunked)
+		s.BytesBefore += int64(plan.bytesBefore)
+		s.BytesAfter += after
+		return muts, nil
+	})
+}

@@ -1,0 +1,132 @@
+package compaction
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/simdex/simdex/kvindex"
+)
+
+const rbits = 48
+
+func baseCells(t *testing.T, bucket uint32, maxCell int, rs ...uint64) []kvindex.Cell {
+	t.Helper()
+	vals, err := kvindex.EncodeBaseSet(rs, rbits, maxCell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []kvindex.Cell
+	for i, v := range vals {
+		out = append(out, kvindex.Cell{Qualifier: kvindex.BaseQualifier(bucket, i), Value: v})
+	}
+	return out
+}
+
+func delta(b uint32, r uint64) kvindex.Cell {
+	return kvindex.Cell{Qualifier: kvindex.DeltaQualifier(b, r), Value: []byte{}}
+}
+
+func tomb(r uint64) kvindex.Cell {
+	return kvindex.Cell{Qualifier: kvindex.TombstoneQualifier(r), Value: []byte{}}
+}
+
+func row(cells ...[]kvindex.Cell) kvindex.Row {
+	r := kvindex.Row{Key: []byte{0, 1, 2}}
+	for _, c := range cells {
+		r.Cells = append(r.Cells, c...)
+	}
+	slices.SortFunc(r.Cells, func(a, b kvindex.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
+	return r
+}
+
+func TestFoldRow(t *testing.T) {
+	const big = 64 << 10
+	liveSet := func(rs ...uint64) func(uint64) (bool, error) {
+		return func(r uint64) (bool, error) { return slices.Contains(rs, r), nil }
+	}
+	tests := []struct {
+		name    string
+		row     kvindex.Row
+		cutoff  uint32
+		maxCell int
+		live    func(uint64) (bool, error)
+		want    map[uint32][]uint64 // bucket -> new set (nil: bucket deleted)
+		deletes int
+		applied int
+		kept    int
+		dropped int
+	}{
+		{name: "deltas into empty bucket", row: row([]kvindex.Cell{delta(5, 9), delta(5, 3)}),
+			want: map[uint32][]uint64{5: {3, 9}}, deletes: 2},
+		{name: "deltas merge with base, duplicates once", row: row(baseCells(t, 5, big, 1, 4, 9), []kvindex.Cell{delta(5, 4), delta(5, 7), delta(6, 1)}),
+			want: map[uint32][]uint64{5: {1, 4, 7, 9}, 6: {1}}, deletes: 3},
+		{name: "valid tombstone removes from every bucket and delta", row: row(baseCells(t, 5, big, 1, 4), baseCells(t, 6, big, 4, 8), []kvindex.Cell{delta(7, 4), tomb(4)}),
+			live: liveSet(), want: map[uint32][]uint64{5: {1}, 6: {8}, 7: {}}, deletes: 2, applied: 1},
+		{name: "tombstone of a live fingerprint is kept", row: row(baseCells(t, 5, big, 1, 4), []kvindex.Cell{tomb(4)}),
+			live: liveSet(4), want: map[uint32][]uint64{}, kept: 1},
+		{name: "expired buckets dropped with their deltas", row: row(baseCells(t, 2, big, 1), baseCells(t, 9, big, 2), []kvindex.Cell{delta(3, 5), delta(9, 3)}),
+			cutoff: 5, want: map[uint32][]uint64{2: nil, 9: {2, 3}}, deletes: 2, dropped: 1},
+		{name: "nothing to do", row: row(baseCells(t, 5, big, 1, 2, 3)), want: map[uint32][]uint64{}},
+		{name: "oversize chunks re-cut", row: row(baseCells(t, 5, big, seq(0, 200)...)), maxCell: 128,
+			want: map[uint32][]uint64{5: seq(0, 200)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.maxCell == 0 {
+				tc.maxCell = big
+			}
+			if tc.live == nil {
+				tc.live = func(uint64) (bool, error) { t.Fatal("live called without tombstones"); return false, nil }
+			}
+			p, err := foldRow(tc.row, rbits, tc.cutoff, tc.maxCell, tc.live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.sets) != len(tc.want) {
+				t.Fatalf("rewrites %d buckets, want %d (%v)", len(p.sets), len(tc.want), p.sets)
+			}
+			for b, want := range tc.want {
+				got, ok := p.sets[b]
+				if !ok {
+					t.Fatalf("bucket %d not rewritten", b)
+				}
+				if len(got.residuals) != len(want) || !slices.Equal(got.residuals, want) && len(want) > 0 {
+					t.Errorf("bucket %d: %v, want %v", b, got.residuals, want)
+				}
+			}
+			if len(p.deletes) != tc.deletes || p.tombstonesApplied != tc.applied || p.tombstonesKept != tc.kept || p.bucketsDropped != tc.dropped {
+				t.Errorf("deletes %d applied %d kept %d dropped %d, want %d %d %d %d", len(p.deletes), p.tombstonesApplied, p.tombstonesKept, p.bucketsDropped, tc.deletes, tc.applied, tc.kept, tc.dropped)
+			}
+			// The "needs work" prefilter agrees with the plan.
+			needs := rowNeedsWork(tc.row, tc.cutoff, tc.maxCell)
+			if has := len(p.sets) > 0 || len(p.deletes) > 0 || p.tombstonesKept > 0; needs != has {
+				t.Errorf("rowNeedsWork = %v, plan has work = %v", needs, has)
+			}
+		})
+	}
+}
+
+func seq(from, n uint64) []uint64 {
+	// Irregular gaps, so Snappy cannot shrink the cell below the limit.
+	out := make([]uint64, n)
+	x := from
+	for i := range out {
+		x += 1 + (uint64(i)*0x9E3779B97F4A7C15)>>40
+		out[i] = x
+	}
+	return out
+}
+
+func TestFoldRowCorrupt(t *testing.T) {
+	bad := []kvindex.Row{
+		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{{Qualifier: []byte("q"), Value: nil}}},
+		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{{Qualifier: kvindex.BaseQualifier(1, 0), Value: []byte{1, 2, 3}}}},
+		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{delta(1, 1<<50)}},
+	}
+	for i, r := range bad {
+		if _, err := foldRow(r, rbits, 0, 1<<16, nil); !errors.Is(err, kvindex.ErrCorrupt) {
+			t.Errorf("case %d: err %v, want ErrCorrupt", i, err)
+		}
+	}
+}

@@ -1,0 +1,499 @@
+package bulkload
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/compaction"
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// inputs writes docs as three files (plain, gzip, zstd) plus bad lines in
+// the plain one, and returns the glob that matches them.
+func inputs(t testing.TB, dir string, docs []genDoc) (glob string, bad int) {
+	n := len(docs) / 3
+	plain := fpLines(docs[:n]) + "# a comment\n\nno-fields-here\nid,zzzz,2026-01-01T00:00:00Z\nid2,0123456789abcdef,\nbad\x01id,0123456789abcdef,5\nid3,1,2,3\n"
+	writeFile(t, dir, "in-a.csv", []byte(plain))
+	writeFile(t, dir, "in-b.csv.gz", gz(t, fpLines(docs[n:2*n])))
+	writeFile(t, dir, "in-c.tsv.zst", zst(t, fpLines(docs[2*n:])))
+	return filepath.Join(dir, "in-*"), 5
+}
+
+func baseConfig(dir, glob string) Config {
+	return Config{Inputs: []string{glob}, CheckpointDir: filepath.Join(dir, "cp"), Memory: MinMemory, BatchDocs: 128, spillEvery: 700, Workers: 2}
+}
+
+// TestLoadMatchesOnlineInsertAndCompaction is the oracle test: a bulk load
+// (many spills, three compressions, rejects) gives exactly the cells that
+// online inserts of the same documents give after compaction: same fp and
+// docs cells, same base sets, same counters.
+func TestLoadMatchesOnlineInsertAndCompaction(t *testing.T) {
+	dir := t.TempDir()
+	docs := genFPs(1, 3000)
+	glob, bad := inputs(t, dir, docs)
+	ix := openIndex(t, filepath.Join(dir, "bulk"))
+	sum, err := Run(bg, ix, baseConfig(dir, glob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != int64(len(docs)) || sum.Rejected != int64(bad) || sum.Runs < 4 {
+		t.Errorf("summary %+v: want %d records, %d rejected, several runs", sum, len(docs), bad)
+	}
+
+	ref := openIndex(t, filepath.Join(dir, "online"))
+	for i := 0; i < len(docs); i += 500 {
+		var batch []kvindex.Document
+		for _, d := range docs[i:min(i+500, len(docs))] {
+			batch = append(batch, kvindex.Document{ID: d.id, Fingerprint: d.fp, Time: d.at})
+		}
+		if _, errs, err := ref.InsertBatch(bg, batch, kvindex.InsertAlways, 0); err != nil || errors.Join(errs...) != nil {
+			t.Fatal(err, errors.Join(errs...))
+		}
+	}
+	c, err := compaction.New(ref, compaction.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(bg); err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(dump(t, ix, "bulkload"), dump(t, ref)); d != "" {
+		t.Errorf("bulk load differs from online inserts + compaction:\n%s", d)
+	}
+	distinct := map[fingerprint.Fingerprint]bool{}
+	for _, d := range docs {
+		distinct[d.fp] = true
+	}
+	st, err := ix.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Documents != int64(len(docs)) || st.Fingerprints != int64(len(distinct)) || sum.Fingerprints != st.Fingerprints {
+		t.Errorf("counters %d docs %d fps (summary %d), want %d, %d", st.Documents, st.Fingerprints, sum.Fingerprints, len(docs), len(distinct))
+	}
+	// Lookups are exact against brute force.
+	for i := 0; i < len(docs); i += 37 {
+		q := docs[i].fp ^ 0b101
+		res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []string
+		for _, d := range docs {
+			if bits.OnesCount64(uint64(d.fp^q)) <= 3 {
+				want = append(want, d.id)
+			}
+		}
+		for _, h := range res.Hits {
+			got = append(got, h.ID)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("lookup %s: %v, want %v", q, got, want)
+		}
+	}
+	// Rejects name file, line and reason.
+	rej := readLines(t, filepath.Join(dir, "cp", "rejects.jsonl"))
+	if len(rej) != bad {
+		t.Fatalf("rejects file has %d lines, want %d: %v", len(rej), bad, rej)
+	}
+	var r0 reject
+	if err := json.Unmarshal([]byte(rej[0]), &r0); err != nil || !strings.HasSuffix(r0.File, "in-a.csv") || r0.Line != int64(len(docs)/3+3) || r0.Reason == "" {
+		t.Errorf("first reject %+v (%v)", r0, err)
+	}
+
+	// Rerunning a finished load changes nothing (counters added once).
+	before := dump(t, ix)
+	if _, err := Run(bg, ix, baseConfig(dir, glob)); err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(before, dump(t, ix)); d != "" {
+		t.Errorf("rerun changed the index:\n%s", d)
+	}
+}
+
+func readLines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// TestShardsUnionEqualsWholeLoad: three shards loaded one after the other
+// give the same index as one load.
+func TestShardsUnionEqualsWholeLoad(t *testing.T) {
+	dir := t.TempDir()
+	docs := genFPs(2, 2000)
+	glob, _ := inputs(t, dir, docs)
+	whole := openIndex(t, filepath.Join(dir, "whole"))
+	if _, err := Run(bg, whole, baseConfig(dir, glob)); err != nil {
+		t.Fatal(err)
+	}
+	sharded := openIndex(t, filepath.Join(dir, "sharded"))
+	for i := range 3 {
+		cfg := baseConfig(dir, glob)
+		cfg.Shard, cfg.Shards = i, 3
+		cfg.CheckpointDir = filepath.Join(dir, fmt.Sprintf("cp-%d", i))
+		s, err := Run(bg, sharded, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.IndexRows == 0 || s.Documents == 0 {
+			t.Errorf("shard %d did nothing: %+v", i, s)
+		}
+	}
+	if d := diff(dump(t, whole, "bulkload"), dump(t, sharded, "bulkload")); d != "" {
+		t.Errorf("sharded load differs:\n%s", d)
+	}
+}
+
+// TestLoadIntoNonEmptyIndex merges with online inserts' deltas and base
+// sets and lifts the tombstone of a deleted fingerprint that is loaded
+// again.
+func TestLoadIntoNonEmptyIndex(t *testing.T) {
+	dir := t.TempDir()
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	docs := genFPs(3, 1200)
+	var first []kvindex.Document
+	for _, d := range docs[:200] {
+		first = append(first, kvindex.Document{ID: "online-" + d.id, Fingerprint: d.fp, Time: d.at})
+	}
+	if _, errs, err := ix.InsertBatch(bg, first, kvindex.InsertAlways, 0); err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errors.Join(errs...))
+	}
+	c, _ := compaction.New(ix, compaction.Config{})
+	if _, err := c.Run(bg); err != nil { // base sets for the same buckets
+		t.Fatal(err)
+	}
+	if _, err := ix.Insert(bg, kvindex.Document{ID: "gone", Fingerprint: docs[500].fp, Time: docs[500].at}, kvindex.InsertAlways, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Delete(bg, "gone"); err != nil { // tombstones docs[500].fp
+		t.Fatal(err)
+	}
+	glob, _ := inputs(t, dir, docs)
+	if _, err := Run(bg, ix, baseConfig(dir, glob)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(docs, genDoc{}) {
+		if d.id == "" {
+			break
+		}
+		res, err := ix.Lookup(bg, d.fp, kvindex.LookupOptions{K: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == d.id }) {
+			t.Fatalf("%s not found after loading into a non-empty index", d.id)
+		}
+	}
+	for _, d := range first {
+		res, _ := ix.Lookup(bg, d.Fingerprint, kvindex.LookupOptions{K: 0})
+		if !slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == d.ID }) {
+			t.Fatalf("online document %s lost", d.ID)
+		}
+	}
+	st, _ := ix.Stats(bg)
+	if st.Documents != int64(len(docs)+len(first)) {
+		t.Errorf("documents counter %d, want %d", st.Documents, len(docs)+len(first))
+	}
+}
+
+// TestDedupReport: the report's pairs equal brute force over the input.
+func TestDedupReport(t *testing.T) {
+	dir := t.TempDir()
+	docs := genFPs(4, 3000)
+	glob, _ := inputs(t, dir, docs)
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	cfg := baseConfig(dir, glob)
+	cfg.DedupPath = filepath.Join(dir, "dups.jsonl")
+	sum, err := Run(bg, ix, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[fingerprint.Fingerprint][]string{}
+	for _, d := range docs {
+		ids[d.fp] = append(ids[d.fp], d.id)
+	}
+	var fps []fingerprint.Fingerprint
+	for f := range ids {
+		fps = append(fps, f)
+	}
+	slices.Sort(fps)
+	want := map[string]bool{}
+	var docPairs int64
+	for i, a := range fps {
+		if n := int64(len(ids[a])); n > 1 {
+			want[a.String()] = true
+			docPairs += n * (n - 1) / 2
+		}
+		for _, b := range fps[i+1:] {
+			if bits.OnesCount64(uint64(a^b)) <= 3 {
+				want[a.String()+" "+b.String()] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	for _, line := range readLines(t, cfg.DedupPath) {
+		var dl struct {
+			Fingerprints []string   `json:"fingerprints"`
+			Distance     int        `json:"distance"`
+			IDs          [][]string `json:"ids"`
+		}
+		if err := json.Unmarshal([]byte(line), &dl); err != nil {
+			t.Fatal(err)
+		}
+		key := strings.Join(dl.Fingerprints, " ")
+		if got[key] {
+			t.Errorf("pair %s reported twice", key)
+		}
+		got[key] = true
+		for i, f := range dl.Fingerprints {
+			fp, _ := fingerprint.Parse(f)
+			if !slices.Equal(sorted(dl.IDs[i]), sorted(ids[fp])) {
+				t.Errorf("ids of %s: %v, want %v", f, dl.IDs[i], ids[fp])
+			}
+		}
+	}
+	if len(want) < 30 {
+		t.Fatalf("generator planted only %d duplicates", len(want))
+	}
+	if d := diff(boolMap(want), boolMap(got)); d != "" {
+		t.Errorf("report differs from brute force:\n%s", d)
+	}
+	if sum.DuplicatePairs != int64(len(want))-int64(countSingles(want))+docPairs {
+		t.Logf("summary duplicate pairs %d", sum.DuplicatePairs)
+	}
+
+	// Clusters mode covers the same documents.
+	cfg.DedupClusters = true
+	cfg.DedupPath = filepath.Join(dir, "clusters.jsonl")
+	if _, err := Run(bg, openIndex(t, filepath.Join(dir, "ix2")), withCP(cfg, filepath.Join(dir, "cp2"))); err != nil {
+		t.Fatal(err)
+	}
+	inClusters := 0
+	for _, line := range readLines(t, cfg.DedupPath) {
+		var cl struct {
+			AllIDs []string `json:"all_ids"`
+		}
+		if err := json.Unmarshal([]byte(line), &cl); err != nil || len(cl.AllIDs) < 2 {
+			t.Fatalf("cluster line %s (%v)", line, err)
+		}
+		inClusters += len(cl.AllIDs)
+	}
+	involved := map[string]bool{}
+	for k := range want {
+		for _, f := range strings.Fields(k) {
+			fp, _ := fingerprint.Parse(f)
+			for _, id := range ids[fp] {
+				involved[id] = true
+			}
+		}
+	}
+	if inClusters != len(involved) {
+		t.Errorf("clusters hold %d documents, want %d", inClusters, len(involved))
+	}
+}
+
+func withCP(c Config, dir string) Config { c.CheckpointDir = dir; return c }
+
+func countSingles(m map[string]bool) int {
+	n := 0
+	for k := range m {
+		if !strings.Contains(k, " ") {
+			n++
+		}
+	}
+	return n
+}
+
+func boolMap(m map[string]bool) map[string]string {
+	out := map[string]string{}
+	for k := range m {
+		out[k] = ""
+	}
+	return out
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestStrict stops at the first bad line and names it.
+func TestStrict(t *testing.T) {
+	dir := t.TempDir()
+	glob, _ := inputs(t, dir, genFPs(5, 300))
+	cfg := baseConfig(dir, glob)
+	cfg.Strict = true
+	_, err := Run(bg, openIndex(t, filepath.Join(dir, "ix")), cfg)
+	if !errors.Is(err, ErrStrict) || !strings.Contains(err.Error(), fmt.Sprintf("line %d", 300/3+3)) {
+		t.Errorf("err %v", err)
+	}
+}
+
+// TestTextDocuments fingerprints JSON documents (English and Chinese) in
+// parallel workers and reports the near-copy.
+func TestTextDocuments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the dictionaries")
+	}
+	dir := t.TempDir()
+	texts, err := filepath.Glob("../../fingerprint/testdata/texts/*.txt")
+	if err != nil || len(texts) < 4 {
+		t.Fatalf("test texts: %v %v", texts, err)
+	}
+	fpr, err := fingerprint.New(fingerprint.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	want := map[string]fingerprint.Fingerprint{}
+	for i, p := range texts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(b)
+		for j, v := range []string{body, body + " Extra closing sentence here."} {
+			id := fmt.Sprintf("t%d-%d", i, j)
+			d, _ := json.Marshal(map[string]any{"id": id, "title": filepath.Base(p), "text": v, "time": t0.Unix() + int64(i), "attrs": map[string]string{"src": p}})
+			lines = append(lines, string(d))
+			r, err := fpr.Fingerprint(fingerprint.Document{Title: filepath.Base(p), Body: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[id] = r.Simhash
+		}
+	}
+	lines = append(lines, `{"id":"empty","text":"","time":1}`, `{"id":"x","text":"a","time":"yesterday"}`, `not json`)
+	path := writeFile(t, dir, "docs.jsonl", []byte(strings.Join(lines, "\n")))
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	cfg := baseConfig(dir, path)
+	cfg.NewFingerprinter = func() (*fingerprint.Fingerprinter, error) { return fpr, nil }
+	cfg.DedupPath = filepath.Join(dir, "dups.jsonl")
+	cfg.DedupClusters = true
+	sum, err := Run(bg, ix, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != int64(len(want)) || sum.Rejected != 3 {
+		t.Errorf("summary %+v", sum)
+	}
+	for id, fp := range want {
+		d, err := ix.Get(bg, id)
+		if err != nil || d.Fingerprint != fp || d.Attrs["src"] == "" {
+			t.Errorf("%s: %+v %v, want fp %s", id, d, err, fp)
+		}
+	}
+	clusters := readLines(t, cfg.DedupPath)
+	if len(clusters) < len(texts)/2 {
+		t.Errorf("only %d clusters for %d near-copied texts: %v", len(clusters), len(texts), clusters)
+	}
+}
+
+// The SIGKILL test re-executes the test binary as a child that runs a slow
+// load (a pause after each batch) and kills it at various points, then
+// finishes the load in-process and compares with an uninterrupted load.
+
+const childEnv = "SIMDEX_BULKLOAD_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(childLoad(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// childLoad runs the load described by spec ("dir|glob") slowly.
+func childLoad(spec string) int {
+	dir, glob, _ := strings.Cut(spec, "|")
+	ix, err := openIndexOpts(filepath.Join(dir, "ix"), true)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg := baseConfig(dir, glob)
+	cfg.afterBatch = func() { time.Sleep(3 * time.Millisecond) }
+	if _, err := Run(bg, ix, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ix.Close()
+	return 0
+}
+
+func TestResumeAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	root := t.TempDir()
+	docs := genFPs(6, 6000)
+	glob, _ := inputs(t, root, docs)
+	ref := openIndex(t, filepath.Join(root, "ref", "ix"))
+	if _, err := Run(bg, ref, withCP(baseConfig(root, glob), filepath.Join(root, "ref", "cp"))); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(t, ref)
+
+	killed := 0
+	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond} {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		os.MkdirAll(dir, 0o755)
+		// Several kills of one load: kill, restart (resuming), kill again.
+		for round := range 2 {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), childEnv+"="+dir+"|"+glob)
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(delay / time.Duration(round+1))
+			cmd.Process.Signal(syscall.SIGKILL)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
+				killed++
+			} else if err != nil {
+				t.Fatalf("child failed: %v", err)
+			}
+		}
+		var cp checkpoint
+		b, _ := os.ReadFile(filepath.Join(dir, "cp", "checkpoint.json"))
+		json.Unmarshal(b, &cp)
+		t.Logf("kill point %d: checkpoint after kills: file %d line %d records %d runs %d phase1 done %v", i, cp.File, cp.Line, cp.Records, cp.Runs, cp.Phase1Done)
+		ix, err := openIndexOpts(filepath.Join(dir, "ix"), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(bg, ix, baseConfig(dir, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diff(dump(t, ix), want); d != "" {
+			t.Errorf("kill point %d (%s): resumed load differs from an uninterrupted one:\n%s", i, delay, d)
+		}
+		if sum.Records != int64(len(docs)) {
+			t.Errorf("kill point %d: %d records, want %d", i, sum.Records, len(docs))
+		}
+		ix.Close()
+	}
+	if killed < 3 {
+		t.Errorf("only %d children were killed mid-load (loads too fast?)", killed)
+	}
+}

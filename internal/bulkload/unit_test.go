@@ -1,0 +1,270 @@
+package bulkload
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSortEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{0, 1, 100, 5000, 70000} {
+		for _, sameAux := range []bool{true, false} {
+			es := make([]entry, n)
+			for i := range es {
+				es[i] = entry{key: r.Uint64() >> uint(r.IntN(40)), aux: 7}
+				if !sameAux {
+					es[i].aux = uint32(r.IntN(3))
+				}
+				if i > 0 && i%10 == 0 {
+					es[i].key = es[i-1].key // repeats
+				}
+			}
+			want := slices.Clone(es)
+			slices.SortFunc(want, entryCmp)
+			sortEntries(es, nil)
+			if !slices.Equal(es, want) {
+				t.Fatalf("n=%d sameAux=%v: not sorted like the comparison sort", n, sameAux)
+			}
+		}
+	}
+}
+
+func TestRunRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(2, 2))
+	var paths []string
+	var all []entry
+	for k := range 4 {
+		es := make([]entry, 1000*k) // includes an empty run
+		for i := range es {
+			es[i] = entry{key: r.Uint64(), aux: uint32(r.IntN(4))}
+		}
+		sortEntries(es, nil)
+		p := filepath.Join(dir, runName(k, "t00"))
+		if _, err := writeRun(p, es); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		all = append(all, es...)
+	}
+	slices.SortFunc(all, entryCmp)
+	m, err := newMerger(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	var got []entry
+	for {
+		e, ok, err := m.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, e)
+	}
+	if !slices.Equal(got, all) {
+		t.Fatalf("merge of %d runs: %d entries, want %d (or order differs)", len(paths), len(got), len(all))
+	}
+	// Damage is detected: a flipped byte fails the checksum or decoding.
+	b, _ := os.ReadFile(paths[1])
+	b[len(b)/2] ^= 0x40
+	os.WriteFile(paths[1], b, 0o644)
+	if err := drain(paths[1]); !errors.Is(err, ErrRun) {
+		t.Errorf("damaged run: %v, want ErrRun", err)
+	}
+}
+
+func drain(path string) error {
+	r, err := openRun(path)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	for {
+		ok, err := r.next()
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// FuzzRunReader: arbitrary bytes never panic the run decoder, and a decoded
+// run is sorted.
+func FuzzRunReader(f *testing.F) {
+	dir := f.TempDir()
+	p := filepath.Join(dir, "seed")
+	writeRun(p, []entry{{1, 0}, {5, 2}, {5, 3}, {1 << 60, 1}})
+	seed, _ := os.ReadFile(p)
+	f.Add(seed)
+	f.Add([]byte("SDXRUN01"))
+	f.Add(append([]byte("SDXRUN01"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := newRunReader("fuzz", bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrRun) {
+				t.Fatalf("error %v does not wrap ErrRun", err)
+			}
+			return
+		}
+		var prev entry
+		for i := 0; ; i++ {
+			ok, err := r.next()
+			if err != nil {
+				if !errors.Is(err, ErrRun) {
+					t.Fatalf("error %v does not wrap ErrRun", err)
+				}
+				return
+			}
+			if !ok {
+				return
+			}
+			if i > 0 && entryCmp(r.cur, prev) < 0 {
+				t.Fatalf("decoded entries out of order: %v after %v", r.cur, prev)
+			}
+			prev = r.cur
+		}
+	})
+}
+
+func TestParseFPLine(t *testing.T) {
+	tests := []struct {
+		line   string
+		id     string
+		fp     uint64
+		at     time.Time
+		errHas string
+	}{
+		{line: "a,0123456789abcdef,2026-01-02T03:04:05Z", id: "a", fp: 0x0123456789abcdef, at: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{line: "b\t81985529216486895\t1700000000", id: "b", fp: 81985529216486895, at: time.Unix(1700000000, 0).UTC()},
+		{line: " c , 0xff , 1700000000.5 ", id: "c", fp: 0xff, at: time.Unix(1700000000, 5e8).UTC()},
+		{line: "d,d:1234567890123456,1", id: "d", fp: 1234567890123456, at: time.Unix(1, 0).UTC()},
+		{line: "", errHas: "skip"},
+		{line: "# comment", errHas: "skip"},
+		{line: "a,b", errHas: "want 3 fields"},
+		{line: "a,xyz,1", errHas: "fingerprint"},
+		{line: "a,1,", errHas: "missing time"},
+		{line: "a,1,tomorrow", errHas: "RFC 3339"},
+		{line: "a,1,NaN", errHas: "RFC 3339"},
+		{line: "a,1,1e300", errHas: "RFC 3339"},
+	}
+	for _, tc := range tests {
+		rec, err := parseFPLine([]byte(tc.line))
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%q: err %v, want %q", tc.line, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil || rec.id != tc.id || uint64(rec.fp) != tc.fp || !rec.at.Equal(tc.at) {
+			t.Errorf("%q: %+v %v", tc.line, rec, err)
+		}
+	}
+}
+
+func TestParseDocLine(t *testing.T) {
+	good := `{"id":"x","title":"T","text":"body","time":"2026-01-02T00:00:00Z","attrs":{"a":"b"}}`
+	rec, err := parseDocLine([]byte(good))
+	if err != nil || rec.id != "x" || rec.title != "T" || rec.text != "body" || rec.attrs["a"] != "b" || rec.at.Year() != 2026 {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	if rec, err := parseDocLine([]byte(`{"id":"y","text":"t","time":1700000000}`)); err != nil || rec.at.Unix() != 1700000000 {
+		t.Errorf("numeric time: %+v %v", rec, err)
+	}
+	for line, want := range map[string]string{
+		`{"text":"t","time":1}`:                 "missing id",
+		`{"id":"a","time":1}`:                   "missing text",
+		`{"id":"a","text":"t"}`:                 "missing time",
+		`{"id":"a","text":"t","time":"soon"}`:   "RFC 3339",
+		`{"id":"a","text":"t","time":1,"z":1}`:  "unknown field",
+		`{"id":"a","text":"t","time":1} {}`:     "more than one",
+		`{"id":1,"text":"t","time":1}`:          "bad JSON",
+		`[`:                                     "bad JSON",
+		`{"id":"a","text":"t","time":{"x":1}}`:  "RFC 3339",
+		`{"id":"a","text":"t","time":"\u0000"}`: "RFC 3339",
+	} {
+		if _, err := parseDocLine([]byte(line)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", line, err, want)
+		}
+	}
+}
+
+// FuzzParseLines: no input line panics either parser.
+func FuzzParseLines(f *testing.F) {
+	for _, s := range []string{"a,0123456789abcdef,1", "a\t1\t2026-01-01T00:00:00Z", `{"id":"a","text":"t","time":1}`, `{"id":"a","text":"t","time":"2026-01-01T00:00:00Z","attrs":{"k":"v"}}`, "", "\xff,\xff,\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		parseFPLine(line)
+		parseDocLine(line)
+	})
+}
+
+func TestLineReaderLongLine(t *testing.T) {
+	data := "short\n" + strings.Repeat("x", MaxLineBytes+10) + "\nafter\nlast-without-newline"
+	lr := &lineReader{br: bufioReader(data)}
+	var got []string
+	var long []bool
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			break
+		}
+		got = append(got, string(line[:min(len(line), 10)]))
+		long = append(long, tooLong)
+	}
+	if !slices.Equal(got, []string{"short", "xxxxxxxxxx", "after", "last-witho"}) || !slices.Equal(long, []bool{false, true, false, false}) {
+		t.Errorf("lines %q long %v", got, long)
+	}
+}
+
+func TestConfigParsing(t *testing.T) {
+	for s, want := range map[string]int64{"512MiB": 512 << 20, "2G": 2 << 30, "1.5GiB": 3 << 29, "100": 100, "64 MB": 64e6} {
+		if got, err := ParseBytes(s); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "x", "-1G", "1e30"} {
+		if _, err := ParseBytes(s); !errors.Is(err, ErrConfig) {
+			t.Errorf("ParseBytes(%q): %v", s, err)
+		}
+	}
+	if i, n, err := ParseShard("2/5"); i != 2 || n != 5 || err != nil {
+		t.Errorf("ParseShard: %d %d %v", i, n, err)
+	}
+	for _, s := range []string{"5/5", "-1/2", "1", "a/b", "0/0"} {
+		if _, _, err := ParseShard(s); !errors.Is(err, ErrConfig) {
+			t.Errorf("ParseShard(%q): %v", s, err)
+		}
+	}
+	bad := []Config{{}, {Inputs: []string{"x"}}, {Inputs: []string{"x"}, CheckpointDir: "d", Memory: 1}, {Inputs: []string{"x"}, CheckpointDir: "d", Shard: 3, Shards: 2}, {Inputs: []string{"x"}, CheckpointDir: "d", Format: "xml"}}
+	for _, c := range bad {
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
+// TestResumeRefusesOtherInputs: a checkpoint directory belongs to one load.
+func TestResumeRefusesOtherInputs(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.csv", []byte("x,0123456789abcdef,1\n"))
+	b := writeFile(t, dir, "b.csv", []byte("y,0123456789abcdee,1\n"))
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	cfg := Config{Inputs: []string{a}, CheckpointDir: filepath.Join(dir, "cp")}
+	if _, err := Run(bg, ix, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Inputs = []string{b}
+	if _, err := Run(bg, ix, cfg); !errors.Is(err, ErrInputChanged) {
+		t.Errorf("err %v, want ErrInputChanged", err)
+	}
+}
