@@ -226,7 +226,7 @@ func cleanLines(s string) string {
 				line = line[:0]
 				return
 			}
-			if isBoilerplate(l) || isNavLine(l) {
+			if isBoilerplate(l) || isNavLine(l) || isMetaLine(l) {
 				line = line[:0]
 				return
 			}
@@ -378,4 +378,23 @@ func allShort(parts []string, maxWords int) bool {
 		}
 	}
 	return true
+}
+
+// isMetaLine reports whether a short line is mostly digits (a dateline,
+// "updated 2025-10-22 22:09 · 9443 views", a counter): its numbers change
+// between copies and its few words say nothing about the text.
+func isMetaLine(l string) bool {
+	if endsSentence(l) {
+		return false
+	}
+	digits, other := 0, 0
+	for _, r := range l {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r != ' ':
+			other++
+		}
+	}
+	return digits >= 4 && digits*10 >= (digits+other)*3
 }

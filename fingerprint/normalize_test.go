@@ -34,6 +34,9 @@ func TestNormalize(t *testing.T) {
 		{"zh related block", "第一段。\n相关阅读：\n别的新闻\n第二段。", "第一段。\n第二段。"},
 		{"read more keeps teaser", "The first half of the story … Read more", "the first half of the story"},
 		{"zh read more keeps teaser", "文章的前半部分……阅读全文", "文章的前半部分"},
+		{"dateline", "Updated 2025-10-22 22:09 · 94443 views\nThe story.", "the story."},
+		{"zh dateline", "2020年9月1日 05:28 阅读 15029\n正文内容。", "正文内容。"},
+		{"sentence with numbers kept", "In 1999 there were 250 of them", "in 1999 there were 250 of them"},
 		{"invalid utf8", "a\xffb", "a\ufffdb"},
 		{"empty", "", ""},
 	}
