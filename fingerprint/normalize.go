@@ -206,7 +206,8 @@ func cleanLines(s string) string {
 	var out strings.Builder
 	out.Grow(len(s))
 	line := make([]byte, 0, 256)
-	inList := false // inside a "related articles" block
+	inList := false      // inside a "related articles" block
+	var dropped []string // boilerplate lines dropped, for dropEchoes
 	flush := func() {
 		if len(line) > 0 {
 			line = trimReadMore(line)
@@ -226,7 +227,12 @@ func cleanLines(s string) string {
 				line = line[:0]
 				return
 			}
-			if isBoilerplate(l) || isNavLine(l) || isMetaLine(l) {
+			if isBoilerplate(l) {
+				dropped = append(dropped, l)
+				line = line[:0]
+				return
+			}
+			if isNavLine(l) || isMetaLine(l) {
 				line = line[:0]
 				return
 			}
@@ -278,7 +284,45 @@ func cleanLines(s string) string {
 		line = utf8.AppendRune(line, r)
 	}
 	flush()
+	if len(dropped) > 0 {
+		return dropEchoes(out.String(), dropped)
+	}
 	return out.String()
+}
+
+// maxEchoRunes bounds the lines dropEchoes may drop: a site name or slogan.
+const maxEchoRunes = 20
+
+// dropEchoes drops short unpunctuated lines that recur inside a dropped
+// boilerplate line: a site's masthead ("Daily Tribune") is named again in
+// its copyright notice, and is no more the article's than the notice is.
+func dropEchoes(text string, dropped []string) string {
+	var b strings.Builder
+	changed := false
+	for line := range strings.Lines(text) {
+		l := strings.TrimSuffix(line, "\n")
+		if utf8.RuneCountInString(l) <= maxEchoRunes && !endsSentence(l) && echoed(l, dropped) {
+			changed = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	if !changed || b.Len() == 0 {
+		return text
+	}
+	return b.String()
+}
+
+func echoed(l string, dropped []string) bool {
+	for _, d := range dropped {
+		if len(d) > len(l) && strings.Contains(d, l) {
+			return true
+		}
+	}
+	return false
 }
 
 func isBoilerplate(l string) bool {

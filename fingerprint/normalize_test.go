@@ -37,6 +37,8 @@ func TestNormalize(t *testing.T) {
 		{"dateline", "Updated 2025-10-22 22:09 · 94443 views\nThe story.", "the story."},
 		{"zh dateline", "2020年9月1日 05:28 阅读 15029\n正文内容。", "正文内容。"},
 		{"sentence with numbers kept", "In 1999 there were 250 of them", "in 1999 there were 250 of them"},
+		{"masthead echoed in copyright", "Daily Tribune\nThe story.\nCopyright 2020 Daily Tribune", "the story."},
+		{"zh masthead echoed", "环球视点\n正文内容。\n版权所有 © 2017 环球视点", "正文内容。"},
 		{"invalid utf8", "a\xffb", "a\ufffdb"},
 		{"empty", "", ""},
 	}
