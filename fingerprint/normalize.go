@@ -393,23 +393,25 @@ func isNavLine(l string) bool {
 			return true
 		}
 	}
-	parts := strings.Fields(l)
-	if len(parts) < 4 {
-		return false
-	}
-	for _, p := range parts {
-		n := 0
-		for _, r := range p {
-			if !isHan(r) {
+	// Chinese menu: four or more space-separated Han entries of at most
+	// four characters. One pass, no allocation: most lines fail at once.
+	entries, n := 0, 0
+	for _, r := range l {
+		switch {
+		case r == ' ':
+			n = 0
+		case isHan(r):
+			if n == 0 {
+				entries++
+			}
+			if n++; n > 4 {
 				return false
 			}
-			n++
-		}
-		if n > 4 {
+		default:
 			return false
 		}
 	}
-	return true
+	return entries >= 4
 }
 
 // allShort reports whether every part has at most maxWords words (a Han
