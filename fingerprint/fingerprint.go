@@ -4,17 +4,26 @@
 // (Hamming distance, parsing and formatting, and the block-permutation layout
 // that the pigeonhole index is built on).
 //
-// # Recipe (RecipeVersion 1)
+// # Recipe (RecipeVersion 2)
 //
 // A Fingerprinter (New; about 4-5 s and 200 MiB on a 2-core machine, see
 // BENCHMARKS) computes, for the body and separately for the title:
 //
-//  1. Normalize: strip markup (tags, comments, entities; script, style,
-//     nav, head... content), Unicode NFKC (folds full-width forms), lower
-//     case, ’ to ', whitespace collapsed per line, empty lines and short
-//     (<= 60 characters) boilerplate lines dropped (copyright, 版权所有,
-//     责任编辑, 上一篇/下一篇, share, related articles...). ExactHash is
-//     xxhash64 of this text; Chars its length in characters.
+//  1. Normalize: strip markup (tags, comments, entities; the content of
+//     script, style, nav, head, header, footer, aside, form...), Unicode
+//     NFKC (folds full-width forms), lower case, ’ to ', whitespace
+//     collapsed per line. Then, per line: a trailing "read more"/"阅读全文"
+//     link is cut off (the teaser stays); empty lines, short (<= 60
+//     characters) boilerplate lines (copyright, 版权所有, 责任编辑,
+//     上一篇/下一篇, share, ads...), navigation bars and breadcrumbs (three
+//     or more very short entries split by "|", ">"... or, in Chinese, by
+//     spaces), datelines and counters (short lines at least 30% digits) and
+//     "related articles" blocks (a list heading and the short unpunctuated
+//     lines after it) are dropped; a short line that recurs inside a
+//     dropped boilerplate line (a masthead named again in the copyright)
+//     is dropped too. For the body, lines repeating the title (a page's
+//     headline) are dropped as well (recipe 2). ExactHash is xxhash64 of
+//     this text; Chars its length in characters.
 //  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
 //     (simplified and traditional dictionaries, shortest path, never HMM;
 //     runs are cut at 2,000 characters to bound memory); runs of other
@@ -38,7 +47,8 @@
 //     text term frequency alone ranks words. A bigram's IDF is the mean of
 //     its words' times BigramWeight. Features in the lead (the first
 //     Config.LeadChars characters of kept words) are multiplied by
-//     LeadBoost; body features also found in the title by TitleBoost.
+//     LeadBoost; body features also found in the title by TitleBoost
+//     (default 1, i.e. off, since recipe 2).
 //  6. Hash each feature with xxhash64 (a bigram as "a\x1fb"), add its
 //     weight to the 64 bit counters where its hash has a 1 and subtract it
 //     where it has a 0, in document order; bit i of the simhash is 1 where

@@ -22,7 +22,7 @@ import (
 // whenever any step changes the output for some input; the golden tests in
 // testdata/golden.json enforce that. Fingerprints from different recipes are
 // not comparable.
-const RecipeVersion uint32 = 1
+const RecipeVersion uint32 = 2
 
 var (
 	// ErrLowInformation means the document has too few distinct content
@@ -310,6 +310,9 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 	}
 
 	body := normalize(doc.Body)
+	if doc.Title != "" {
+		body = dropHeadline(body, normalize(doc.Title))
+	}
 	res.ExactHash = xxhash.Sum64String(body)
 	res.Chars = utf8.RuneCountInString(body)
 	if body == "" {
@@ -612,4 +615,28 @@ func topFeatures(feats []feature, n int) []Feature {
 		out[i] = Feature{Text: strings.Clone(ft.text()), Weight: math.Round(ft.weight*1e6) / 1e6}
 	}
 	return out
+}
+
+// dropHeadline removes body lines that repeat the title (a page's <h1>, or
+// the title with a site name around it): the title has its own simhash, and
+// whether a copy repeats it in the body says nothing about the body.
+func dropHeadline(body, title string) string {
+	if title == "" || strings.IndexByte(title, '\n') >= 0 || !strings.Contains(body, title) {
+		return body
+	}
+	var b strings.Builder
+	for line := range strings.Lines(body) {
+		l := strings.TrimSuffix(line, "\n")
+		if strings.Contains(l, title) && len(l) <= len(title)+40 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	if b.Len() == 0 {
+		return body // the body is just the headline: keep it
+	}
+	return b.String()
 }

@@ -10,12 +10,16 @@ import (
 )
 
 // Normalize returns the text simdex fingerprints and exact-hashes: markup
-// stripped (tags, comments, entities, and the content of script, style and
-// navigation elements), Unicode NFKC (which also folds full-width forms to
-// half-width), lower case, typographic apostrophes folded to ', whitespace
-// collapsed to single spaces within a line, empty lines and short boilerplate
-// lines (copyright notices, share buttons, "上一篇/下一篇", editor credits...)
-// dropped, lines joined with '\n'. Invalid UTF-8 is replaced by U+FFFD here;
+// stripped (tags, comments, entities, and the content of script, style,
+// navigation, header, footer and aside elements), Unicode NFKC (which also
+// folds full-width forms to half-width), lower case, typographic apostrophes
+// folded to ', whitespace collapsed to single spaces within a line, a
+// trailing "read more" link cut off its line (the teaser stays), empty
+// lines, short boilerplate lines (copyright notices, share buttons,
+// "上一篇/下一篇", editor credits, ads...), navigation bars and breadcrumbs
+// (three or more very short entries), and "related articles" blocks (a list
+// heading and the unpunctuated lines after it) dropped, lines joined with
+// '\n'. Since recipe 2. Invalid UTF-8 is replaced by U+FFFD here;
 // Fingerprint refuses it instead.
 func (f *Fingerprinter) Normalize(s string) string {
 	return normalize(s)
@@ -36,7 +40,7 @@ var blockTags = map[string]bool{
 	"p": true, "br": true, "div": true, "li": true, "ul": true, "ol": true,
 	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
 	"tr": true, "td": true, "th": true, "table": true, "section": true,
-	"article": true, "header": true, "footer": true, "aside": true,
+	"article":    true,
 	"blockquote": true, "pre": true, "hr": true, "dt": true, "dd": true,
 	"title": true, "figcaption": true, "option": true, "main": true, "body": true,
 }
@@ -54,6 +58,9 @@ var inlineTags = map[string]bool{
 var skipTags = map[string]bool{
 	"script": true, "style": true, "noscript": true, "template": true,
 	"nav": true, "head": true, "iframe": true, "svg": true, "select": true,
+	// Page furniture in HTML5: site header, footer and side column
+	// ("related articles", ads) are the site's, not the article's.
+	"header": true, "footer": true, "aside": true, "form": true, "button": true,
 }
 
 // stripMarkup removes HTML/XML markup and decodes entities. A '<' that does
@@ -166,8 +173,21 @@ var boilerplateMarkers = []string{
 	"扫一扫", "关注我们", "返回首页", "返回顶部", "相关阅读", "相关新闻", "推荐阅读",
 	"share this", "share on", "related articles", "related stories", "read more",
 	"follow us", "subscribe", "sign up", "newsletter", "cookie", "privacy policy",
-	"terms of use", "advertisement", "click here",
+	"terms of use", "advertisement", "click here", "sponsored", "you are here",
+	"without permission", "广告", "推广", "赞助", "举报", "当前位置", "您的位置",
 }
+
+// listHeads start a block of links to other pages ("related articles"):
+// the short, unpunctuated lines after one are titles, not text.
+var listHeads = []string{
+	"related", "you may also like", "more from", "read next", "most popular",
+	"recommended", "see also", "also read", "相关", "猜你喜欢", "热门", "延伸阅读",
+	"最新文章", "推荐", "更多",
+}
+
+// readMoreTails end a truncated teaser; the text before them is content.
+var readMoreTails = []string{"read more", "continue reading", "read the full story",
+	"阅读全文", "查看全文", "全文阅读", "更多内容", "展开全文"}
 
 // boilerplateLines are whole lines that are page furniture on their own.
 var boilerplateLines = map[string]bool{
@@ -186,11 +206,38 @@ func cleanLines(s string) string {
 	var out strings.Builder
 	out.Grow(len(s))
 	line := make([]byte, 0, 256)
+	inList := false      // inside a "related articles" block
+	var dropped []string // boilerplate lines dropped, for dropEchoes
 	flush := func() {
-		if len(line) == 0 || (len(line) <= maxBoilerplateRunes*4 && isBoilerplate(string(line))) {
-			line = line[:0]
+		if len(line) > 0 {
+			line = trimReadMore(line)
+		}
+		if len(line) == 0 {
 			return
 		}
+		if len(line) <= maxBoilerplateRunes*4 {
+			l := string(line)
+			if inList && !endsSentence(l) {
+				line = line[:0]
+				return
+			}
+			inList = false
+			if isListHead(l) {
+				inList = true
+				line = line[:0]
+				return
+			}
+			if isBoilerplate(l) {
+				dropped = append(dropped, l)
+				line = line[:0]
+				return
+			}
+			if isNavLine(l) || isMetaLine(l) {
+				line = line[:0]
+				return
+			}
+		}
+		inList = false
 		if out.Len() > 0 {
 			out.WriteByte('\n')
 		}
@@ -237,7 +284,45 @@ func cleanLines(s string) string {
 		line = utf8.AppendRune(line, r)
 	}
 	flush()
+	if len(dropped) > 0 {
+		return dropEchoes(out.String(), dropped)
+	}
 	return out.String()
+}
+
+// maxEchoRunes bounds the lines dropEchoes may drop: a site name or slogan.
+const maxEchoRunes = 20
+
+// dropEchoes drops short unpunctuated lines that recur inside a dropped
+// boilerplate line: a site's masthead ("Daily Tribune") is named again in
+// its copyright notice, and is no more the article's than the notice is.
+func dropEchoes(text string, dropped []string) string {
+	var b strings.Builder
+	changed := false
+	for line := range strings.Lines(text) {
+		l := strings.TrimSuffix(line, "\n")
+		if utf8.RuneCountInString(l) <= maxEchoRunes && !endsSentence(l) && echoed(l, dropped) {
+			changed = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	if !changed || b.Len() == 0 {
+		return text
+	}
+	return b.String()
+}
+
+func echoed(l string, dropped []string) bool {
+	for _, d := range dropped {
+		if len(d) > len(l) && strings.Contains(d, l) {
+			return true
+		}
+	}
+	return false
 }
 
 func isBoilerplate(l string) bool {
@@ -253,4 +338,109 @@ func isBoilerplate(l string) bool {
 		}
 	}
 	return false
+}
+
+// trimReadMore cuts a trailing "read more" link (and the ellipsis before
+// it) off a line, keeping the teaser text: a truncated copy keeps all it has.
+func trimReadMore(line []byte) []byte {
+	l := string(line)
+	for _, t := range readMoreTails {
+		if strings.HasSuffix(l, t) {
+			l = strings.TrimRight(strings.TrimSuffix(l, t), " .…>»:：")
+			return line[:len(l)]
+		}
+	}
+	return line
+}
+
+// endsSentence reports whether a line ends like prose (a sentence mark),
+// as list entries and link titles do not.
+func endsSentence(l string) bool {
+	r, _ := utf8.DecodeLastRuneInString(strings.TrimRight(l, " \"'”’)）」』"))
+	switch r {
+	case '.', '!', '?', ';', '。', '！', '？', '；':
+		return true
+	}
+	return false
+}
+
+// isListHead reports whether a short line introduces a list of links.
+func isListHead(l string) bool {
+	if utf8.RuneCountInString(l) > 30 || endsSentence(l) {
+		return false
+	}
+	for _, h := range listHeads {
+		if strings.HasPrefix(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// navSeps separate the entries of navigation bars and breadcrumbs.
+var navSeps = []string{" | ", " > ", " » ", " · ", " / ", "|", "»", "›"}
+
+// isNavLine reports whether a short line is a navigation bar or breadcrumb:
+// three or more very short entries split by a separator or, for Chinese,
+// by spaces ("首页 新闻 体育 财经"). Sentences have longer pieces.
+func isNavLine(l string) bool {
+	for _, sep := range navSeps {
+		if !strings.Contains(l, sep) {
+			continue
+		}
+		parts := strings.Split(l, sep)
+		if len(parts) >= 3 && allShort(parts, 3) {
+			return true
+		}
+	}
+	// Chinese menu: four or more space-separated Han entries of at most
+	// four characters. One pass, no allocation: most lines fail at once.
+	entries, n := 0, 0
+	for _, r := range l {
+		switch {
+		case r == ' ':
+			n = 0
+		case isHan(r):
+			if n == 0 {
+				entries++
+			}
+			if n++; n > 4 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return entries >= 4
+}
+
+// allShort reports whether every part has at most maxWords words (a Han
+// part at most 2*maxWords characters) and no sentence mark.
+func allShort(parts []string, maxWords int) bool {
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if strings.Count(p, " ")+1 > maxWords || utf8.RuneCountInString(p) > 6*maxWords || endsSentence(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMetaLine reports whether a short line is mostly digits (a dateline,
+// "updated 2025-10-22 22:09 · 9443 views", a counter): its numbers change
+// between copies and its few words say nothing about the text.
+func isMetaLine(l string) bool {
+	if endsSentence(l) {
+		return false
+	}
+	digits, other := 0, 0
+	for _, r := range l {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r != ' ':
+			other++
+		}
+	}
+	return digits >= 4 && digits*10 >= (digits+other)*3
 }

@@ -25,6 +25,20 @@ func TestNormalize(t *testing.T) {
 		{"long line keeps marker", "This long sentence mentions copyright law in the middle of a real paragraph that goes on and on for quite a while.", "this long sentence mentions copyright law in the middle of a real paragraph that goes on and on for quite a while."},
 		{"apostrophe", "Don’t stop", "don't stop"},
 		{"nav skipped", "<nav><a>Home</a><a>World</a></nav><article>Story</article>", "story"},
+		{"page furniture skipped", "<header>Daily News</header><article><p>Story.</p></article><aside><a>Other story</a></aside><footer>About | Jobs</footer>", "story."},
+		{"nav bar line", "Home | World | Sports | Weather\nThe story.", "the story."},
+		{"breadcrumb line", "News > World > Asia\nThe story.", "the story."},
+		{"zh nav line", "首页 国内 财经 体育\n正文内容。", "正文内容。"},
+		{"sentence with bars kept", "Use a | b | c to pipe the output of one program into the next.", "use a | b | c to pipe the output of one program into the next."},
+		{"related block", "First paragraph.\nRelated articles:\nSome other story\nAnother headline\nSecond paragraph.", "first paragraph.\nsecond paragraph."},
+		{"zh related block", "第一段。\n相关阅读：\n别的新闻\n第二段。", "第一段。\n第二段。"},
+		{"read more keeps teaser", "The first half of the story … Read more", "the first half of the story"},
+		{"zh read more keeps teaser", "文章的前半部分……阅读全文", "文章的前半部分"},
+		{"dateline", "Updated 2025-10-22 22:09 · 94443 views\nThe story.", "the story."},
+		{"zh dateline", "2020年9月1日 05:28 阅读 15029\n正文内容。", "正文内容。"},
+		{"sentence with numbers kept", "In 1999 there were 250 of them", "in 1999 there were 250 of them"},
+		{"masthead echoed in copyright", "Daily Tribune\nThe story.\nCopyright 2020 Daily Tribune", "the story."},
+		{"zh masthead echoed", "环球视点\n正文内容。\n版权所有 © 2017 环球视点", "正文内容。"},
 		{"invalid utf8", "a\xffb", "a\ufffdb"},
 		{"empty", "", ""},
 	}
@@ -75,5 +89,22 @@ func TestCJKFastPaths(t *testing.T) {
 		if r >= 0x3000 && r <= 0x9FFF && r != 0x3000 && (unicode.ToLower(r) != r || unicode.IsSpace(r)) {
 			t.Fatalf("%U has a lower case or is a space: the fast path in cleanLines is wrong", r)
 		}
+	}
+}
+
+func TestDropHeadline(t *testing.T) {
+	tests := []struct{ name, body, title, want string }{
+		{"h1 repeated", "big news\nthe story.", "big news", "the story."},
+		{"with site name", "big news - daily tribune\nthe story.", "big news", "the story."},
+		{"mentioned in a sentence", "the story. big news is what everyone in the town and beyond talked about for a week.", "big news", "the story. big news is what everyone in the town and beyond talked about for a week."},
+		{"body is the headline", "big news", "big news", "big news"},
+		{"no title", "big news\nthe story.", "", "big news\nthe story."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := dropHeadline(tc.body, tc.title); got != tc.want {
+				t.Errorf("dropHeadline(%q, %q) = %q, want %q", tc.body, tc.title, got, tc.want)
+			}
+		})
 	}
 }
