@@ -403,7 +403,9 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 	}
 	others := slices.DeleteFunc(state[uint64(d.Fingerprint)], func(e fpEntry) bool { return e.id == id })
 	muts := []Mutation{
-		{Kind: DeleteRow, Table: TableDocs, Row: []byte(id)},
+		// A docs row has one cell: deleting the cell (not the row) avoids a
+		// range deletion, which the embedded store pays for on every later read.
+		{Kind: DeleteCell, Table: TableDocs, Row: []byte(id), Qualifier: docQualifier},
 		{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(id)},
 	}
 	var fpDelta int64
