@@ -61,7 +61,8 @@ type Config struct {
 	// Compression of the families created by CreateTables (default
 	// "SNAPPY"; "NONE" for clusters without the codec).
 	Compression string
-	// TTL of the families created by CreateTables (0: forever).
+	// TTL of the index, fp and docs families created by CreateTables (0:
+	// forever); the meta table never expires.
 	TTL time.Duration
 	// LockLease is how long a cross-process lock lasts unless released
 	// (default 30s). It must exceed any request deadline.
@@ -226,7 +227,11 @@ func (s *Store) ensureTables(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			td := &hbase.TableDescriptor{Name: s.tables[t], Families: []hbase.FamilyDescriptor{{Name: s.cfg.Family, Attributes: FamilyAttributes(s.cfg.Compression, s.cfg.TTL)}}}
+			ttl := s.cfg.TTL
+			if t == kvindex.TableMeta {
+				ttl = 0 // settings, counters and locks never expire
+			}
+			td := &hbase.TableDescriptor{Name: s.tables[t], Families: []hbase.FamilyDescriptor{{Name: s.cfg.Family, Attributes: FamilyAttributes(s.cfg.Compression, ttl)}}}
 			if err := s.c.CreateTable(ctx, td, nil); err != nil && !errors.Is(err, hbase.ErrTableExists) {
 				errs[i] = s.wrap(ctx, fmt.Errorf("create table %s: %w", s.tables[t], err))
 			}
