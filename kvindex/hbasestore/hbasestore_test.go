@@ -37,8 +37,8 @@ func openFresh(t *testing.T) *hbasestore.Store {
 	return s
 }
 
-// testCompression: the standalone test HBase may lack the Snappy codec.
-var testCompression = "NONE"
+// testCompression is the production default: the test HBase has the codec.
+var testCompression = "SNAPPY"
 
 func drop(t *testing.T, zk, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
