@@ -42,6 +42,7 @@ import (
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/schema"
 )
 
 // Config configures the store.
@@ -54,8 +55,8 @@ type Config struct {
 	Namespace string
 	// Family is the column family of every table (default "c").
 	Family string
-	// CreateTables creates a missing namespace and tables with
-	// DefaultSchema's attributes; without it a missing table is an error
+	// CreateTables creates a missing namespace and tables as Schema
+	// declares them; without it a missing table is an error
 	// that says how to create it.
 	CreateTables bool
 	// Compression of the families created by CreateTables (default
@@ -83,9 +84,6 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.Family == "" {
 		cfg.Family = "c"
 	}
-	if cfg.Compression == "" {
-		cfg.Compression = "SNAPPY"
-	}
 	if cfg.LockLease == 0 {
 		cfg.LockLease = 30 * time.Second
 	}
@@ -108,31 +106,13 @@ func (cfg Config) Validate() error {
 			return fmt.Errorf("%w: ZooKeeper address %q has no port", ErrConfig, a)
 		}
 	}
-	if !validName(cfg.Namespace) {
-		return fmt.Errorf("%w: namespace %q (letters, digits, _ only)", ErrConfig, cfg.Namespace)
-	}
-	if !validName(cfg.Family) {
-		return fmt.Errorf("%w: family %q (letters, digits, _ only)", ErrConfig, cfg.Family)
-	}
-	if cfg.TTL < 0 || (cfg.TTL > 0 && cfg.TTL < time.Second) {
-		return fmt.Errorf("%w: TTL %v (0 or at least 1s)", ErrConfig, cfg.TTL)
+	if err := cfg.Schema().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.LockLease < time.Second {
 		return fmt.Errorf("%w: LockLease %v below 1s", ErrConfig, cfg.LockLease)
 	}
 	return nil
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // Store is a kvindex.Store on HBase. Safe for concurrent use.
@@ -152,20 +132,10 @@ var _ kvindex.Store = (*Store)(nil)
 // TableName is the HBase table name of a logical table.
 func TableName(namespace string, t kvindex.Table) string { return namespace + ":" + t.String() }
 
-// FamilyAttributes are the attributes DefaultSchema gives every family
-// (docs/OPERATIONS.md says why each).
-func FamilyAttributes(compression string, ttl time.Duration) map[string]string {
-	a := map[string]string{
-		hbase.AttrCompression:       compression,
-		hbase.AttrDataBlockEncoding: "FAST_DIFF",
-		hbase.AttrBloomFilter:       "ROW",
-		hbase.AttrVersions:          "1",
-		"NEW_VERSION_BEHAVIOR":      "true",
-	}
-	if ttl > 0 {
-		a[hbase.AttrTTL] = fmt.Sprint(int64(ttl / time.Second))
-	}
-	return a
+// Schema is the declared schema (package schema) the store creates
+// missing tables from.
+func (cfg Config) Schema() schema.Schema {
+	return schema.Schema{Namespace: cfg.Namespace, Family: cfg.Family, Compression: cfg.Compression, Retention: cfg.TTL}.WithDefaults()
 }
 
 // Open connects to HBase and checks (or, with CreateTables, creates) the
@@ -216,29 +186,10 @@ func (s *Store) ensureTables(ctx context.Context) error {
 	if !s.cfg.CreateTables {
 		return fmt.Errorf("%w: table %s does not exist: create the schema with `simdexctl schema create` (or open with CreateTables)", kvindex.ErrStore, s.tables[missing[0]])
 	}
-	if err := s.c.CreateNamespace(ctx, s.cfg.Namespace); err != nil && !errors.Is(err, hbase.ErrNamespaceExists) {
-		return s.wrap(ctx, fmt.Errorf("create namespace %s: %w", s.cfg.Namespace, err))
+	if _, err := schema.Create(ctx, s.c, s.cfg.Schema()); err != nil {
+		return s.wrap(ctx, err)
 	}
-	// Tables are created in parallel: each costs the master a procedure of
-	// a second or so.
-	errs := make([]error, len(missing))
-	var wg sync.WaitGroup
-	for i, t := range missing {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ttl := s.cfg.TTL
-			if t == kvindex.TableMeta {
-				ttl = 0 // settings, counters and locks never expire
-			}
-			td := &hbase.TableDescriptor{Name: s.tables[t], Families: []hbase.FamilyDescriptor{{Name: s.cfg.Family, Attributes: FamilyAttributes(s.cfg.Compression, ttl)}}}
-			if err := s.c.CreateTable(ctx, td, nil); err != nil && !errors.Is(err, hbase.ErrTableExists) {
-				errs[i] = s.wrap(ctx, fmt.Errorf("create table %s: %w", s.tables[t], err))
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return nil
 }
 
 // wrap makes err a store error, keeping ctx's error matchable when ctx has
@@ -409,7 +360,7 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 		for _, r := range rowOrder[t] {
 			writes := s.rowActions(r)
 			if r.deleteRow {
-				first = append(first, &hbase.Delete{Row: r.key})
+				first = append(first, &hbase.Delete{Row: r.key, Timestamp: deleteTS})
 				second = append(second, writes...)
 			} else {
 				first = append(first, writes...)
@@ -427,6 +378,13 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 	return nil
 }
 
+// deleteTS is the timestamp of every delete marker: far in the future, so
+// that it covers every version, also a counter whose Increments pushed its
+// timestamp past the server's clock (HBase gives an increment
+// max(now, previous+1)). Under NEW_VERSION_BEHAVIOR a marker hides only
+// cells written before it, so later puts stay visible.
+const deleteTS = 1 << 62
+
 // rowActions turns a row's cell operations into at most one Delete, one Put
 // per timestamp and one Increment.
 func (s *Store) rowActions(r *rowOps) []hbase.Action {
@@ -443,7 +401,7 @@ func (s *Store) rowActions(r *rowOps) []hbase.Action {
 			if del == nil {
 				del = &hbase.Delete{Row: r.key}
 			}
-			del.Targets = append(del.Targets, hbase.DeleteTarget{Family: s.fam, Qualifier: []byte(q), Kind: hbase.DeleteColumnVersions})
+			del.Targets = append(del.Targets, hbase.DeleteTarget{Family: s.fam, Qualifier: []byte(q), Kind: hbase.DeleteColumnVersions, Timestamp: deleteTS})
 		case kvindex.Add:
 			if inc == nil {
 				inc = &hbase.Increment{Row: r.key}
@@ -546,28 +504,5 @@ func put64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 // Drop disables and deletes the four tables of namespace and then the
 // namespace (which must hold nothing else). Missing tables are skipped.
 func Drop(ctx context.Context, c *hbase.Client, namespace string) error {
-	var errs []error
-	var wg sync.WaitGroup
-	var mu sync.Mutex // protects errs
-	for _, t := range kvindex.Tables {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := TableName(namespace, t)
-			err := c.DisableTable(ctx, name)
-			if err == nil || errors.Is(err, hbase.ErrTableDisabled) {
-				err = c.DeleteTable(ctx, name)
-			}
-			if err != nil && !errors.Is(err, hbase.ErrTableNotFound) && !errors.Is(err, hbase.ErrNamespaceNotFound) {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("drop %s: %w", name, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := c.DeleteNamespace(ctx, namespace); err != nil && !errors.Is(err, hbase.ErrNamespaceNotFound) {
-		errs = append(errs, fmt.Errorf("drop namespace %s: %w", namespace, err))
-	}
-	return errors.Join(errs...)
+	return schema.Drop(ctx, c, schema.Schema{Namespace: namespace}.WithDefaults())
 }
