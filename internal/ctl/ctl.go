@@ -50,6 +50,7 @@ func Verbs() []Verb {
 	v := []Verb{
 		fingerprintVerb,
 		distanceVerb,
+		schemaVerb,
 	}
 	slices.SortFunc(v, func(a, b Verb) int { return strings.Compare(a.Name, b.Name) })
 	return v
