@@ -20,7 +20,7 @@ var nsSeq atomic.Int64
 
 // openFresh opens a store on a namespace of its own (fresh tables), and
 // drops the tables when the test ends.
-func openFresh(t *testing.T) *hbasestore.Store {
+func openFresh(t testing.TB) *hbasestore.Store {
 	t.Helper()
 	zk := hbasetest.ZK(t)
 	ns := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, nsSeq.Add(1))
@@ -40,7 +40,7 @@ func openFresh(t *testing.T) *hbasestore.Store {
 // testCompression is the production default: the test HBase has the codec.
 var testCompression = "SNAPPY"
 
-func drop(t *testing.T, zk, ns string) {
+func drop(t testing.TB, zk, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns})
