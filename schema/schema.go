@@ -76,10 +76,11 @@ func (s Schema) WithDefaults() Schema {
 
 // Validate reports the first invalid field of a defaulted Schema.
 func (s Schema) Validate() error {
-	for _, n := range []string{s.Namespace, s.Family} {
-		if !validName(n) {
-			return fmt.Errorf("%w: name %q (letters, digits, _ only)", ErrInvalid, n)
-		}
+	if !validName(s.Namespace) {
+		return fmt.Errorf("%w: namespace %q (letters, digits, _ only)", ErrInvalid, s.Namespace)
+	}
+	if !validName(s.Family) {
+		return fmt.Errorf("%w: family %q (letters, digits, _ only)", ErrInvalid, s.Family)
 	}
 	switch s.Compression {
 	case "SNAPPY", "NONE", "GZ", "LZ4", "ZSTD", "LZO":
