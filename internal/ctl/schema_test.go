@@ -47,6 +47,21 @@ func TestSchemaVerbs(t *testing.T) {
 		}
 	}
 
+	// HBase's own Java Admin sees the same attributes and the pre-split
+	// (8 index regions for B=4: two per permutation table).
+	javaWant := map[string][]string{
+		"index": {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2592000 IS_MOB=true MOB_THRESHOLD=102400", "REGIONS 8"},
+		"meta":  {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2147483647 IS_MOB=false", "REGIONS 1"},
+	}
+	for table, lines := range javaWant {
+		desc := hbasetest.Peer(t, "", "describe", zk, ns+":"+table)
+		for _, l := range lines {
+			if !strings.Contains(desc, l) {
+				t.Errorf("Java Admin describe of %s lacks %q:\n%s", table, l, desc)
+			}
+		}
+	}
+
 	// Drift: an admin changes the docs family's compression.
 	c, err := hbase.New(hbase.Config{ZooKeeper: []string{zk}})
 	if err != nil {
