@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
@@ -57,31 +59,84 @@ func lockRow(name uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte(lockRowPrefix), name)
 }
 
-// Lock takes the named locks in the given order (the caller sorts them)
-// and returns the function that releases them all.
+// Lock takes the named locks and returns the function that releases them
+// all. It first tries every name at once with a single put-if-absent each
+// (no waiting, so no hold-and-wait and no deadlock); if any is taken it
+// gives back what it got and takes the names one by one in the given
+// (sorted) order, waiting for each, as the deadlock-free protocol requires.
+// Release deletes all of them in parallel.
 func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	var token [16]byte
 	if _, err := crand.Read(token[:]); err != nil {
 		return nil, fmt.Errorf("%w: hbasestore: lock token: %w", kvindex.ErrStore, err)
 	}
-	held := make([][]byte, 0, len(names)) // values we put, per name taken
+	held := make([][]byte, len(names)) // the value we put, per name; nil: not held
 	release := func() {
 		// Release even when the caller's ctx has ended, bounded on its own.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		for i := len(held) - 1; i >= 0; i-- {
-			l.release(rctx, names[i], held[i])
+		var wg sync.WaitGroup
+		for i, v := range held {
+			if v == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.release(rctx, names[i], v)
+			}()
 		}
+		wg.Wait()
+		clear(held)
 	}
-	for _, n := range names {
+	if len(names) > 1 {
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, n := range names {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				held[i], errs[i] = l.tryOnce(ctx, n, token[:])
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			release()
+			return nil, err
+		}
+		if !slices.ContainsFunc(held, func(v []byte) bool { return v == nil }) {
+			return release, nil
+		}
+		release() // contended: fall back to ordered acquisition
+	}
+	for i, n := range names {
 		v, err := l.acquire(ctx, n, token[:])
 		if err != nil {
 			release()
 			return nil, err
 		}
-		held = append(held, v)
+		held[i] = v
 	}
 	return release, nil
+}
+
+// tryOnce puts our value into the lock cell if it is absent, without
+// waiting; it returns the value, or nil when the lock is held.
+func (l *Locker) tryOnce(ctx context.Context, name uint64, token []byte) ([]byte, error) {
+	if err := l.s.check(ctx); err != nil {
+		return nil, err
+	}
+	row := lockRow(name)
+	mine := l.value(token)
+	put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}}
+	ok, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
+	if err != nil {
+		return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+	}
+	if !ok {
+		return nil, nil
+	}
+	return mine, nil
 }
 
 func (l *Locker) value(token []byte) []byte {
@@ -96,7 +151,10 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 	backoff := time.Millisecond
 	for {
 		if err := l.s.check(ctx); err != nil {
-			return nil, err
+			if errors.Is(err, kvindex.ErrStore) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: lock %x not taken: %w", kvindex.ErrStore, name, err)
 		}
 		mine := l.value(token)
 		put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: mine}}}
