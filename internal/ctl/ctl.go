@@ -51,6 +51,7 @@ func Verbs() []Verb {
 		fingerprintVerb,
 		distanceVerb,
 		compactVerb,
+		schemaVerb,
 	}
 	slices.SortFunc(v, func(a, b Verb) int { return strings.Compare(a.Name, b.Name) })
 	return v

@@ -24,10 +24,19 @@ type Config struct {
 	// Addr is the listen address. Without API keys it must be a loopback
 	// address: an unauthenticated write API is never exposed to a network.
 	Addr string
-	// Store names the backend: "pebble" (embedded, the default).
+	// Store names the backend: "pebble" (embedded, the default) or "hbase".
 	Store string
 	// DataDir is the Pebble store's directory.
 	DataDir string
+	// HBaseZK is the HBase ZooKeeper quorum (host:port, comma-separated),
+	// required with Store "hbase".
+	HBaseZK string
+	// HBaseNamespace holds the HBase tables (default "simdex").
+	HBaseNamespace string
+	// HBaseCreateTables creates missing HBase tables with the default
+	// schema; without it a missing table refuses to start and names
+	// `simdexctl schema create`.
+	HBaseCreateTables bool
 	// APIKeys are the bearer tokens accepted on write endpoints. Empty means
 	// no authentication (loopback only).
 	APIKeys []string
@@ -61,6 +70,7 @@ func DefaultConfig() Config {
 		Addr:            "127.0.0.1:8080",
 		Store:           "pebble",
 		DataDir:         "simdex-data",
+		HBaseNamespace:  "simdex",
 		MaxBodyBytes:    8 << 20,
 		RequestTimeout:  5 * time.Second,
 		ShutdownTimeout: 20 * time.Second,
@@ -94,8 +104,15 @@ func (c Config) Validate() error {
 		if c.DataDir == "" {
 			return bad("data dir is empty")
 		}
+	case "hbase":
+		if strings.TrimSpace(c.HBaseZK) == "" {
+			return bad("store hbase needs --hbase-zk (SIMDEX_HBASE_ZK): the ZooKeeper quorum, host:port[,host:port...]")
+		}
+		if err := c.hbaseStoreConfig().WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	default:
-		return bad("store %q: this build supports only \"pebble\"", c.Store)
+		return bad("store %q: want \"pebble\" or \"hbase\"", c.Store)
 	}
 	if c.MaxBodyBytes < 1024 {
 		return bad("max body bytes %d: want at least 1024", c.MaxBodyBytes)
@@ -148,8 +165,11 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	var layoutB, layoutK int
 	fs.StringVar(&configFile, "config", "", "optional JSON file with any of the options below, keys with '_' for '-' (e.g. {\"data_dir\": \"/var/lib/simdex\", \"request_timeout\": \"2s\"})")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address; must be loopback unless API keys are set")
-	fs.StringVar(&cfg.Store, "store", cfg.Store, "store backend: pebble (embedded)")
+	fs.StringVar(&cfg.Store, "store", cfg.Store, "store backend: pebble (embedded) or hbase")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the embedded Pebble store (created if missing)")
+	fs.StringVar(&cfg.HBaseZK, "hbase-zk", cfg.HBaseZK, "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
+	fs.StringVar(&cfg.HBaseNamespace, "hbase-namespace", cfg.HBaseNamespace, "with --store hbase: namespace of the simdex tables")
+	fs.BoolVar(&cfg.HBaseCreateTables, "hbase-create-tables", cfg.HBaseCreateTables, "with --store hbase: create missing tables with the default schema (else refuse to start)")
 	fs.StringVar(&apiKeys, "api-keys", "", "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body; larger ones get 413")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "deadline for each request's work")

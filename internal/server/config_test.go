@@ -74,3 +74,37 @@ func TestHelpDocumentsEveryOption(t *testing.T) {
 		}
 	}
 }
+
+func TestHBaseStoreConfig(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{"hbase without quorum", []string{"--store", "hbase"}, nil, "--hbase-zk"},
+		{"hbase quorum from env", []string{"--store", "hbase"}, map[string]string{"SIMDEX_HBASE_ZK": "127.0.0.1:2181,127.0.0.2:2181"}, ""},
+		{"bad namespace", []string{"--store", "hbase", "--hbase-zk", "h:1", "--hbase-namespace", "a:b"}, nil, "namespace"},
+		{"quorum without port", []string{"--store", "hbase", "--hbase-zk", "zkhost"}, nil, "no port"},
+		{"unknown store", []string{"--store", "cassandra"}, nil, "want \"pebble\" or \"hbase\""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadConfig(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				hc := cfg.hbaseStoreConfig()
+				if len(hc.ZooKeeper) != 2 || hc.Namespace != "simdex" || hc.LockLease < 6*cfg.RequestTimeout {
+					t.Fatalf("store config %+v", hc)
+				}
+				return
+			}
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("LoadConfig = %v, want ErrConfig mentioning %q", err, tc.wantErr)
+			}
+		})
+	}
+}

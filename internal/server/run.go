@@ -18,6 +18,7 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
@@ -44,17 +45,32 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	}
 	log.Info("dictionaries loaded", "seconds", time.Since(start).Seconds(), "recipe", fingerprint.RecipeVersion)
 
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	st, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log})
-	if err != nil {
-		return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
-	}
 	// An existing index keeps the layout and bucket width it was created
 	// with (the flags shape new indexes only); a recipe or format mismatch
 	// is still refused by kvindex.Open.
 	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg}
+	var st kvindex.Store
+	switch cfg.Store {
+	case "hbase":
+		hcfg := cfg.hbaseStoreConfig()
+		hcfg.Logger, hcfg.Registerer = log, reg
+		hs, err := hbasestore.Open(ctx, hcfg)
+		if err != nil {
+			return fmt.Errorf("server: opening HBase store (namespace %s): %w", cfg.HBaseNamespace, err)
+		}
+		// Several servers share the tables: check-and-insert needs the
+		// cross-process lease locks (docs/ARCHITECTURE.md).
+		st, kcfg.Locker = hs, hs.Locker()
+	default:
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		ps, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log})
+		if err != nil {
+			return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
+		}
+		st = ps
+	}
 	meta, exists, err := kvindex.ReadMeta(ctx, st)
 	if err != nil {
 		return errors.Join(fmt.Errorf("server: reading index metadata: %w", err), st.Close())
@@ -175,4 +191,21 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 	}()
 	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())
 	return func() { cancel(); <-done }, nil
+}
+
+// hbaseStoreConfig is the HBase store's configuration. The lock lease is
+// well above the request deadline: a lease must outlive any holder's
+// request (docs/ARCHITECTURE.md, "Across processes on HBase").
+func (c Config) hbaseStoreConfig() hbasestore.Config {
+	var zk []string
+	for _, a := range strings.Split(c.HBaseZK, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			zk = append(zk, a)
+		}
+	}
+	lease := 30 * time.Second
+	if l := 6 * c.RequestTimeout; l > lease {
+		lease = l
+	}
+	return hbasestore.Config{ZooKeeper: zk, Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, LockLease: lease}
 }

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/kvindex/hbasestore"
+)
+
+// hbaseServer is one whole server (Run, as cmd/server runs it) on HBase,
+// reached over real HTTP on loopback.
+type hbaseServer struct {
+	base string
+	stop func() error
+}
+
+func startHBaseServer(t *testing.T, zk, ns string, create bool) *hbaseServer {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Store, cfg.HBaseZK, cfg.HBaseNamespace, cfg.HBaseCreateTables = "hbase", zk, ns, create
+	cfg.LogLevel = "warn"
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, io.Discard, ready) }()
+	select {
+	case addr := <-ready:
+		var once sync.Once
+		var err error
+		s := &hbaseServer{base: "http://" + addr.String(), stop: func() error {
+			once.Do(func() { cancel(); err = <-done })
+			return err
+		}}
+		t.Cleanup(func() { s.stop() })
+		return s
+	case err := <-done:
+		cancel()
+		t.Fatalf("server on HBase did not start: %v", err)
+	case <-time.After(2 * time.Minute):
+		cancel()
+		t.Fatal("server on HBase did not start within 2 minutes")
+	}
+	return nil
+}
+
+func (s *hbaseServer) do(t *testing.T, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+func hbaseNamespace(t *testing.T, zk string) string {
+	ns := fmt.Sprintf("srv%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := hbase.New(hbase.Config{ZooKeeper: []string{zk}})
+		if err != nil {
+			t.Log(err)
+			return
+		}
+		defer c.Close()
+		if err := hbasestore.Drop(ctx, c, ns); err != nil {
+			t.Logf("drop %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
+// TestHBaseServerSmoke: insert, check, insert-if-unique, delete and a
+// restart, through the whole server on HBase.
+func TestHBaseServerSmoke(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	ns := hbaseNamespace(t, zk)
+	s := startHBaseServer(t, zk, ns, true)
+	text := readText(t, "en_article.txt")
+	edited := lightEdit(text)
+
+	if st, b := s.do(t, "POST", "/v1/documents", map[string]any{"id": "a1", "text": text}); st != http.StatusCreated {
+		t.Fatalf("insert: %d %s", st, b)
+	}
+	if st, b := s.do(t, "POST", "/v1/documents", map[string]any{"id": "gone", "text": readText(t, "zh_article.txt")}); st != http.StatusCreated {
+		t.Fatalf("insert: %d %s", st, b)
+	}
+	var chk checkResponse
+	st, b := s.do(t, "POST", "/v1/check", map[string]any{"text": edited})
+	if err := json.Unmarshal(b, &chk); err != nil || st != 200 || !chk.Duplicate || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
+		t.Fatalf("check edited copy: %d %s", st, b)
+	}
+	var ins insertResponse
+	st, b = s.do(t, "POST", "/v1/documents", map[string]any{"id": "a1-copy", "text": edited, "mode": "insert-if-unique"})
+	if err := json.Unmarshal(b, &ins); err != nil || st != 200 || ins.Stored || ins.DuplicateOf != "a1" {
+		t.Fatalf("insert-if-unique of a copy: %d %s", st, b)
+	}
+	if st, b := s.do(t, "DELETE", "/v1/documents/gone", nil); st != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", st, b)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatalf("server stop: %v", err)
+	}
+
+	// Restarted without table creation: the tables exist, the data stays.
+	s = startHBaseServer(t, zk, ns, false)
+	chk = checkResponse{}
+	st, b = s.do(t, "POST", "/v1/check", map[string]any{"text": text})
+	if err := json.Unmarshal(b, &chk); err != nil || st != 200 || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
+		t.Fatalf("check after restart: %d %s", st, b)
+	}
+	if st, _ := s.do(t, "GET", "/v1/documents/gone", nil); st != http.StatusNotFound {
+		t.Fatalf("deleted document after restart: %d", st)
+	}
+	if st, _ := s.do(t, "GET", "/v1/documents/a1-copy", nil); st != http.StatusNotFound {
+		t.Fatalf("refused copy stored: %d", st)
+	}
+}
+
+// TestHBaseMissingTablesRefused: without --hbase-create-tables a server on
+// an empty namespace refuses to start and names the command that fixes it.
+func TestHBaseMissingTablesRefused(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Store, cfg.HBaseZK, cfg.HBaseNamespace = "hbase", zk, "no_such_ns_for_server"
+	err := Run(context.Background(), cfg, io.Discard, nil)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("simdexctl schema create")) {
+		t.Fatalf("Run on missing tables: %v", err)
+	}
+}
+
+// TestHBaseTwoServersOneOriginal: two servers (separate HBase clients and
+// in-process locks) on one HBase race insert-if-unique of the same text
+// under different ids; exactly one is stored every round.
+func TestHBaseTwoServersOneOriginal(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	ns := hbaseNamespace(t, zk)
+	a := startHBaseServer(t, zk, ns, true)
+	b := startHBaseServer(t, zk, ns, false)
+	text := readText(t, "en_article.txt")
+	for round := range 15 {
+		body := fmt.Sprintf("%s Round %d.", text, round)
+		stored := make([]bool, 2)
+		var wg sync.WaitGroup
+		for i, s := range []*hbaseServer{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, out := s.do(t, "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": body, "mode": "insert-if-unique"})
+				var ins insertResponse
+				if err := json.Unmarshal(out, &ins); err != nil || (st != 200 && st != 201) {
+					t.Errorf("round %d server %d: %d %s", round, i, st, out)
+					return
+				}
+				stored[i] = ins.Stored
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if stored[0] == stored[1] {
+			t.Fatalf("round %d: stored %v; want exactly one", round, stored)
+		}
+		// The next round's text is a near-duplicate of this one: start over.
+		for i := range stored {
+			if stored[i] {
+				if st, out := a.do(t, "DELETE", fmt.Sprintf("/v1/documents/r%d-%d", round, i), nil); st != http.StatusNoContent {
+					t.Fatalf("delete: %d %s", st, out)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,508 @@
+// Package hbasestore is the kvindex.Store on Apache HBase, through simdex's
+// own client (package hbase). Each logical table is an HBase table
+// <namespace>:index|fp|docs|meta with one column family (default "c"); a
+// kvindex cell is the HBase cell family:qualifier of its row.
+//
+// Mapping of the Store operations:
+//   - Get is one hbase Multi of gets per table touched (a lookup touches
+//     only the index table, so it is one Multi: one request per region
+//     server, not one round trip per row).
+//   - Mutate coalesces the mutations per cell (within one call later
+//     mutations win, which HBase itself does not promise for actions of one
+//     batch: they share a timestamp and a delete marker masks a put of the
+//     same timestamp), then sends one Multi per table in the order the
+//     tables first appear, so the index's "index cells before fp before
+//     docs" write order holds. A row deleted and written again in one call
+//     costs a second Multi for that table.
+//   - Add is an HBase Increment (same 8-byte big-endian layout).
+//   - Mutation.Timestamp becomes the cell's timestamp, so a family TTL
+//     expires whole time buckets.
+//
+// The families are created with NEW_VERSION_BEHAVIOR=true: without it an
+// HBase delete marker masks every later put whose timestamp is not newer
+// (a cell deleted and re-put within one millisecond, or re-put with its old
+// bucket timestamp, would stay invisible until a major compaction).
+//
+// Errors wrap kvindex.ErrStore; context errors stay matchable.
+package hbasestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/schema"
+)
+
+// Config configures the store.
+type Config struct {
+	// ZooKeeper is the HBase quorum, host:port each (required).
+	ZooKeeper []string
+	// ZNodeParent is HBase's zookeeper.znode.parent (default "/hbase").
+	ZNodeParent string
+	// Namespace holds the tables (default "simdex").
+	Namespace string
+	// Family is the column family of every table (default "c").
+	Family string
+	// CreateTables creates a missing namespace and tables as Schema
+	// declares them; without it a missing table is an error
+	// that says how to create it.
+	CreateTables bool
+	// Compression of the families created by CreateTables (default
+	// "SNAPPY"; "NONE" for clusters without the codec).
+	Compression string
+	// TTL of the index, fp and docs families created by CreateTables (0:
+	// forever); the meta table never expires.
+	TTL time.Duration
+	// LockLease is how long a cross-process lock lasts unless released
+	// (default 30s). It must exceed any request deadline.
+	LockLease time.Duration
+	// Logger and Registerer are passed to the HBase client.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// WithDefaults returns cfg with unset fields defaulted.
+func (cfg Config) WithDefaults() Config {
+	if cfg.ZNodeParent == "" {
+		cfg.ZNodeParent = "/hbase"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "simdex"
+	}
+	if cfg.Family == "" {
+		cfg.Family = "c"
+	}
+	if cfg.LockLease == 0 {
+		cfg.LockLease = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return cfg
+}
+
+// ErrConfig marks an invalid Config.
+var ErrConfig = errors.New("hbasestore: invalid config")
+
+// Validate reports the first invalid field of a defaulted Config.
+func (cfg Config) Validate() error {
+	if len(cfg.ZooKeeper) == 0 {
+		return fmt.Errorf("%w: ZooKeeper quorum is empty", ErrConfig)
+	}
+	for _, a := range cfg.ZooKeeper {
+		if !strings.Contains(a, ":") {
+			return fmt.Errorf("%w: ZooKeeper address %q has no port", ErrConfig, a)
+		}
+	}
+	if err := cfg.Schema().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.LockLease < time.Second {
+		return fmt.Errorf("%w: LockLease %v below 1s", ErrConfig, cfg.LockLease)
+	}
+	return nil
+}
+
+// Store is a kvindex.Store on HBase. Safe for concurrent use.
+type Store struct {
+	cfg    Config
+	c      *hbase.Client
+	fam    []byte
+	tables [4]string // HBase table name per kvindex.Table
+
+	// mu protects closed.
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ kvindex.Store = (*Store)(nil)
+
+// TableName is the HBase table name of a logical table.
+func TableName(namespace string, t kvindex.Table) string { return namespace + ":" + t.String() }
+
+// Schema is the declared schema (package schema) the store creates
+// missing tables from.
+func (cfg Config) Schema() schema.Schema {
+	return schema.Schema{Namespace: cfg.Namespace, Family: cfg.Family, Compression: cfg.Compression, Retention: cfg.TTL}.WithDefaults()
+}
+
+// Open connects to HBase and checks (or, with CreateTables, creates) the
+// namespace and tables.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, Logger: cfg.Logger, Registerer: cfg.Registerer})
+	if err != nil {
+		return nil, fmt.Errorf("%w: hbase client: %w", kvindex.ErrStore, err)
+	}
+	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family)}
+	for _, t := range kvindex.Tables {
+		s.tables[t] = TableName(cfg.Namespace, t)
+	}
+	if err := s.ensureTables(ctx); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return s, nil
+}
+
+// Client is the underlying HBase client (for the Locker and tools).
+func (s *Store) Client() *hbase.Client { return s.c }
+
+// Config is the store's defaulted configuration.
+func (s *Store) Config() Config { return s.cfg }
+
+func (s *Store) ensureTables(ctx context.Context) error {
+	var missing []kvindex.Table
+	for _, t := range kvindex.Tables {
+		td, err := s.c.DescribeTable(ctx, s.tables[t])
+		switch {
+		case errors.Is(err, hbase.ErrTableNotFound), errors.Is(err, hbase.ErrNamespaceNotFound):
+			missing = append(missing, t)
+			continue
+		case err != nil:
+			return s.wrap(ctx, fmt.Errorf("describe %s: %w", s.tables[t], err))
+		}
+		if !slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == s.cfg.Family }) {
+			return fmt.Errorf("%w: table %s has no family %q", kvindex.ErrStore, s.tables[t], s.cfg.Family)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if !s.cfg.CreateTables {
+		return fmt.Errorf("%w: table %s does not exist: create the schema with `simdexctl schema create` (or open with CreateTables)", kvindex.ErrStore, s.tables[missing[0]])
+	}
+	if _, err := schema.Create(ctx, s.c, s.cfg.Schema()); err != nil {
+		return s.wrap(ctx, err)
+	}
+	return nil
+}
+
+// wrap makes err a store error, keeping ctx's error matchable when ctx has
+// ended.
+func (s *Store) wrap(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w (%w)", kvindex.ErrStore, err, cerr)
+	}
+	return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+}
+
+func (s *Store) check(ctx context.Context) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: hbasestore: closed", kvindex.ErrStore)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Get reads whole rows: one Multi of gets per table touched.
+func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]kvindex.Row, len(keys))
+	byTable := map[kvindex.Table][]int{}
+	var order []kvindex.Table
+	for i, k := range keys {
+		if !k.Table.Valid() {
+			return nil, fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, k.Table)
+		}
+		out[i].Key = slices.Clone(k.Key)
+		if len(k.Key) == 0 {
+			continue // HBase has no empty row key: such a row is always empty
+		}
+		if _, ok := byTable[k.Table]; !ok {
+			order = append(order, k.Table)
+		}
+		byTable[k.Table] = append(byTable[k.Table], i)
+	}
+	for _, t := range order {
+		idx := byTable[t]
+		acts := make([]hbase.Action, len(idx))
+		for j, i := range idx {
+			acts[j] = &hbase.Get{Row: keys[i].Key, Columns: []hbase.Column{{Family: s.fam}}}
+		}
+		res, err := s.c.Multi(ctx, s.tables[t], acts)
+		if err != nil {
+			return nil, s.wrap(ctx, fmt.Errorf("get from %s: %w", s.tables[t], err))
+		}
+		for j, i := range idx {
+			if res[j].Err != nil {
+				return nil, s.wrap(ctx, fmt.Errorf("get %s row %q: %w", s.tables[t], keys[i].Key, res[j].Err))
+			}
+			out[i].Cells = s.cells(res[j].Result)
+		}
+	}
+	return out, nil
+}
+
+// cells converts an HBase result (sorted by qualifier, newest first) to
+// kvindex cells, one per qualifier.
+func (s *Store) cells(r *hbase.Result) []kvindex.Cell {
+	if r == nil {
+		return nil
+	}
+	var out []kvindex.Cell
+	for _, c := range r.Cells {
+		if string(c.Family) != s.cfg.Family || c.Type != hbase.CellPut {
+			continue
+		}
+		if n := len(out); n > 0 && string(out[n-1].Qualifier) == string(c.Qualifier) {
+			continue // an older version
+		}
+		out = append(out, kvindex.Cell{Qualifier: slices.Clone(c.Qualifier), Value: slices.Clone(c.Value)})
+	}
+	return out
+}
+
+// cellOp is the coalesced effect of one call's mutations on one cell.
+type cellOp struct {
+	kind  kvindex.MutationKind // Put, DeleteCell or Add
+	value []byte               // Put
+	delta int64                // Add
+	ts    time.Time
+}
+
+// rowOps is the coalesced effect on one row: an optional row delete that
+// comes first, then cell operations in first-touch order.
+type rowOps struct {
+	table     kvindex.Table
+	key       []byte
+	deleteRow bool
+	quals     []string
+	cells     map[string]*cellOp
+}
+
+// Mutate applies muts: coalesced per cell, one Multi per table in the
+// order the tables first appear (plus one for rows written again after a
+// row delete in the same call).
+func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	var tableOrder []kvindex.Table
+	rows := map[kvindex.Table]map[string]*rowOps{}
+	rowOrder := map[kvindex.Table][]*rowOps{}
+	for _, m := range muts {
+		if !m.Table.Valid() {
+			return fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, m.Table)
+		}
+		if len(m.Row) == 0 {
+			return fmt.Errorf("%w: hbasestore: empty row key", kvindex.ErrStore)
+		}
+		tr := rows[m.Table]
+		if tr == nil {
+			tr = map[string]*rowOps{}
+			rows[m.Table] = tr
+			tableOrder = append(tableOrder, m.Table)
+		}
+		r := tr[string(m.Row)]
+		if r == nil {
+			r = &rowOps{table: m.Table, key: m.Row, cells: map[string]*cellOp{}}
+			tr[string(m.Row)] = r
+			rowOrder[m.Table] = append(rowOrder[m.Table], r)
+		}
+		q := string(m.Qualifier)
+		switch m.Kind {
+		case kvindex.DeleteRow:
+			r.deleteRow, r.quals, r.cells = true, nil, map[string]*cellOp{}
+			continue
+		case kvindex.Put, kvindex.DeleteCell, kvindex.Add:
+		default:
+			return fmt.Errorf("%w: hbasestore: bad mutation kind %d", kvindex.ErrStore, m.Kind)
+		}
+		prev := r.cells[q]
+		if prev == nil {
+			r.quals = append(r.quals, q)
+		}
+		op := &cellOp{kind: m.Kind, value: m.Value, delta: m.Delta, ts: m.Timestamp}
+		if m.Kind == kvindex.Add {
+			switch {
+			case prev != nil && prev.kind == kvindex.Add:
+				op.delta += prev.delta
+			case prev != nil && prev.kind == kvindex.Put:
+				// A counter put then added to in one call: put the sum.
+				var v int64
+				if len(prev.value) == 8 {
+					v = int64(be64(prev.value))
+				}
+				op = &cellOp{kind: kvindex.Put, value: put64(uint64(v + m.Delta)), ts: m.Timestamp}
+			case prev != nil && prev.kind == kvindex.DeleteCell, prev == nil && r.deleteRow:
+				op = &cellOp{kind: kvindex.Put, value: put64(uint64(m.Delta)), ts: m.Timestamp}
+			}
+		}
+		r.cells[q] = op
+	}
+	for _, t := range tableOrder {
+		var first, second []hbase.Action
+		for _, r := range rowOrder[t] {
+			writes := s.rowActions(r)
+			if r.deleteRow {
+				first = append(first, &hbase.Delete{Row: r.key, Timestamp: deleteTS})
+				second = append(second, writes...)
+			} else {
+				first = append(first, writes...)
+			}
+		}
+		for _, acts := range [][]hbase.Action{first, second} {
+			if len(acts) == 0 {
+				continue
+			}
+			if err := s.multi(ctx, t, acts); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deleteTS is the timestamp of every delete marker: far in the future, so
+// that it covers every version, also a counter whose Increments pushed its
+// timestamp past the server's clock (HBase gives an increment
+// max(now, previous+1)). Under NEW_VERSION_BEHAVIOR a marker hides only
+// cells written before it, so later puts stay visible.
+const deleteTS = 1 << 62
+
+// rowActions turns a row's cell operations into at most one Delete, one Put
+// per timestamp and one Increment.
+func (s *Store) rowActions(r *rowOps) []hbase.Action {
+	var del *hbase.Delete
+	var inc *hbase.Increment
+	var put *hbase.Put
+	for _, q := range r.quals {
+		op := r.cells[q]
+		switch op.kind {
+		case kvindex.DeleteCell:
+			if r.deleteRow {
+				continue // already gone
+			}
+			if del == nil {
+				del = &hbase.Delete{Row: r.key}
+			}
+			del.Targets = append(del.Targets, hbase.DeleteTarget{Family: s.fam, Qualifier: []byte(q), Kind: hbase.DeleteColumnVersions, Timestamp: deleteTS})
+		case kvindex.Add:
+			if inc == nil {
+				inc = &hbase.Increment{Row: r.key}
+			}
+			inc.Columns = append(inc.Columns, hbase.IncrementColumn{Family: s.fam, Qualifier: []byte(q), Amount: op.delta})
+		case kvindex.Put:
+			if put == nil {
+				put = &hbase.Put{Row: r.key}
+			}
+			var ts uint64
+			if !op.ts.IsZero() && op.ts.UnixMilli() > 0 {
+				ts = uint64(op.ts.UnixMilli())
+			}
+			v := op.value
+			if v == nil {
+				v = []byte{}
+			}
+			put.Values = append(put.Values, hbase.Value{Family: s.fam, Qualifier: []byte(q), Value: v, Timestamp: ts})
+		}
+	}
+	var out []hbase.Action
+	if del != nil {
+		out = append(out, del)
+	}
+	if put != nil {
+		out = append(out, put)
+	}
+	if inc != nil {
+		out = append(out, inc)
+	}
+	return out
+}
+
+func (s *Store) multi(ctx context.Context, t kvindex.Table, acts []hbase.Action) error {
+	res, err := s.c.Multi(ctx, s.tables[t], acts)
+	if err != nil {
+		return s.wrap(ctx, fmt.Errorf("mutate %s: %w", s.tables[t], err))
+	}
+	var errs []error
+	for _, r := range res {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	if len(errs) > 0 {
+		return s.wrap(ctx, fmt.Errorf("mutate %s: %d of %d actions failed: %w", s.tables[t], len(errs), len(acts), errors.Join(errs...)))
+	}
+	return nil
+}
+
+// Scan calls fn for each non-empty row of table in [start, end).
+func (s *Store) Scan(ctx context.Context, table kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if !table.Valid() {
+		return fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, table)
+	}
+	if end != nil && len(end) == 0 {
+		return nil // [start, "") is empty
+	}
+	sc := s.c.Scan(s.tables[table], &hbase.Scan{StartRow: start, StopRow: end, Columns: []hbase.Column{{Family: s.fam}}, Caching: 1000})
+	defer sc.Close(context.WithoutCancel(ctx))
+	for {
+		r, err := sc.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return s.wrap(ctx, fmt.Errorf("scan %s: %w", s.tables[table], err))
+		}
+		row := kvindex.Row{Key: slices.Clone(r.Row()), Cells: s.cells(r)}
+		if len(row.Cells) == 0 {
+			continue
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+}
+
+// Close closes the HBase client. A second Close does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.c.Close(); err != nil {
+		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
+	}
+	return nil
+}
+
+func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+func put64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// Drop disables and deletes the four tables of namespace and then the
+// namespace (which must hold nothing else). Missing tables are skipped.
+func Drop(ctx context.Context, c *hbase.Client, namespace string) error {
+	return schema.Drop(ctx, c, schema.Schema{Namespace: namespace}.WithDefaults())
+}

@@ -1,0 +1,348 @@
+// Package schema declares simdex's HBase schema (namespace, the tables
+// index/fp/docs/meta, family attributes, pre-split keys) and the admin
+// operations on it: Create, Verify (drift from the declaration), Describe
+// (printed the way HBase's shell prints describe), Drop and Plan (sizing).
+// simdexctl schema exposes them; kvindex/hbasestore creates missing tables
+// from the same declaration.
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// ErrInvalid marks an invalid Schema.
+var ErrInvalid = errors.New("schema: invalid")
+
+// ErrDrift is returned by Verify when the cluster differs from the
+// declaration.
+var ErrDrift = errors.New("schema: drift from the declared schema")
+
+// Schema is the declared layout of simdex's tables on HBase.
+type Schema struct {
+	// Namespace holds the tables (default "simdex").
+	Namespace string
+	// Family is every table's column family (default "c").
+	Family string
+	// Compression of every family (default "SNAPPY").
+	Compression string
+	// Retention is the TTL of the index, fp and docs families (0: keep
+	// forever). The meta table never expires.
+	Retention time.Duration
+	// MOBThreshold: index cells larger than this many bytes (oversize base
+	// sets) are stored as MOB (default 100 KiB; negative: no MOB).
+	MOBThreshold int
+	// Layout decides the index table's pre-split keys (default
+	// fingerprint.DefaultLayout).
+	Layout fingerprint.Layout
+	// IndexRegions is the index table's region count at creation (default
+	// 1: no pre-split); it is rounded up to a multiple of the layout's
+	// table count T so each permutation table gets equal prefix ranges.
+	IndexRegions int
+}
+
+// WithDefaults returns s with unset fields defaulted.
+func (s Schema) WithDefaults() Schema {
+	if s.Namespace == "" {
+		s.Namespace = "simdex"
+	}
+	if s.Family == "" {
+		s.Family = "c"
+	}
+	if s.Compression == "" {
+		s.Compression = "SNAPPY"
+	}
+	if s.MOBThreshold == 0 {
+		s.MOBThreshold = 100 << 10
+	}
+	if s.Layout == (fingerprint.Layout{}) {
+		s.Layout = fingerprint.DefaultLayout
+	}
+	if s.IndexRegions == 0 {
+		s.IndexRegions = 1
+	}
+	return s
+}
+
+// Validate reports the first invalid field of a defaulted Schema.
+func (s Schema) Validate() error {
+	if !validName(s.Namespace) {
+		return fmt.Errorf("%w: namespace %q (letters, digits, _ only)", ErrInvalid, s.Namespace)
+	}
+	if !validName(s.Family) {
+		return fmt.Errorf("%w: family %q (letters, digits, _ only)", ErrInvalid, s.Family)
+	}
+	switch s.Compression {
+	case "SNAPPY", "NONE", "GZ", "LZ4", "ZSTD", "LZO":
+	default:
+		return fmt.Errorf("%w: compression %q", ErrInvalid, s.Compression)
+	}
+	if s.Retention < 0 || (s.Retention > 0 && s.Retention < time.Second) {
+		return fmt.Errorf("%w: retention %v (0 or at least 1s)", ErrInvalid, s.Retention)
+	}
+	if err := s.Layout.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if s.IndexRegions < 1 || s.IndexRegions > 100000 {
+		return fmt.Errorf("%w: index regions %d (1..100000)", ErrInvalid, s.IndexRegions)
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// TableName is the HBase name of a logical table.
+func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t.String() }
+
+// Family attributes and why (docs/OPERATIONS.md):
+//   - COMPRESSION: base sets are already Snappy-compressed, but fp/docs
+//     rows and block overhead compress well.
+//   - DATA_BLOCK_ENCODING=FAST_DIFF: neighbouring keys share long prefixes.
+//   - BLOOMFILTER=ROW: every read is a whole-row Get.
+//   - VERSIONS=1: simdex never reads old versions.
+//   - NEW_VERSION_BEHAVIOR=true: a delete marker does not hide a later put
+//     with the same timestamp (cells are deleted and re-put within a
+//     millisecond, and index cells carry old bucket timestamps).
+//   - TTL: retention, counted from each cell's (bucket) timestamp.
+//   - IS_MOB/MOB_THRESHOLD (index only): oversize base sets go to MOB files
+//     so they do not bloat region compactions.
+func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
+	a := map[string]string{
+		hbase.AttrCompression:       s.Compression,
+		hbase.AttrDataBlockEncoding: "FAST_DIFF",
+		hbase.AttrBloomFilter:       "ROW",
+		hbase.AttrVersions:          "1",
+		AttrNewVersionBehavior:      "true",
+	}
+	if s.Retention > 0 && t != kvindex.TableMeta {
+		a[hbase.AttrTTL] = strconv.FormatInt(int64(s.Retention/time.Second), 10)
+	}
+	if t == kvindex.TableIndex && s.MOBThreshold > 0 {
+		a[hbase.AttrIsMOB] = "true"
+		a[hbase.AttrMOBThreshold] = strconv.Itoa(s.MOBThreshold)
+	}
+	return a
+}
+
+// AttrNewVersionBehavior is HBase's NEW_VERSION_BEHAVIOR family attribute.
+const AttrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"
+
+// Table is one declared table: its descriptor and pre-split keys.
+type Table struct {
+	Table      kvindex.Table
+	Descriptor hbase.TableDescriptor
+	SplitKeys  [][]byte
+}
+
+// Tables returns the declared tables in kvindex.Tables order.
+func (s Schema) Tables() []Table {
+	var out []Table
+	for _, t := range kvindex.Tables {
+		td := hbase.TableDescriptor{Name: s.TableName(t), Families: []hbase.FamilyDescriptor{{Name: s.Family, Attributes: s.familyAttributes(t)}}}
+		var splits [][]byte
+		if t == kvindex.TableIndex {
+			splits = s.IndexSplitKeys()
+		}
+		out = append(out, Table{Table: t, Descriptor: td, SplitKeys: splits})
+	}
+	return out
+}
+
+// IndexSplitKeys are the index table's pre-split keys: each permutation
+// table t starts a region (row key byte 0 is t), and its prefix range is cut
+// into IndexRegions/T equal parts (prefix right-aligned in ceil(P_t/8)
+// bytes, as in docs/FORMAT.md).
+func (s Schema) IndexSplitKeys() [][]byte {
+	if s.IndexRegions <= 1 {
+		return nil
+	}
+	nt := s.Layout.NumTables()
+	per := (s.IndexRegions + nt - 1) / nt
+	var keys [][]byte
+	for t := range nt {
+		if t > 0 {
+			keys = append(keys, []byte{byte(t)})
+		}
+		p := s.Layout.PrefixBits(t)
+		n := (p + 7) / 8
+		for j := 1; j < per; j++ {
+			prefix := uint64(j) * (uint64(1) << p) / uint64(per)
+			k := []byte{byte(t)}
+			for i := n - 1; i >= 0; i-- {
+				k = append(k, byte(prefix>>(8*i)))
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// Create creates the namespace and every missing table (in parallel is not
+// needed for four tables; each waits for the master). Existing tables are
+// left alone; Verify reports whether they match.
+func Create(ctx context.Context, c *hbase.Client, s Schema) (created []string, err error) {
+	if err := c.CreateNamespace(ctx, s.Namespace); err != nil && !errors.Is(err, hbase.ErrNamespaceExists) {
+		return nil, fmt.Errorf("schema: create namespace %s: %w", s.Namespace, err)
+	}
+	for _, t := range s.Tables() {
+		td := t.Descriptor
+		err := c.CreateTable(ctx, &td, t.SplitKeys)
+		switch {
+		case errors.Is(err, hbase.ErrTableExists):
+		case err != nil:
+			return created, fmt.Errorf("schema: create table %s: %w", td.Name, err)
+		default:
+			created = append(created, td.Name)
+		}
+	}
+	return created, nil
+}
+
+// Drift is one difference between the cluster and the declaration.
+type Drift struct {
+	Table string
+	What  string
+}
+
+func (d Drift) String() string { return d.Table + ": " + d.What }
+
+// Verify lists every drift: missing tables or families, attributes that
+// differ (only the declared ones are compared; HBase adds many defaults).
+// It returns ErrDrift when the list is not empty.
+func Verify(ctx context.Context, c *hbase.Client, s Schema) ([]Drift, error) {
+	var drifts []Drift
+	for _, t := range s.Tables() {
+		want := t.Descriptor
+		got, err := c.DescribeTable(ctx, want.Name)
+		if errors.Is(err, hbase.ErrTableNotFound) || errors.Is(err, hbase.ErrNamespaceNotFound) {
+			drifts = append(drifts, Drift{want.Name, "table missing"})
+			continue
+		}
+		if err != nil {
+			return drifts, fmt.Errorf("schema: describe %s: %w", want.Name, err)
+		}
+		for _, wf := range want.Families {
+			i := slices.IndexFunc(got.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == wf.Name })
+			if i < 0 {
+				drifts = append(drifts, Drift{want.Name, fmt.Sprintf("family %q missing", wf.Name)})
+				continue
+			}
+			gf := got.Families[i]
+			for _, k := range slices.Sorted(maps.Keys(wf.Attributes)) {
+				if g, ok := attr(gf.Attributes, k); !ok || !strings.EqualFold(g, wf.Attributes[k]) {
+					drifts = append(drifts, Drift{want.Name, fmt.Sprintf("family %s: %s = %q, want %q", wf.Name, k, g, wf.Attributes[k])})
+				}
+			}
+			if _, declared := wf.Attributes[hbase.AttrTTL]; !declared {
+				if g, ok := attr(gf.Attributes, hbase.AttrTTL); ok && g != "2147483647" && g != "FOREVER" {
+					drifts = append(drifts, Drift{want.Name, fmt.Sprintf("family %s: TTL = %q, want FOREVER", wf.Name, g)})
+				}
+			}
+		}
+		for _, gf := range got.Families {
+			if !slices.ContainsFunc(want.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == gf.Name }) {
+				drifts = append(drifts, Drift{want.Name, fmt.Sprintf("undeclared family %q", gf.Name)})
+			}
+		}
+	}
+	if len(drifts) > 0 {
+		return drifts, fmt.Errorf("%w: %d difference(s)", ErrDrift, len(drifts))
+	}
+	return nil, nil
+}
+
+// attr reads an attribute, also under the spelling HBase uses for it in a
+// table schema when that differs (e.g. IS_MOB stored as "IS_MOB").
+func attr(m map[string]string, k string) (string, bool) {
+	if v, ok := m[k]; ok {
+		return v, true
+	}
+	for mk, v := range m {
+		if strings.EqualFold(mk, k) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Describe prints a table the way HBase's shell `describe` does:
+//
+//	Table ns:index is ENABLED
+//	ns:index
+//	COLUMN FAMILIES DESCRIPTION
+//	{NAME => 'c', BLOOMFILTER => 'ROW', ...}
+//
+// with the family's attributes in key order.
+func Describe(td *hbase.TableDescriptor, enabled bool) string {
+	var b strings.Builder
+	state := "ENABLED"
+	if !enabled {
+		state = "DISABLED"
+	}
+	fmt.Fprintf(&b, "Table %s is %s\n%s\nCOLUMN FAMILIES DESCRIPTION\n", td.Name, state, td.Name)
+	for _, f := range td.Families {
+		parts := []string{fmt.Sprintf("NAME => '%s'", f.Name)}
+		for _, k := range slices.Sorted(maps.Keys(f.Attributes)) {
+			parts = append(parts, fmt.Sprintf("%s => '%s'", k, f.Attributes[k]))
+		}
+		fmt.Fprintf(&b, "{%s}\n", strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// DescribeAll describes every declared table as the cluster has it.
+func DescribeAll(ctx context.Context, c *hbase.Client, s Schema) (string, error) {
+	var b strings.Builder
+	for _, t := range s.Tables() {
+		td, err := c.DescribeTable(ctx, t.Descriptor.Name)
+		if err != nil {
+			return b.String(), fmt.Errorf("schema: describe %s: %w", t.Descriptor.Name, err)
+		}
+		en, err := c.TableEnabled(ctx, td.Name)
+		if err != nil {
+			return b.String(), fmt.Errorf("schema: %s enabled: %w", td.Name, err)
+		}
+		b.WriteString(Describe(td, en))
+	}
+	return b.String(), nil
+}
+
+// Drop disables and deletes the declared tables and the namespace (which
+// must then be empty). Missing tables are skipped.
+func Drop(ctx context.Context, c *hbase.Client, s Schema) error {
+	var errs []error
+	for _, t := range s.Tables() {
+		name := t.Descriptor.Name
+		err := c.DisableTable(ctx, name)
+		if err == nil || errors.Is(err, hbase.ErrTableDisabled) {
+			err = c.DeleteTable(ctx, name)
+		}
+		if err != nil && !errors.Is(err, hbase.ErrTableNotFound) && !errors.Is(err, hbase.ErrNamespaceNotFound) {
+			errs = append(errs, fmt.Errorf("schema: drop %s: %w", name, err))
+		}
+	}
+	if err := c.DeleteNamespace(ctx, s.Namespace); err != nil && !errors.Is(err, hbase.ErrNamespaceNotFound) {
+		errs = append(errs, fmt.Errorf("schema: drop namespace %s: %w", s.Namespace, err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,130 @@
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/kvindex"
+)
+
+func TestIndexSplitKeys(t *testing.T) {
+	tests := []struct {
+		name    string
+		layout  fingerprint.Layout
+		regions int
+		want    [][]byte
+	}{
+		{"one region", fingerprint.Layout{B: 4, K: 3}, 1, nil},
+		{"one per table", fingerprint.Layout{B: 4, K: 3}, 4, [][]byte{{1}, {2}, {3}}},
+		{"two per table", fingerprint.Layout{B: 4, K: 3}, 8, [][]byte{{0, 0x80, 0}, {1}, {1, 0x80, 0}, {2}, {2, 0x80, 0}, {3}, {3, 0x80, 0}}},
+		{"rounded up to a multiple of T", fingerprint.Layout{B: 4, K: 3}, 5, [][]byte{{0, 0x80, 0}, {1}, {1, 0x80, 0}, {2}, {2, 0x80, 0}, {3}, {3, 0x80, 0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Schema{Layout: tc.layout, IndexRegions: tc.regions}.WithDefaults()
+			got := s.IndexSplitKeys()
+			if !slices.EqualFunc(got, tc.want, bytes.Equal) {
+				t.Fatalf("split keys %x, want %x", got, tc.want)
+			}
+			if !slices.IsSortedFunc(got, bytes.Compare) {
+				t.Fatalf("split keys not sorted: %x", got)
+			}
+		})
+	}
+	// B=5: 26-bit and 25-bit prefixes in 4 bytes, still sorted and distinct.
+	s := Schema{Layout: fingerprint.Layout{B: 5, K: 3}, IndexRegions: 40}.WithDefaults()
+	keys := s.IndexSplitKeys()
+	if len(keys) != 39 || !slices.IsSortedFunc(keys, bytes.Compare) || len(slices.CompactFunc(slices.Clone(keys), bytes.Equal)) != 39 {
+		t.Fatalf("B=5 split keys: %d %x", len(keys), keys)
+	}
+}
+
+func TestDeclaredAttributes(t *testing.T) {
+	s := Schema{Retention: 90 * 24 * time.Hour}.WithDefaults()
+	for _, tb := range s.Tables() {
+		a := tb.Descriptor.Families[0].Attributes
+		if a[hbase.AttrCompression] != "SNAPPY" || a[hbase.AttrDataBlockEncoding] != "FAST_DIFF" || a[hbase.AttrBloomFilter] != "ROW" || a[hbase.AttrVersions] != "1" || a[AttrNewVersionBehavior] != "true" {
+			t.Fatalf("%s: %v", tb.Descriptor.Name, a)
+		}
+		ttl, hasTTL := a[hbase.AttrTTL]
+		if tb.Table == kvindex.TableMeta && hasTTL {
+			t.Fatalf("meta must not expire: %v", a)
+		}
+		if tb.Table != kvindex.TableMeta && ttl != "7776000" {
+			t.Fatalf("%s TTL %q, want 7776000", tb.Descriptor.Name, ttl)
+		}
+		if (a[hbase.AttrIsMOB] == "true") != (tb.Table == kvindex.TableIndex) {
+			t.Fatalf("%s MOB: %v", tb.Descriptor.Name, a)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Schema
+	}{
+		{"namespace", Schema{Namespace: "a:b"}},
+		{"compression", Schema{Compression: "BROTLI9"}},
+		{"retention", Schema{Retention: time.Millisecond}},
+		{"layout", Schema{Layout: fingerprint.Layout{B: 2, K: 5}}},
+		{"regions", Schema{IndexRegions: -1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.s.WithDefaults().Validate(); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Validate = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if err := (Schema{}).WithDefaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDescribeFormat(t *testing.T) {
+	td := &hbase.TableDescriptor{Name: "simdex:docs", Families: []hbase.FamilyDescriptor{{Name: "c", Attributes: map[string]string{"VERSIONS": "1", "BLOOMFILTER": "ROW"}}}}
+	want := "Table simdex:docs is ENABLED\nsimdex:docs\nCOLUMN FAMILIES DESCRIPTION\n{NAME => 'c', BLOOMFILTER => 'ROW', VERSIONS => '1'}\n"
+	if got := Describe(td, true); got != want {
+		t.Fatalf("Describe:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		in      PlanInput
+		wantB   int
+		regions int
+	}{
+		// 10^6: B=4 reads 4*10^6/65536 = 61 candidates.
+		{PlanInput{Fingerprints: 1_000_000}, 4, 4},
+		// 10^8: B=4 would read 6104; B=5 reads ~10*10^8/2^25.5 ~ 40.
+		{PlanInput{Fingerprints: 100_000_000}, 5, 10},
+		// 10^7 + 100/s for 30 days = 2.692e8 live: 17.5 GiB of index, 2 regions by size, T=10 by layout.
+		{PlanInput{Fingerprints: 10_000_000, InsertsPerSecond: 100, Retention: 30 * 24 * time.Hour}, 5, 10},
+	}
+	for _, tc := range tests {
+		p, err := MakePlan(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Layout.B != tc.wantB || p.IndexRegions != tc.regions {
+			t.Fatalf("%+v: B=%d regions=%d, want B=%d regions=%d\n%s", tc.in, p.Layout.B, p.IndexRegions, tc.wantB, tc.regions, p)
+		}
+		if p.Candidates > maxCandidates || p.IndexBytes != p.Live*int64(p.Layout.NumTables())*bytesPerResidual {
+			t.Fatalf("plan arithmetic: %+v", p)
+		}
+		if !strings.Contains(p.String(), "recommendation: layout B=") {
+			t.Fatalf("plan text:\n%s", p)
+		}
+	}
+	if _, err := MakePlan(PlanInput{Fingerprints: -1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("negative input: %v", err)
+	}
+}
