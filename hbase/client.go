@@ -309,8 +309,13 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 		if err == nil {
 			return nil
 		}
-		if !IsRetryable(err) || ctx.Err() != nil {
+		if !IsRetryable(err) {
 			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// The deadline passed during the attempt: say so, keeping the
+			// attempt's (retryable) error too.
+			return fmt.Errorf("hbase: %s: %w (last error: %w)", op, cerr, err)
 		}
 		last = err
 		c.m.retries.WithLabelValues(op).Inc()
