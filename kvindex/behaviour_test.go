@@ -391,3 +391,43 @@ func TestFullestRows(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// BaseSetsOf builds an index whose lookups agree with brute force.
+func TestBaseSetsOfMatchesBruteForce(t *testing.T) {
+	ix := openIndex(t, fingerprint.Layout{B: 5, K: 3})
+	r := rand.New(rand.NewPCG(4, 4))
+	live := oracle{}
+	fps := make([]uint64, 3000)
+	var muts []kvindex.Mutation
+	for i := range fps {
+		fps[i] = r.Uint64()
+		if i%10 == 0 && i > 0 {
+			fps[i] = uint64(flip(r, fingerprint.Fingerprint(fps[i-1]), 2))
+		}
+		d := doc(fmt.Sprint(i), fingerprint.Fingerprint(fps[i]), t0)
+		live[d.ID] = d
+		m, err := ix.DocMutations(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		muts = append(muts, m...)
+	}
+	batches := 0
+	err := ix.BaseSetsOf(fps, ix.Buckets().Of(t0), 500, func(m []kvindex.Mutation) error { batches++; return ix.Apply(bg, m) })
+	if err != nil || batches < 2 {
+		t.Fatalf("BaseSetsOf: %v, %d batches", err, batches)
+	}
+	if err := ix.Apply(bg, muts); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(fps); i += 97 {
+		q := flip(r, fingerprint.Fingerprint(fps[i]), r.IntN(3))
+		res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := sorted(ids(res.Hits)), live.within(q, 3); !slices.Equal(got, want) {
+			t.Fatalf("query %v: got %v, want %v", q, got, want)
+		}
+	}
+}

@@ -21,25 +21,8 @@ func benchIndex(b *testing.B, n int) (*kvindex.Index, []uint64) {
 		fps[i] = r.Uint64()
 	}
 	var muts []kvindex.Mutation
-	for t, p := range fingerprint.DefaultLayout.Permuters() {
-		vs := make([]uint64, n)
-		for i, f := range fps {
-			vs[i] = p.Permute(fingerprint.Fingerprint(f))
-		}
-		slices.Sort(vs)
-		for i := 0; i < n; {
-			j := i
-			var rs []uint64
-			for ; j < n && p.Prefix(vs[j]) == p.Prefix(vs[i]); j++ {
-				rs = append(rs, p.Residual(vs[j]))
-			}
-			m, err := ix.BaseSetMutations(kvindex.IndexRowKey(nil, t, p.Prefix(vs[i]), p.PrefixBits), 0, slices.Compact(rs), 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			muts = append(muts, m...)
-			i = j
-		}
+	if err := ix.BaseSetsOf(fps, 0, 1<<30, func(m []kvindex.Mutation) error { muts = m; return nil }); err != nil {
+		b.Fatal(err)
 	}
 	for i, f := range fps {
 		m, _ := ix.DocMutations(doc(fmt.Sprint(i), fingerprint.Fingerprint(f), t0))

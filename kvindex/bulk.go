@@ -3,6 +3,7 @@ package kvindex
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/simdex/simdex/fingerprint"
 )
@@ -116,4 +117,46 @@ func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Muta
 		}
 	}
 	return ix.mutate(ctx, muts)
+}
+
+// BaseSetsOf writes nothing itself: it builds the base sets of fingerprints
+// that all fall in one time bucket, table by table (permute, sort, group by
+// row), and hands the Put mutations to emit in batches of about batch
+// mutations. It holds a copy of fps per table in memory, so it is for
+// benchmarks, tests and one-shot builds of a fresh index; cmd/bulkload has
+// its own spilling pipeline for inputs larger than memory.
+func (ix *Index) BaseSetsOf(fps []uint64, bucket uint32, batch int, emit func([]Mutation) error) error {
+	vs := make([]uint64, len(fps))
+	var muts []Mutation
+	var rs []uint64
+	for t, p := range ix.perms {
+		for i, f := range fps {
+			vs[i] = p.Permute(fingerprint.Fingerprint(f))
+		}
+		slices.Sort(vs)
+		for i := 0; i < len(vs); {
+			prefix := p.Prefix(vs[i])
+			rs = rs[:0]
+			j := i
+			for ; j < len(vs) && p.Prefix(vs[j]) == prefix; j++ {
+				rs = append(rs, p.Residual(vs[j]))
+			}
+			m, err := ix.BaseSetMutations(IndexRowKey(nil, t, prefix, p.PrefixBits), bucket, slices.Compact(rs), 0)
+			if err != nil {
+				return err
+			}
+			muts = append(muts, m...)
+			if len(muts) >= batch {
+				if err := emit(muts); err != nil {
+					return err
+				}
+				muts = nil
+			}
+			i = j
+		}
+	}
+	if len(muts) > 0 {
+		return emit(muts)
+	}
+	return nil
 }

@@ -56,26 +56,8 @@ func loadIndex(b *testing.B, st kvindex.Store, n int, locker kvindex.Locker) (*k
 			muts = muts[:0]
 		}
 	}
-	for t, p := range fingerprint.DefaultLayout.Permuters() {
-		vs := make([]uint64, n)
-		for i, f := range fps {
-			vs[i] = p.Permute(fingerprint.Fingerprint(f))
-		}
-		slices.Sort(vs)
-		for i := 0; i < n; {
-			j := i
-			var rs []uint64
-			for ; j < n && p.Prefix(vs[j]) == p.Prefix(vs[i]); j++ {
-				rs = append(rs, p.Residual(vs[j]))
-			}
-			m, err := ix.BaseSetMutations(kvindex.IndexRowKey(nil, t, p.Prefix(vs[i]), p.PrefixBits), 0, slices.Compact(rs), 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			muts = append(muts, m...)
-			flush(false)
-			i = j
-		}
+	if err := ix.BaseSetsOf(fps, 0, 20_000, func(m []kvindex.Mutation) error { return ix.Apply(bg, m) }); err != nil {
+		b.Fatal(err)
 	}
 	for i, f := range fps {
 		m, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprint(i), Fingerprint: fingerprint.Fingerprint(f), Time: t0})

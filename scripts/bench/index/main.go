@@ -96,36 +96,14 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 		return nil
 	}
 	perms := layout.Permuters()
-	vs := make([]uint64, n)
-	for t, p := range perms {
-		for i, f := range fps {
-			vs[i] = p.Permute(fingerprint.Fingerprint(f))
+	err = ix.BaseSetsOf(fps, bucket, 100_000, func(muts []kvindex.Mutation) error {
+		for _, m := range muts {
+			baseBytes += int64(len(m.Value))
 		}
-		slices.Sort(vs)
-		resMask := uint64(1)<<(64-p.PrefixBits) - 1
-		var rs []uint64
-		for i := 0; i < len(vs); {
-			prefix := p.Prefix(vs[i])
-			rs = rs[:0]
-			j := i
-			for ; j < len(vs) && p.Prefix(vs[j]) == prefix; j++ {
-				if r := vs[j] & resMask; len(rs) == 0 || rs[len(rs)-1] != r {
-					rs = append(rs, r)
-				}
-			}
-			muts, err := ix.BaseSetMutations(kvindex.IndexRowKey(nil, t, prefix, p.PrefixBits), bucket, rs, 0)
-			if err != nil {
-				return err
-			}
-			for _, m := range muts {
-				baseBytes += int64(len(m.Value))
-			}
-			batch = append(batch, muts...)
-			if err := flush(false); err != nil {
-				return err
-			}
-			i = j
-		}
+		return ix.Apply(ctx, muts)
+	})
+	if err != nil {
+		return err
 	}
 	distinct := map[uint64]bool{}
 	for i, f := range fps {
