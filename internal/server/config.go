@@ -62,6 +62,12 @@ type Config struct {
 	CompactEvery time.Duration
 	// CompactRetention is the retention window of those runs (0: keep all).
 	CompactRetention time.Duration
+	// RowCacheBytes is the embedded store's row cache budget (0: the
+	// default, pebblestore.DefaultRowCacheBytes; negative: off).
+	RowCacheBytes int64
+	// PprofAddr, when set, serves net/http/pprof on this loopback address
+	// (for profiling under load; never on a network address).
+	PprofAddr string
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -132,6 +138,12 @@ func (c Config) Validate() error {
 	if c.CompactEvery < 0 || c.CompactRetention < 0 {
 		return bad("compact-every %s, compact-retention %s: want >= 0", c.CompactEvery, c.CompactRetention)
 	}
+	if c.PprofAddr != "" {
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if err != nil || !isLoopback(host) {
+			return bad("pprof addr %q: want a loopback host:port", c.PprofAddr)
+		}
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log format %q: want text or json", c.LogFormat)
 	}
@@ -180,6 +192,8 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
 	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
+	fs.Int64Var(&cfg.RowCacheBytes, "row-cache-bytes", cfg.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.Usage = func() {
