@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
@@ -43,16 +44,23 @@ import (
 // never a stale one.
 //
 // Eviction is sampled LRU: when a shard is over its byte budget, the least
-// recently used of a few entries (Go's map iteration starts at a random
-// place) is dropped, until the new row fits. That keeps the hit path free of
-// list updates (one atomic store of a tick) and costs no memory per entry
-// beyond the tick.
+// recently used of a few randomly chosen entries is dropped, until the new
+// row fits. That keeps the hit path free of list updates (one atomic store
+// of a tick).
+//
+// Layout for the garbage collector: a shard's index is a map from the key's
+// 64-bit hash to a position in a slice of entries, and each entry holds its
+// key and encoded cells in one byte slice, so the cache's hundreds of
+// thousands of rows are pointer-free objects the collector marks but never
+// scans (a map of strings to pointers made GC ~18% of a check's CPU). Hash
+// collisions are resolved by comparing the stored key: a colliding row is
+// simply not cached.
 
 const (
 	cacheShards = 64
 	// entryOverhead approximates the memory of a cached row beyond its key
-	// and encoded cells (map slot, entry struct, slice headers).
-	entryOverhead = 96
+	// and encoded cells (entry, map slot, allocation rounding).
+	entryOverhead = 64
 	evictSamples  = 4
 )
 
@@ -66,48 +74,69 @@ type rowCache struct {
 }
 
 type cacheShard struct {
-	// mu protects gen, rows and bytes. Readers of rows take it shared; an
-	// entry's blob is immutable once installed, so a hit copies it after
-	// looking it up.
-	mu    sync.RWMutex
-	gen   uint64
-	rows  map[string]*cachedRow
-	bytes int64
-	clock atomic.Uint64 // LRU ticks; advanced on every hit and install
+	// mu protects gen, index, entries (their data fields and the slice)
+	// and bytes. Readers take it shared; an entry's data is immutable once
+	// installed, so a hit decodes it after unlocking. Ticks are written
+	// with atomic stores under the shared lock.
+	mu      sync.RWMutex
+	gen     uint64
+	index   map[uint64]int32 // key hash -> position in entries
+	entries []cacheEntry
+	bytes   int64
+	clock   atomic.Uint64 // LRU ticks; advanced on every hit and install
+	rng     uint64        // eviction sampling state (under mu)
 }
 
-type cachedRow struct {
-	blob []byte        // encodeCells output; never modified
-	tick atomic.Uint64 // the shard clock at the last use
+type cacheEntry struct {
+	hash uint64
+	data []byte // uvarint(len key) key encodeCells(...); never modified
+	tick uint64 // the shard clock at the last use (atomic access)
+}
+
+func (e *cacheEntry) key() []byte {
+	n, w := binary.Uvarint(e.data)
+	return e.data[w : w+int(n)]
+}
+
+func (e *cacheEntry) blob() []byte {
+	n, w := binary.Uvarint(e.data)
+	return e.data[w+int(n):]
 }
 
 func newRowCache(budget int64) *rowCache {
 	c := &rowCache{seed: maphash.MakeSeed(), budget: budget / cacheShards}
 	for i := range c.shards {
-		c.shards[i].rows = make(map[string]*cachedRow)
+		c.shards[i].index = make(map[uint64]int32)
+		c.shards[i].rng = uint64(i)*0x9E3779B97F4A7C15 + 1
 	}
 	return c
 }
 
-func (c *rowCache) shard(key []byte) *cacheShard {
-	return &c.shards[maphash.Bytes(c.seed, key)%cacheShards]
+func (c *rowCache) locate(key []byte) (*cacheShard, uint64) {
+	h := maphash.Bytes(c.seed, key)
+	return &c.shards[h%cacheShards], h
 }
 
 // get returns a fresh copy of the cached cells of the row with prefix key.
 // On a miss it returns the shard's generation, to pass to put.
 func (c *rowCache) get(key []byte) (cells []kvindex.Cell, ok bool, gen uint64) {
-	sh := c.shard(key)
+	sh, h := c.locate(key)
+	var blob []byte
 	sh.mu.RLock()
-	e := sh.rows[string(key)]
+	if i, found := sh.index[h]; found {
+		if e := &sh.entries[i]; bytes.Equal(e.key(), key) {
+			blob = e.blob()
+			atomic.StoreUint64(&e.tick, sh.clock.Add(1))
+		}
+	}
 	gen = sh.gen
 	sh.mu.RUnlock()
-	if e == nil {
+	if blob == nil {
 		c.m.misses.Add(1)
 		return nil, false, gen
 	}
-	e.tick.Store(sh.clock.Add(1))
 	c.m.hits.Add(1)
-	cells, err := decodeCells(e.blob)
+	cells, err := decodeCells(blob)
 	if err != nil { // cannot happen: blobs are only made by encodeCells
 		c.m.misses.Add(1)
 		return nil, false, gen
@@ -118,28 +147,30 @@ func (c *rowCache) get(key []byte) (cells []kvindex.Cell, ok bool, gen uint64) {
 // put installs the row read from a snapshot taken after get returned gen,
 // unless a write touched the shard since (see the coherence argument above).
 func (c *rowCache) put(key []byte, cells []kvindex.Cell, gen uint64) {
-	blob := encodeCells(cells)
-	cost := int64(len(key)+len(blob)) + entryOverhead
+	data := binary.AppendUvarint(make([]byte, 0, cellsSize(cells)+len(key)+binary.MaxVarintLen64), uint64(len(key)))
+	data = append(data, key...)
+	data = appendCells(data, cells)
+	cost := int64(len(data)) + entryOverhead
 	if cost > c.budget/4 {
 		return // one huge row must not flush the shard
 	}
-	sh := c.shard(key)
-	e := &cachedRow{blob: blob}
+	sh, h := c.locate(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.gen != gen {
 		c.m.raced.Add(1)
 		return
 	}
-	if old := sh.rows[string(key)]; old != nil {
-		// Another reader installed the same row from the same generation.
+	if _, found := sh.index[h]; found {
+		// The same row installed by another reader of the same generation,
+		// or a hash collision: keep what is there.
 		return
 	}
-	for sh.bytes+cost > c.budget && len(sh.rows) > 0 {
+	for sh.bytes+cost > c.budget && len(sh.entries) > 0 {
 		c.evictOne(sh)
 	}
-	e.tick.Store(sh.clock.Add(1))
-	sh.rows[string(key)] = e
+	sh.index[h] = int32(len(sh.entries))
+	sh.entries = append(sh.entries, cacheEntry{hash: h, data: data, tick: sh.clock.Add(1)})
 	sh.bytes += cost
 	c.m.bytes.Add(cost)
 	c.m.entries.Add(1)
@@ -148,28 +179,34 @@ func (c *rowCache) put(key []byte, cells []kvindex.Cell, gen uint64) {
 // evictOne drops the least recently used of a few sampled entries. sh.mu is
 // held.
 func (c *rowCache) evictOne(sh *cacheShard) {
-	var victim string
+	victim := -1
 	var oldest uint64
-	n := 0
-	for k, e := range sh.rows {
-		if t := e.tick.Load(); n == 0 || t < oldest {
-			victim, oldest = k, t
-		}
-		if n++; n == evictSamples {
-			break
+	for range evictSamples {
+		// xorshift64: cheap, and only needs to spread the samples.
+		sh.rng ^= sh.rng << 13
+		sh.rng ^= sh.rng >> 7
+		sh.rng ^= sh.rng << 17
+		i := int(sh.rng % uint64(len(sh.entries)))
+		if t := atomic.LoadUint64(&sh.entries[i].tick); victim < 0 || t < oldest {
+			victim, oldest = i, t
 		}
 	}
-	c.removeLocked(sh, victim)
+	c.removeAt(sh, victim)
 	c.m.evictions.Add(1)
 }
 
-func (c *rowCache) removeLocked(sh *cacheShard, key string) {
-	e := sh.rows[key]
-	if e == nil {
-		return
+// removeAt drops entry i, moving the last entry into its place. sh.mu is
+// held exclusively.
+func (c *rowCache) removeAt(sh *cacheShard, i int) {
+	cost := int64(len(sh.entries[i].data)) + entryOverhead
+	delete(sh.index, sh.entries[i].hash)
+	last := len(sh.entries) - 1
+	if i != last {
+		sh.entries[i] = sh.entries[last]
+		sh.index[sh.entries[i].hash] = int32(i)
 	}
-	cost := int64(len(key)+len(e.blob)) + entryOverhead
-	delete(sh.rows, key)
+	sh.entries[last] = cacheEntry{} // drop the reference to the data
+	sh.entries = sh.entries[:last]
 	sh.bytes -= cost
 	c.m.bytes.Add(-cost)
 	c.m.entries.Add(-1)
@@ -178,10 +215,12 @@ func (c *rowCache) removeLocked(sh *cacheShard, key string) {
 // invalidate is called by a writer after its batch is committed, for each
 // row the batch touched, before the write is acknowledged.
 func (c *rowCache) invalidate(key []byte) {
-	sh := c.shard(key)
+	sh, h := c.locate(key)
 	sh.mu.Lock()
 	sh.gen++
-	c.removeLocked(sh, string(key))
+	if i, found := sh.index[h]; found && bytes.Equal(sh.entries[i].key(), key) {
+		c.removeAt(sh, int(i))
+	}
 	sh.mu.Unlock()
 }
 
@@ -192,8 +231,8 @@ func (c *rowCache) invalidateAll() {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		sh.gen++
-		for k := range sh.rows {
-			c.removeLocked(sh, k)
+		for len(sh.entries) > 0 {
+			c.removeAt(sh, len(sh.entries)-1)
 		}
 		sh.mu.Unlock()
 	}
@@ -205,11 +244,19 @@ func (c *rowCache) invalidateAll() {
 //
 // (memory only; never persisted).
 func encodeCells(cells []kvindex.Cell) []byte {
+	return appendCells(make([]byte, 0, cellsSize(cells)), cells)
+}
+
+// cellsSize bounds the length of encodeCells(cells).
+func cellsSize(cells []kvindex.Cell) int {
 	n := binary.MaxVarintLen64
 	for _, c := range cells {
 		n += 2*binary.MaxVarintLen64 + len(c.Qualifier) + len(c.Value)
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+func appendCells(b []byte, cells []kvindex.Cell) []byte {
 	b = binary.AppendUvarint(b, uint64(len(cells)))
 	for _, c := range cells {
 		b = binary.AppendUvarint(b, uint64(len(c.Qualifier)))
@@ -217,7 +264,7 @@ func encodeCells(cells []kvindex.Cell) []byte {
 		b = binary.AppendUvarint(b, uint64(len(c.Value)))
 		b = append(b, c.Value...)
 	}
-	return b[:len(b):len(b)]
+	return b
 }
 
 var errBadBlob = errors.New("pebblestore: bad cached row")
