@@ -45,7 +45,7 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.addr, "addr", "127.0.0.1:8080", "server address (loopback)")
-	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | none (seed only)")
+	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | none (seed only) | fp-ceiling (fingerprint the check-text texts in-process on every core: the ceiling of check-text)")
 	flag.IntVar(&c.seed, "seed", 0, "insert this many random fingerprints first (batches of 1000)")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "how long to measure (capped at 5m)")
 	flag.DurationVar(&c.warmup, "warmup", 0, "drive load this long before measuring (not counted)")
@@ -74,8 +74,11 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 	}
-	if c.mode == "none" {
+	switch c.mode {
+	case "none":
 		return nil
+	case "fp-ceiling":
+		return fpCeiling(c)
 	}
 	gen, err := newRequestMaker(c)
 	if err != nil {
