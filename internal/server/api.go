@@ -295,7 +295,13 @@ func validateAttrs(attrs map[string]string) error {
 
 func (s *Server) check(c *gin.Context) {
 	var req checkRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastCheckRequest(body, &req) {
+			return nil
+		}
+		req = checkRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -22,6 +22,12 @@ import (
 // copies every string it keeps, so the buffer can be reused once v is
 // filled.
 func decodeJSON(c *gin.Context, v any) error {
+	return withBody(c, func(body []byte) error { return decodeBytes(body, v) })
+}
+
+// withBody calls fn with the whole request body, which is only valid
+// during the call.
+func withBody(c *gin.Context, fn func([]byte) error) error {
 	buf := bodyBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -35,7 +41,7 @@ func decodeJSON(c *gin.Context, v any) error {
 	if _, err := buf.ReadFrom(c.Request.Body); err != nil {
 		return err
 	}
-	return decodeBytes(buf.Bytes(), v)
+	return fn(buf.Bytes())
 }
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
