@@ -4,14 +4,16 @@
 // (Hamming distance, parsing and formatting, and the block-permutation layout
 // that the pigeonhole index is built on).
 //
-// # Recipe (RecipeVersion 2)
+// # Recipe (RecipeVersion 3)
 //
 // A Fingerprinter (New; about 4-5 s and 200 MiB on a 2-core machine, see
 // BENCHMARKS) computes, for the body and separately for the title:
 //
 //  1. Normalize: strip markup (tags, comments, entities; the content of
 //     script, style, nav, head, header, footer, aside, form...), Unicode
-//     NFKC (folds full-width forms), lower case, ’ to ', whitespace
+//     NFKC (folds full-width forms), lower case, traditional Chinese
+//     characters folded to simplified (recipe 3: OpenCC's TSCharacters,
+//     tradsimp_table.go), ’ to ', whitespace
 //     collapsed per line. Then, per line: a trailing "read more"/"阅读全文"
 //     link is cut off (the teaser stays); empty lines, short (<= 60
 //     characters) boilerplate lines (copyright, 版权所有, 责任编辑,
@@ -54,10 +56,12 @@
 //     where it has a 0, in document order; bit i of the simhash is 1 where
 //     counter i is positive.
 //
+//  7. Sketch (recipe 3): the SketchSize smallest 32-bit hashes (the high
+//     half of each feature's xxhash64) of the distinct body features, a
+//     bottom-k MinHash sketch for the second check on candidates (Jaccard).
+//
 // A body with fewer than Config.MinFeatures distinct kept words is
 // ErrLowInformation (an empty one ErrEmpty), never a zero fingerprint.
-// Traditional and simplified spellings of the same text are not mapped to
-// each other (gse has no cheap converter): they fingerprint differently.
 package fingerprint
 
 import (

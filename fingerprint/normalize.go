@@ -274,8 +274,10 @@ func cleanLines(s string) string {
 			// CJK symbols, kana, Han: no case and no spaces here (U+3000,
 			// the ideographic space, is folded to ' ' by NFKC before this);
 			// skips the case table search for most Chinese text.
+			// Traditional characters fold to simplified (recipe 3).
+			r = foldTrad(r)
 		default:
-			r = unicode.ToLower(r)
+			r = foldTrad(unicode.ToLower(r))
 		}
 		if space {
 			line = append(line, ' ')
