@@ -26,13 +26,11 @@
 //     is dropped too. For the body, lines repeating the title (a page's
 //     headline) are dropped as well (recipe 2). ExactHash is xxhash64 of
 //     this text; Chars its length in characters.
-//
 //  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
 //     (simplified and traditional dictionaries, shortest path, never HMM;
 //     runs are cut at 2,000 characters to bound memory); runs of other
 //     letters and digits are words (an inner apostrophe belongs to the word,
 //     a trailing 's is dropped). Everything else separates.
-//
 //  3. Filter: Han words keep content parts of speech only (n*, v*, a*, i, l,
 //     j, eng) and are dropped when in gse's stop list or the project's extra
 //     list (stopwords_zh_extra.txt); Latin words are dropped when one
@@ -40,13 +38,11 @@
 //     project's English list (stopwords_en.txt, which includes number
 //     words). One-character Han pseudo-words gse invents for characters
 //     its dictionary lacks are dropped.
-//
 //  4. Features: every kept word (unigram), plus every pair of consecutive
 //     kept words (bigram, Config.BigramWeight). Bigrams span removed stop
 //     words and punctuation, so edits to those change no feature; they make
 //     word order count, so documents sharing a vocabulary but not sentences
 //     stay apart.
-//
 //  5. Weight: (1 + ln tf) x IDF. Han IDF is jieba's table (gse.ZhIdf,
 //     parsed once), unknown words get its mean (~11.7). Latin words get that
 //     mean IDF as a constant: no English IDF table ships, so within English
@@ -55,12 +51,10 @@
 //     Config.LeadChars characters of kept words) are multiplied by
 //     LeadBoost; body features also found in the title by TitleBoost
 //     (default 1, i.e. off, since recipe 2).
-//
 //  6. Hash each feature with xxhash64 (a bigram as "a\x1fb"), add its
 //     weight to the 64 bit counters where its hash has a 1 and subtract it
 //     where it has a 0, in document order; bit i of the simhash is 1 where
 //     counter i is positive.
-//
 //  7. Sketch (recipe 3): the SketchSize smallest 32-bit hashes (the high
 //     half of each feature's xxhash64) of the distinct body features, a
 //     bottom-k MinHash sketch for the second check on candidates (Jaccard).
