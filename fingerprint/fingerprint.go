@@ -23,8 +23,12 @@
 //     "related articles" blocks (a list heading and the short unpunctuated
 //     lines after it) are dropped; a short line that recurs inside a
 //     dropped boilerplate line (a masthead named again in the copyright)
-//     is dropped too. For the body, lines repeating the title (a page's
-//     headline) are dropped as well (recipe 2). ExactHash is xxhash64 of
+//     is dropped too. Then short (<= 24 characters) lines without sentence
+//     punctuation or a colon at the head and tail of the text, before the
+//     first and after the last longer or punctuated line, are dropped
+//     (recipe 3: mastheads, section labels, footer links of any site). For
+//     the body, lines repeating the title (a page's headline) are dropped as
+//     well (recipe 2). ExactHash is xxhash64 of
 //     this text; Chars its length in characters.
 //  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
 //     (simplified and traditional dictionaries, shortest path, never HMM;

@@ -31,7 +31,44 @@ func normalize(s string) string {
 	}
 	s = stripMarkup(s)
 	s = norm.NFKC.String(s)
-	return cleanLines(s)
+	return trimEdgeLines(cleanLines(s))
+}
+
+// maxEdgeRunes bounds the lines trimEdgeLines may drop.
+const maxEdgeRunes = 24
+
+// trimEdgeLines drops short unpunctuated lines at the head and the tail of
+// a text that has prose between them (recipe 3): a site's masthead, a
+// section label, a sign-off or a footer link that no phrase list names.
+// Such lines carry no sentence, so whether a copy keeps them says nothing
+// about its body; the signal is their place and shape, not their words,
+// so it holds for sites never seen. A text without a longer line (a
+// title, a list, a short note) is left alone.
+func trimEdgeLines(text string) string {
+	if strings.IndexByte(text, '\n') < 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	prose := func(l string) bool { return utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) }
+	first, last := -1, -1
+	for i, l := range lines {
+		if prose(l) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || first == 0 && last == len(lines)-1 {
+		return text
+	}
+	return strings.Join(lines[first:last+1], "\n")
+}
+
+// hasSentenceMark reports whether l contains sentence punctuation or a
+// colon: a label line ("Weather", "南方日报") has none.
+func hasSentenceMark(l string) bool {
+	return strings.ContainsAny(l, ".!?;:。！？；：")
 }
 
 // blockTags become a line break when stripped, so text in separate blocks
