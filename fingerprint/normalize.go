@@ -48,21 +48,28 @@ func trimEdgeLines(text string) string {
 	if strings.IndexByte(text, '\n') < 0 {
 		return text
 	}
-	lines := strings.Split(text, "\n")
-	prose := func(l string) bool { return utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) }
+	// Byte offsets of the first prose line's start and the last prose
+	// line's end; the result is a substring (no allocation).
 	first, last := -1, -1
-	for i, l := range lines {
-		if prose(l) {
-			if first < 0 {
-				first = i
-			}
-			last = i
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
 		}
+		if l := text[off:end]; utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) {
+			if first < 0 {
+				first = off
+			}
+			last = end
+		}
+		off = end + 1
 	}
-	if first < 0 || first == 0 && last == len(lines)-1 {
+	if first < 0 {
 		return text
 	}
-	return strings.Join(lines[first:last+1], "\n")
+	return text[first:last]
 }
 
 // hasSentenceMark reports whether l contains sentence punctuation or a

@@ -12,8 +12,8 @@
 //   - documents of at least ShortChars characters (both sides): accepted at
 //     any distance the index serves when Jaccard >= MinJaccard (0.6). On the
 //     quality benchmark (dev split) the most similar medium or long
-//     non-duplicate pair (same site template and boilerplate) reaches 0.61
-//     at distance 14, and none is within distance 8 at all, while near-copies
+//     non-duplicate pair (same site template and boilerplate) reaches 0.58
+//     at distance 11, and none is within distance 9 at all, while near-copies
 //     with a sentence added, dropped or reworded, typos or boilerplate stay
 //     above 0.7: the sketch is the precision guard that lets the index
 //     search further (a larger layout K) than a bare simhash could afford.
