@@ -91,7 +91,7 @@ func TestSketchJaccardErrorBound(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, j := range []float64{0, 0.1, 0.3, 0.5, 0.7, 0.9, 1} {
 		var sumErr float64
-		const trials = 200
+		const trials = 60
 		for range trials {
 			n := 200 + r.IntN(2000)
 			shared := int(math.Round(j * float64(n)))
