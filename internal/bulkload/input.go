@@ -177,6 +177,8 @@ type record struct {
 	fp      fingerprint.Fingerprint
 	titleFP fingerprint.Fingerprint
 	exact   uint64
+	sketch  fingerprint.Sketch // documents only: the docs cell's sketch
+	chars   int
 	at      time.Time
 	attrs   map[string]string
 	// title/text are set for documents until they are fingerprinted.

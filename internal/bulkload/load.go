@@ -528,6 +528,7 @@ func (l *loader) processItem(it *item, format string) {
 			var res fingerprint.Result
 			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
 			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
+			rec.sketch, rec.chars = res.Sketch, res.Chars
 			rec.title, rec.text = "", ""
 		}
 	} else {
@@ -544,7 +545,7 @@ func (l *loader) processItem(it *item, format string) {
 		return
 	}
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
-	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs}
+	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars}
 	muts, err := l.ix.DocMutations(d) // validates time and attributes
 	if err != nil {
 		it.err = err

@@ -364,6 +364,7 @@ func TestTextDocuments(t *testing.T) {
 	}
 	var lines []string
 	want := map[string]fingerprint.Fingerprint{}
+	wantSketch := map[string]fingerprint.Sketch{}
 	for i, p := range texts {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -379,6 +380,7 @@ func TestTextDocuments(t *testing.T) {
 				t.Fatal(err)
 			}
 			want[id] = r.Simhash
+			wantSketch[id] = r.Sketch
 		}
 	}
 	lines = append(lines, `{"id":"empty","text":"","time":1}`, `{"id":"x","text":"a","time":"yesterday"}`, `not json`)
@@ -399,6 +401,10 @@ func TestTextDocuments(t *testing.T) {
 		d, err := ix.Get(bg, id)
 		if err != nil || d.Fingerprint != fp || d.Attrs["src"] == "" {
 			t.Errorf("%s: %+v %v, want fp %s", id, d, err, fp)
+		}
+		// The docs cell carries the sketch the decision rule compares.
+		if !slices.Equal(d.Sketch, wantSketch[id]) || len(d.Sketch) == 0 || d.Chars == 0 {
+			t.Errorf("%s: stored sketch %v (chars %d), want %v", id, d.Sketch, d.Chars, wantSketch[id])
 		}
 	}
 	clusters := readLines(t, cfg.DedupPath)

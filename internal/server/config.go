@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/decide"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -68,6 +69,9 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof on this loopback address
 	// (for profiling under load; never on a network address).
 	PprofAddr string
+	// Rule is the duplicate decision applied to the candidates a lookup
+	// finds (package decide); the zero Rule means decide.DefaultRule().
+	Rule decide.Rule
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -83,6 +87,7 @@ func DefaultConfig() Config {
 		MaxBatch:        1000,
 		MaxLimit:        1000,
 		Layout:          fingerprint.DefaultLayout,
+		Rule:            decide.DefaultRule(),
 		LogFormat:       "text",
 		LogLevel:        "info",
 	}
@@ -133,6 +138,9 @@ func (c Config) Validate() error {
 		return bad("max limit %d: want >= 1", c.MaxLimit)
 	}
 	if err := c.Layout.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.Rule.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.CompactEvery < 0 || c.CompactRetention < 0 {
