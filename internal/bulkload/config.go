@@ -118,9 +118,12 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
-	// entries; afterBatch runs after each committed batch.
-	spillEvery int
-	afterBatch func()
+	// entries; afterBatch runs after each committed batch; beforeCommit
+	// runs before the sorted cells of a table (named by its run kind) are
+	// committed.
+	spillEvery   int
+	afterBatch   func()
+	beforeCommit func(kind string)
 }
 
 // Defaults.

@@ -430,6 +430,17 @@ func childLoad(spec string) int {
 	}
 	cfg := baseConfig(dir, glob)
 	cfg.afterBatch = func() { time.Sleep(3 * time.Millisecond) }
+	// Before each table's commit (its sstables staged, not yet ingested),
+	// note it and pause, so that kills land between and during ingests.
+	cfg.beforeCommit = func(kind string) {
+		f, err := os.OpenFile(filepath.Join(dir, "commits.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, kind)
+			f.Sync()
+			f.Close()
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
 	if _, err := Run(bg, ix, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -451,8 +462,8 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	want := dump(t, ref)
 
-	killed := 0
-	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond} {
+	killed, killedInMerge := 0, 0
+	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 700 * time.Millisecond, 900 * time.Millisecond, 1300 * time.Millisecond} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		// Several kills of one load: kill, restart (resuming), kill again.
@@ -469,6 +480,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
 				killed++
+				if b, _ := os.ReadFile(filepath.Join(dir, "commits.log")); len(b) > 0 {
+					killedInMerge++ // after at least one table's cells were staged
+				}
 			} else if err != nil {
 				t.Fatalf("child failed: %v", err)
 			}
@@ -493,7 +507,8 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		}
 		ix.Close()
 	}
-	if killed < 3 {
-		t.Errorf("only %d children were killed mid-load (loads too fast?)", killed)
+	if killed < 3 || killedInMerge < 1 {
+		t.Errorf("only %d children were killed mid-load, %d of them in the merge and ingest phase (loads too fast?)", killed, killedInMerge)
 	}
+	t.Logf("%d kills, %d of them in the merge and ingest phase", killed, killedInMerge)
 }
