@@ -208,18 +208,22 @@ func writeCellRun(path string, c *cellBuf) (int64, error) {
 }
 
 // cellRunReader streams one cell run, checking order and, at the end, the
-// checksum. The slices of the current cell are valid until the next call.
+// checksum. It decodes from a block buffer and checksums whole blocks. The
+// slices of the current cell are the reader's and valid until the next
+// call.
 type cellRunReader struct {
 	name          string
-	br            *bufio.Reader
-	crc           uint32
+	rd            io.Reader
+	buf           []byte // buf[pos:end] is read but not decoded
+	pos, end      int
+	eof           bool
+	crc           uint32 // of the bytes before buf[pos] (after the magic)
 	left          uint64
 	row, qual, vl []byte
 	spareRow      []byte // the buffers of the cell before row and qual
 	spareQual     []byte
 	started       bool
 	c             io.Closer
-	hdr           [binary.MaxVarintLen64]byte
 }
 
 func openCellRun(path string) (*cellRunReader, error) {
@@ -236,9 +240,9 @@ func openCellRun(path string) (*cellRunReader, error) {
 }
 
 func newCellRunReader(name string, rd io.Reader) (*cellRunReader, error) {
-	r := &cellRunReader{name: name, br: bufio.NewReaderSize(rd, 1<<20)}
+	r := &cellRunReader{name: name, rd: rd, buf: make([]byte, 1<<20)}
 	magic := make([]byte, len(cellRunMagic))
-	if _, err := io.ReadFull(r.br, magic); err != nil || !bytes.Equal(magic, cellRunMagic) {
+	if _, err := io.ReadFull(rd, magic); err != nil || !bytes.Equal(magic, cellRunMagic) {
 		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
 	}
 	n, err := r.uvarint()
@@ -249,27 +253,41 @@ func newCellRunReader(name string, rd io.Reader) (*cellRunReader, error) {
 	return r, nil
 }
 
-// uvarint reads one uvarint and adds its bytes to the checksum.
-func (r *cellRunReader) uvarint() (uint64, error) {
-	var x uint64
-	var s uint
-	for i := range binary.MaxVarintLen64 {
-		b, err := r.br.ReadByte()
-		if err != nil {
-			return 0, io.ErrUnexpectedEOF
-		}
-		r.hdr[i] = b
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				return 0, errors.New("varint overflow")
-			}
-			r.crc = crc32.Update(r.crc, castagnoli, r.hdr[:i+1])
-			return x | uint64(b)<<s, nil
-		}
-		x |= uint64(b&0x7f) << s
-		s += 7
+// ensure makes buf[pos:end] hold at least n bytes, unless the input ends
+// first: it checksums the decoded bytes, moves the rest to the front
+// (growing the buffer for a big cell) and reads.
+func (r *cellRunReader) ensure(n int) error {
+	if r.end-r.pos >= n || r.eof {
+		return nil
 	}
-	return 0, errors.New("varint overflow")
+	r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
+	if n > len(r.buf) {
+		r.buf = append(r.buf[:r.end], make([]byte, n-len(r.buf))...)
+	}
+	m := copy(r.buf, r.buf[r.pos:r.end])
+	r.pos, r.end = 0, m
+	for r.end < n && !r.eof {
+		k, err := r.rd.Read(r.buf[r.end:])
+		r.end += k
+		if err == io.EOF {
+			r.eof = true
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *cellRunReader) uvarint() (uint64, error) {
+	if err := r.ensure(binary.MaxVarintLen64); err != nil {
+		return 0, err
+	}
+	v, k := binary.Uvarint(r.buf[r.pos:r.end])
+	if k <= 0 {
+		return 0, errors.New("bad varint")
+	}
+	r.pos += k
+	return v, nil
 }
 
 // part reads one length-prefixed part into dst[:0].
@@ -281,11 +299,14 @@ func (r *cellRunReader) part(dst []byte) ([]byte, error) {
 	if n > maxCellPart {
 		return nil, fmt.Errorf("part of %d bytes", n)
 	}
-	dst = slices.Grow(dst[:0], int(n))[:n]
-	if _, err := io.ReadFull(r.br, dst); err != nil {
+	if err := r.ensure(int(n)); err != nil {
+		return nil, err
+	}
+	if r.end-r.pos < int(n) {
 		return nil, io.ErrUnexpectedEOF
 	}
-	r.crc = crc32.Update(r.crc, castagnoli, dst)
+	dst = append(dst[:0], r.buf[r.pos:r.pos+int(n)]...)
+	r.pos += int(n)
 	return dst, nil
 }
 
@@ -293,16 +314,21 @@ func (r *cellRunReader) part(dst []byte) ([]byte, error) {
 // was verified).
 func (r *cellRunReader) next() (ok bool, err error) {
 	if r.left == 0 {
-		var sum [4]byte
-		if _, err := io.ReadFull(r.br, sum[:]); err != nil {
+		if err := r.ensure(5); err != nil {
+			return false, fmt.Errorf("%w: %s: %v", ErrRun, r.name, err)
+		}
+		r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
+		rest := r.buf[r.pos:r.end]
+		if len(rest) < 4 {
 			return false, fmt.Errorf("%w: %s: missing checksum", ErrRun, r.name)
 		}
-		if binary.BigEndian.Uint32(sum[:]) != r.crc {
+		if binary.BigEndian.Uint32(rest) != r.crc {
 			return false, fmt.Errorf("%w: %s: checksum mismatch", ErrRun, r.name)
 		}
-		if _, err := r.br.ReadByte(); err != io.EOF {
+		if len(rest) > 4 {
 			return false, fmt.Errorf("%w: %s: trailing bytes", ErrRun, r.name)
 		}
+		r.pos = r.end
 		return false, nil
 	}
 	prevRow, prevQual := r.row, r.qual

@@ -2,7 +2,6 @@ package bulkload
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -827,10 +826,13 @@ func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64
 // rowBatch takes the cells of rows written without a read (into a fresh
 // index), in key order, and holds the buffers writeRow reuses.
 type rowBatch struct {
-	w     kvindex.CellWriter
-	pairs []bucketResidual
-	sets  []bucketSet
-	ours  []uint64
+	w       kvindex.CellWriter
+	pairs   []bucketResidual
+	sorted  []bucketResidual
+	buckets []uint32
+	counts  []int
+	sets    []bucketSet
+	ours    []uint64
 }
 
 type bucketResidual struct {
@@ -852,21 +854,43 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	p := l.perms[t]
 	prefix := p.Prefix(es[0].key)
 	row := kvindex.IndexRowKey(nil, t, prefix, p.PrefixBits)
-	// es is sorted by (residual, bucket): regroup by (bucket, residual).
-	pairs, ours := rb.pairs[:0], rb.ours[:0]
+	// es is sorted by (residual, bucket): regroup by (bucket, residual)
+	// with a stable counting placement over the row's few buckets.
+	pairs, ours, bs := rb.pairs[:0], rb.ours[:0], rb.buckets[:0]
 	for i, e := range es {
 		r := p.Residual(e.key)
 		pairs = append(pairs, bucketResidual{e.aux, r})
 		if i == 0 || es[i-1].key != e.key {
 			ours = append(ours, r)
 		}
-	}
-	slices.SortFunc(pairs, func(a, b bucketResidual) int {
-		if a.bucket != b.bucket {
-			return cmp.Compare(a.bucket, b.bucket)
+		if k, found := slices.BinarySearch(bs, e.aux); !found {
+			bs = slices.Insert(bs, k, e.aux)
 		}
-		return cmp.Compare(a.residual, b.residual)
-	})
+	}
+	if len(bs) > 1 {
+		counts := rb.counts[:0]
+		for range bs {
+			counts = append(counts, 0)
+		}
+		for _, pr := range pairs {
+			k, _ := slices.BinarySearch(bs, pr.bucket)
+			counts[k]++
+		}
+		pos := 0
+		for k, c := range counts {
+			counts[k] = pos
+			pos += c
+		}
+		sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
+		for _, pr := range pairs {
+			k, _ := slices.BinarySearch(bs, pr.bucket)
+			sorted[counts[k]] = pr
+			counts[k]++
+		}
+		rb.sorted, rb.counts = pairs, counts
+		pairs = sorted
+	}
+	rb.buckets = bs
 	pairs = slices.Compact(pairs)
 	n := len(pairs)
 	// The residual slices of all buckets share one backing array.

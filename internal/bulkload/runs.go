@@ -3,7 +3,6 @@ package bulkload
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -315,22 +314,32 @@ func (r *runReader) close() error {
 	return r.c.Close()
 }
 
-// merger is a k-way merge of runs in (key, aux) order.
+// merger is a k-way merge of runs in (key, aux) order: a binary heap of
+// the runs' current entries, hand-rolled (container/heap's interface calls
+// cost more than the comparisons here).
 type merger struct {
-	h mergeHeap
+	h []*runReader
 }
 
-type mergeHeap []*runReader
+func (m *merger) less(i, j int) bool { return entryCmp(m.h[i].cur, m.h[j].cur) < 0 }
 
-func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return entryCmp(h[i].cur, h[j].cur) < 0 }
-func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (m *merger) down(i int) {
+	n := len(m.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && m.less(r, l) {
+			j = r
+		}
+		if !m.less(j, i) {
+			return
+		}
+		m.h[i], m.h[j] = m.h[j], m.h[i]
+		i = j
+	}
 }
 
 // newMerger opens every run; the caller closes the merger.
@@ -353,7 +362,9 @@ func newMerger(paths []string) (*merger, error) {
 		}
 		m.h = append(m.h, r)
 	}
-	heap.Init(&m.h)
+	for i := len(m.h)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
 	return m, nil
 }
 
@@ -368,13 +379,15 @@ func (m *merger) next() (entry, bool, error) {
 	if err != nil {
 		return entry{}, false, err
 	}
-	if ok {
-		heap.Fix(&m.h, 0)
-	} else {
-		heap.Pop(&m.h)
+	if !ok {
+		m.h[0] = m.h[len(m.h)-1]
+		m.h = m.h[:len(m.h)-1]
 		if err := top.close(); err != nil {
 			return entry{}, false, err
 		}
+	}
+	if len(m.h) > 1 {
+		m.down(0)
 	}
 	return e, true, nil
 }
