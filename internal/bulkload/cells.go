@@ -371,6 +371,9 @@ type cellMerger struct {
 	row []byte
 	q   []byte
 	v   []byte
+	// onDropped, when set, sees each earlier occurrence of a key that
+	// next drops (the slices are valid during the call).
+	onDropped func(row, qual, val []byte)
 }
 
 func newCellMerger(paths []string) (*cellMerger, error) {
@@ -455,6 +458,9 @@ func (m *cellMerger) next() (row, qual, val []byte, dups int, ok bool, err error
 		top := m.rs[m.h[0]]
 		if !bytes.Equal(top.row, m.row) || !bytes.Equal(top.qual, m.q) {
 			break
+		}
+		if m.onDropped != nil {
+			m.onDropped(m.row, m.q, m.v)
 		}
 		if err := m.pop(); err != nil {
 			return nil, nil, nil, 0, false, err

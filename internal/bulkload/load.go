@@ -3,6 +3,7 @@ package bulkload
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ type Index interface {
 	CounterMutations(docs, fps int64) []kvindex.Mutation
 	Apply(ctx context.Context, muts []kvindex.Mutation) error
 	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
+	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
 	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
 	Store() kvindex.Store
 }
@@ -97,6 +99,13 @@ type checkpoint struct {
 	// FreshIndex: when the load started, the index had no row in this
 	// shard's range, so rows are written without reading them first.
 	FreshIndex bool `json:"fresh_index"`
+	// FreshDocs: when the load started, the fp and docs tables were
+	// empty, so no loaded id or fingerprint can already be stored.
+	FreshDocs bool `json:"fresh_docs"`
+	// PlanDone: the plan for repeated ids was made (plan.json exists when
+	// HasPlan).
+	PlanDone bool `json:"plan_done"`
+	HasPlan  bool `json:"has_plan"`
 }
 
 type inputInfo struct {
@@ -122,10 +131,12 @@ type loader struct {
 	cells       [2]cellBuf
 	cellCap     int
 	cellScratch []cellRef
-	fpr         *fingerprint.Fingerprinter
-	rejects     *os.File
-	rejW        *bufio.Writer
-	sum         Summary
+	// plan is the merge phase's plan for repeated ids (nil: none needed).
+	plan    *plan
+	fpr     *fingerprint.Fingerprinter
+	rejects *os.File
+	rejW    *bufio.Writer
+	sum     Summary
 
 	// Progress counters (atomic: read by the progress goroutine).
 	pRecords, pRejected, pBytes, pRows atomic.Int64
@@ -250,7 +261,10 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 	b, err := os.ReadFile(l.cpPath())
 	if errors.Is(err, os.ErrNotExist) {
 		l.cp = fresh
-		l.cp.FreshIndex, err = l.noRowsInRange(ctx)
+		if l.cp.FreshIndex, err = l.noRowsInRange(ctx); err != nil {
+			return err
+		}
+		l.cp.FreshDocs, err = l.tablesEmpty(ctx, kvindex.TableDocs, kvindex.TableFP)
 		return err
 	}
 	if err != nil {
@@ -301,6 +315,20 @@ func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// tablesEmpty reports whether the tables have no row.
+func (l *loader) tablesEmpty(ctx context.Context, tables ...kvindex.Table) (bool, error) {
+	for _, t := range tables {
+		err := l.ix.Store().Scan(ctx, t, nil, nil, func(kvindex.Row) error { return errFound })
+		if errors.Is(err, errFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 func (l *loader) saveCheckpoint() error {
@@ -700,6 +728,12 @@ func (l *loader) runPaths(kind string) []string {
 // phase2 merges each table's runs and writes its rows, tables in parallel.
 // It returns the near-duplicate pairs when a dedup report is asked for.
 func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
+	p, err := l.ensurePlan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.plan = p
+	skip, noIndex := p.skipSet(), p.noIndexSet()
 	var mu sync.Mutex // protects pairs, errs and the summary counts below
 	var pairs [][2]uint64
 	var errs []error
@@ -715,7 +749,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			b, err := l.writeCells(ctx, i)
+			b, err := l.writeCells(ctx, i, skip)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -729,7 +763,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			st, p, err := l.mergeTable(ctx, t)
+			st, p, err := l.mergeTable(ctx, t, noIndex)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -746,6 +780,9 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if err := l.applyStoreChanges(ctx, p); err != nil {
+		return nil, err
+	}
 	l.sum.IndexRows, l.sum.IndexEntries = rows, entries
 	l.sum.BytesWritten += written
 	slices.SortFunc(pairs, func(a, b [2]uint64) int { return slices.Compare(a[:], b[:]) })
@@ -754,7 +791,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 
 type tableStats struct{ rows, entries, bytes int64 }
 
-func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64, error) {
+func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool) (tableStats, [][2]uint64, error) {
 	var st tableStats
 	var pairs [][2]uint64
 	m, err := newMerger(l.runPaths(l.kindName(t)))
@@ -801,6 +838,9 @@ func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64
 		}
 		if !ok {
 			break
+		}
+		if noIndex != nil && noIndex[uint64(p.Unpermute(e.key))] {
+			continue // carried only by superseded records
 		}
 		if len(cur) > 0 && cur[0].key>>rbits != e.key>>rbits {
 			if err := ctx.Err(); err != nil {
@@ -965,7 +1005,7 @@ func (l *loader) commit(ctx context.Context, w kvindex.CellWriter, kind string) 
 // writeCells merges the cell runs of the fp (i = 0) or docs (1) table and
 // writes each distinct cell once, the last input's value. It returns the
 // bytes written.
-func (l *loader) writeCells(ctx context.Context, i int) (int64, error) {
+func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int64, error) {
 	m, err := newCellMerger(l.runPaths(cellKinds[i]))
 	if err != nil {
 		return 0, fmt.Errorf("bulkload: %w", err)
@@ -988,6 +1028,9 @@ func (l *loader) writeCells(ctx context.Context, i int) (int64, error) {
 		}
 		if !ok {
 			break
+		}
+		if skip != nil && i == 0 && skip[fpID{binary.BigEndian.Uint64(row), string(qual)}] {
+			continue // the fp cell of a superseded record
 		}
 		if err := w.Put(row, qual, val); err != nil {
 			return 0, errors.Join(err, w.Abort())
@@ -1100,6 +1143,11 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 		return nil, err
 	}
 	l.sum.Documents, l.sum.DuplicateIDs, l.sum.Fingerprints = ids, idDups, fps
+	addDocs, addFPs := ids, fps
+	if l.plan != nil {
+		addDocs, addFPs = l.plan.NewDocs, l.plan.FPDelta
+		l.sum.Fingerprints = l.plan.Fingerprints
+	}
 	// The marker makes the counter addition happen once per load.
 	markerRow, markerQual := []byte("bulkload"), []byte(l.cp.LoadID)
 	rows, err := l.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: markerRow}})
@@ -1111,9 +1159,9 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 			return multi, nil // added by an earlier (interrupted) run
 		}
 	}
-	muts := l.ix.CounterMutations(ids, fps)
+	muts := l.ix.CounterMutations(addDocs, addFPs)
 	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: markerQual,
-		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", ids, fps, l.cfg.Shard, l.cfg.Shards)})
+		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", addDocs, addFPs, l.cfg.Shard, l.cfg.Shards)})
 	if err := l.ix.Apply(ctx, muts); err != nil {
 		return nil, err
 	}
