@@ -12,7 +12,8 @@ import (
 	"github.com/simdex/simdex/kvindex"
 )
 
-// repeatedIDs builds a first load A and a second load B that re-uses ids:
+// repeatedIDs builds a first load A and a second load B whose fingerprints
+// share index rows with A's, and that re-uses ids:
 // A's ids again with the same fingerprint (a later time) or another one,
 // ids repeated within B (the superseded fingerprint shared with another
 // document, or carried by no one else), and the replacement of a stored
@@ -28,7 +29,14 @@ func repeatedIDs() (a, b []genDoc) {
 	a[399].fp = a[398].fp
 	a = append(a, genDoc{id: "a-397", fp: fp(), at: at()})
 	for i := range 300 {
-		b = append(b, genDoc{id: fmt.Sprintf("b-%03d", i), fp: fp(), at: at()})
+		f := fp()
+		if i%2 == 0 {
+			// Shares three of its four index rows with a stored
+			// fingerprint (only the lowest 16-bit block differs), often
+			// in the same time bucket: the rows' base sets must merge.
+			f = a[100+i/2].fp ^ fingerprint.Fingerprint(1+r.IntN(0xffff))
+		}
+		b = append(b, genDoc{id: fmt.Sprintf("b-%03d", i), fp: f, at: at()})
 	}
 	for i := 0; i < 100; i++ {
 		switch i % 4 {
