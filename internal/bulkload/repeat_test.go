@@ -10,6 +10,7 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
 // repeatedIDs builds a first load A and a second load B whose fingerprints
@@ -147,5 +148,45 @@ func TestRepeatedIDsInOneFreshLoad(t *testing.T) {
 	}
 	if sum.DuplicateIDs == 0 {
 		t.Errorf("summary reports no duplicate ids")
+	}
+}
+
+// plainStore hides the embedded store's optional capabilities (sorted-cell
+// ingest, Flush), as a store without them (HBase) looks to the loader.
+type plainStore struct{ kvindex.Store }
+
+// TestPutPathEqualsIngestPath: through a store without the sorted-cell
+// capability the loader writes the same cells as puts, and the index is
+// exactly the one the ingest path builds (a fresh load, then a load into
+// the non-empty index with repeated ids).
+func TestPutPathEqualsIngestPath(t *testing.T) {
+	dir := t.TempDir()
+	a, b := repeatedIDs()
+	pa := writeFile(t, dir, "a.csv", []byte(fpLines(a)))
+	pb := writeFile(t, dir, "b.csv", []byte(fpLines(b)))
+	ingest := openIndex(t, filepath.Join(dir, "ingest"))
+	st, err := pebblestore.Open(filepath.Join(dir, "puts"), pebblestore.Options{NoSync: true, CacheBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	puts, err := kvindex.Open(bg, plainStore{st}, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { puts.Close() })
+	if _, ok := puts.Store().(cellIngester); ok {
+		t.Fatal("the wrapped store still offers sorted-cell ingest")
+	}
+	for n, ix := range []*kvindex.Index{ingest, puts} {
+		for i, in := range []string{pa, pb} {
+			cfg := baseConfig(dir, in)
+			cfg.CheckpointDir = filepath.Join(dir, fmt.Sprint("cp", n, i))
+			if _, err := Run(bg, ix, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d := diff(dump(t, ingest), dump(t, puts)); d != "" {
+		t.Errorf("put path differs from the ingest path:\n%s", d)
 	}
 }
