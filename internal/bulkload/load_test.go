@@ -463,7 +463,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	want := dump(t, ref)
 
 	killed, killedInMerge := 0, 0
-	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 700 * time.Millisecond, 900 * time.Millisecond, 1300 * time.Millisecond} {
+	for i, delay := range []time.Duration{250 * time.Millisecond, 450 * time.Millisecond, 700 * time.Millisecond, 900 * time.Millisecond, 1300 * time.Millisecond} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		// Several kills of one load: kill, restart (resuming), kill again.
