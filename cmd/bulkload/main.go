@@ -59,6 +59,13 @@ checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
 ranges, so n processes (n machines on one HBase cluster) share a backfill;
 on the embedded store run the shards one after the other.
 
+Repeated ids: the last record of an id wins, as online inserts in input
+order would have it, whether the id repeats within the load or is already
+in the index. The record it replaces no longer carries its fingerprint (a
+fingerprint left without a document is dropped from the index, or
+tombstoned when it was stored), and the document and fingerprint counters
+count each once. Across the shards of a sharded load an id must not repeat.
+
 Flags:
 `)
 		fs.PrintDefaults()

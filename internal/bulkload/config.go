@@ -8,8 +8,8 @@
 //     (fingerprinted by parallel workers) or a delimited "id,fingerprint,time"
 //     line. Bad lines go to a rejects file (JSON Lines: file, line, reason)
 //     and never stop the load, unless Strict.
-//  2. fp and docs cells are written in batches (Index.DocMutations: the loader
-//     does not look anything up, so it is as fast as the store takes puts).
+//  2. Each record's fp and docs cells are encoded (Index.DocMutations) and
+//     buffered with the index entries below; nothing is looked up.
 //  3. Every fingerprint's T index entries (the fingerprint permuted for each
 //     table: prefix = row, residual = the rest, plus its time bucket) go to
 //     fixed-size in-memory buffers; a full buffer is sorted (radix sort) and
@@ -24,6 +24,17 @@
 //     fingerprints) come from merged runs of id hashes and fingerprints and
 //     are added once, together with a marker cell (meta row "bulkload",
 //     qualifier = the load id) that makes the addition idempotent.
+//
+// Writing: the fp and docs cells are spilled as sorted cell runs too, so
+// every table is written in key order after the input is read: on the
+// embedded store as sorted string tables ingested by Pebble (one atomic
+// ingest per table), elsewhere as batched puts. Nothing is written to the
+// store while the input is read.
+//
+// Repeated ids (plan.go): the last record of an id wins, as online inserts
+// in input order would have it, within the load and against stored
+// documents; replaced records stop carrying their fingerprints and the
+// counters count documents and fingerprints once.
 //
 // Resumability: the checkpoint directory holds checkpoint.json (input
 // position, run files, counts), the run files, and the rejects offset.
@@ -118,9 +129,12 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
-	// entries; afterBatch runs after each committed batch.
-	spillEvery int
-	afterBatch func()
+	// entries; afterBatch runs after each committed batch; beforeCommit
+	// runs before the sorted cells of a table (named by its run kind) are
+	// committed.
+	spillEvery   int
+	afterBatch   func()
+	beforeCommit func(kind string)
 }
 
 // Defaults.
