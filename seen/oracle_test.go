@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/kvindex/hbasestore"
 )
 
 // oracle is the specification: per user, per item, the buckets it was
