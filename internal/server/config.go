@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/seen"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -62,6 +63,9 @@ type Config struct {
 	CompactEvery time.Duration
 	// CompactRetention is the retention window of those runs (0: keep all).
 	CompactRetention time.Duration
+	// SeenRetention is how long per-user seen marks are kept (package seen;
+	// default 30 days). The compaction timer also folds seen rows.
+	SeenRetention time.Duration
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -79,6 +83,7 @@ func DefaultConfig() Config {
 		Layout:          fingerprint.DefaultLayout,
 		LogFormat:       "text",
 		LogLevel:        "info",
+		SeenRetention:   seen.DefaultRetention,
 	}
 }
 
@@ -132,6 +137,9 @@ func (c Config) Validate() error {
 	if c.CompactEvery < 0 || c.CompactRetention < 0 {
 		return bad("compact-every %s, compact-retention %s: want >= 0", c.CompactEvery, c.CompactRetention)
 	}
+	if err := c.seenConfig().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log format %q: want text or json", c.LogFormat)
 	}
@@ -180,6 +188,7 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
 	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
+	fs.DurationVar(&cfg.SeenRetention, "seen-retention", cfg.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.Usage = func() {
