@@ -90,6 +90,10 @@ type Config struct {
 	// Docs looks up fingerprints of marks and candidates given by document
 	// id (nil: document ids are refused).
 	Docs Docs
+	// AdoptStored makes Open take HashBits and BucketWidth from the seen
+	// table's metadata when it has some (admin tools reading an existing
+	// table), instead of refusing a mismatch.
+	AdoptStored bool
 	// Now is the clock (default time.Now; tests use a fake one).
 	Now func() time.Time
 	// Logger receives fold summaries (default: discard).

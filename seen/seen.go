@@ -108,6 +108,19 @@ func (s *Service) checkMeta(ctx context.Context) error {
 	for _, c := range rows[0].Cells {
 		got[string(c.Qualifier)] = string(c.Value)
 	}
+	if s.cfg.AdoptStored {
+		hb, err1 := strconv.Atoi(got[string(metaHashBits)])
+		bw, err2 := strconv.ParseInt(got[string(metaBucketWidth)], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("%w: unreadable seen metadata %q: %w", ErrMetaMismatch, got, err)
+		}
+		s.cfg.HashBits, s.cfg.BucketWidth = hb, time.Duration(bw)*time.Second
+		if err := s.cfg.Validate(); err != nil {
+			return fmt.Errorf("%w: stored seen metadata %q: %w", ErrMetaMismatch, got, err)
+		}
+		s.buckets = kvindex.Buckets{Width: s.cfg.BucketWidth}
+		want[string(metaHashBits)], want[string(metaBucketWidth)] = got[string(metaHashBits)], got[string(metaBucketWidth)]
+	}
 	for k, v := range want {
 		if got[k] != v {
 			return fmt.Errorf("%w: the seen table has %s=%q, this configuration %q", ErrMetaMismatch, k, got[k], v)
