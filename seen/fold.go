@@ -134,6 +134,12 @@ func (s *Service) lockRow(ctx context.Context, key []byte) (func(), error) {
 
 // foldRow rewrites one row under its lock: see foldMutations.
 func (s *Service) foldRow(ctx context.Context, key []byte) (FoldSummary, error) {
+	return s.foldRowWith(ctx, key, nil)
+}
+
+// foldRowWith folds one row as if extra (delta cells) were in it too; the
+// extra cells are never written, so no delete of them is either.
+func (s *Service) foldRowWith(ctx context.Context, key []byte, extra []kvindex.Cell) (FoldSummary, error) {
 	unlock, err := s.lockRow(ctx, key)
 	if err != nil {
 		return FoldSummary{}, err
@@ -143,9 +149,20 @@ func (s *Service) foldRow(ctx context.Context, key []byte) (FoldSummary, error) 
 	if err != nil {
 		return FoldSummary{}, fmt.Errorf("seen: fold read: %w", err)
 	}
-	muts, sum, err := foldMutations(rows[0], s.liveFrom(s.cfg.Now()), s.cfg.HashBits, s.cfg.MaxCellBytes, s.buckets)
+	row := rows[0]
+	row.Cells = append(row.Cells, extra...)
+	muts, sum, err := foldMutations(row, s.liveFrom(s.cfg.Now()), s.cfg.HashBits, s.cfg.MaxCellBytes, s.buckets)
 	if err != nil || len(muts) == 0 {
 		return sum, err
+	}
+	if len(extra) > 0 {
+		synthetic := make(map[string]bool, len(extra))
+		for _, c := range extra {
+			synthetic[string(c.Qualifier)] = true
+		}
+		muts = slices.DeleteFunc(muts, func(m kvindex.Mutation) bool {
+			return m.Kind == kvindex.DeleteCell && synthetic[string(m.Qualifier)]
+		})
 	}
 	if err := s.st.Mutate(ctx, muts); err != nil {
 		return FoldSummary{}, fmt.Errorf("seen: fold write: %w", err)
@@ -319,4 +336,77 @@ func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.B
 		sum.RowsFolded = 1
 	}
 	return muts, sum, nil
+}
+
+// TimedMark is a mark at a given time, for Import.
+type TimedMark struct {
+	Mark
+	Time time.Time
+}
+
+// MaxImport bounds the marks of one Import call.
+const MaxImport = 1 << 20
+
+// Import writes one user's marks directly in folded form, each in the
+// bucket of its Time (a backfill from another system, and benchmarks): the
+// row is folded under its lock as if the marks were delta cells, so it
+// merges with what the row holds and never loses a concurrent mark. Marks
+// already out of the retention window are skipped; times after now are
+// refused. Document ids are resolved as Mark does.
+func (s *Service) Import(ctx context.Context, user string, marks []TimedMark) (MarkResult, error) {
+	if err := checkID(user, true); err != nil {
+		return MarkResult{}, err
+	}
+	if len(marks) > MaxImport {
+		return MarkResult{}, fmt.Errorf("%w: %d marks in one import (at most %d)", ErrTooMany, len(marks), MaxImport)
+	}
+	now := s.cfg.Now()
+	var docIDs []string
+	for _, m := range marks {
+		if err := checkID(m.ID, false); err != nil {
+			return MarkResult{}, err
+		}
+		if m.Time.After(now) {
+			return MarkResult{}, fmt.Errorf("%w: mark of %q at %v, after now", ErrBadItem, m.ID, m.Time)
+		}
+		if m.DocID != "" && !m.HasFingerprint {
+			docIDs = append(docIDs, m.DocID)
+		}
+	}
+	fps, err := s.lookupDocs(ctx, docIDs)
+	if err != nil {
+		return MarkResult{}, err
+	}
+	lo := s.liveFrom(now)
+	var res MarkResult
+	extra := make([]kvindex.Cell, 0, len(marks))
+	for _, m := range marks {
+		b := s.buckets.Of(m.Time)
+		if b < lo {
+			continue
+		}
+		h := ItemHash(user, m.ID, s.cfg.HashBits)
+		extra = append(extra, kvindex.Cell{Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}})
+		fp, ok := m.Fingerprint, m.HasFingerprint
+		if !ok && m.DocID != "" {
+			var f docFP
+			if f, ok = fps[m.DocID]; ok {
+				fp = f.fp
+			} else {
+				res.UnknownDocs = append(res.UnknownDocs, m.DocID)
+			}
+		}
+		if ok {
+			extra = append(extra, kvindex.Cell{Qualifier: deltaQualifier(qualFPDel, b, h), Value: binary.BigEndian.AppendUint64(nil, uint64(fp))})
+		}
+		res.Marked++
+	}
+	if len(extra) == 0 {
+		return res, nil
+	}
+	if _, err := s.foldRowWith(ctx, RowKey(user), extra); err != nil {
+		return MarkResult{}, err
+	}
+	s.metrics.marks.Add(float64(res.Marked))
+	return res, nil
 }

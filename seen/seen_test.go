@@ -425,3 +425,52 @@ func TestCorruptCell(t *testing.T) {
 		}
 	}
 }
+
+// TestImport: imported marks land in their buckets' folded cells, merge
+// with marks already there (folded or not), skip expired times and refuse
+// future ones.
+func TestImport(t *testing.T) {
+	clock := newClock()
+	st := openPebble(t)
+	s := openService(t, st, Config{Retention: 10 * time.Hour, BucketWidth: time.Hour, Now: clock.Now})
+	now := clock.Now()
+	if _, err := s.Mark(bg, "u", []Mark{{ID: "live-delta"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Import(bg, "u", []TimedMark{
+		{Mark{ID: "old"}, now.Add(-20 * time.Hour)},
+		{Mark{ID: "h3", Fingerprint: 77, HasFingerprint: true}, now.Add(-3 * time.Hour)},
+		{Mark{ID: "h0"}, now},
+	})
+	if err != nil || res.Marked != 2 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	if _, err := s.Import(bg, "u", []TimedMark{{Mark{ID: "future"}, now.Add(time.Hour)}}); !errors.Is(err, ErrBadItem) {
+		t.Fatalf("future import: %v", err)
+	}
+	got, err := s.Check(bg, "u", []string{"live-delta", "old", "h3", "h0"})
+	if err != nil || fmt.Sprint(got) != "[true false true true]" {
+		t.Fatalf("after import: %v %v", got, err)
+	}
+	// The import folded the row: the mark's delta it read is folded too
+	// (and still seen, above); h3's fingerprint is kept.
+	deltas := 0
+	for _, c := range rowCells(t, st, "u").Cells {
+		if c.Qualifier[0] == qualDelta {
+			deltas++
+		}
+	}
+	if deltas != 0 {
+		t.Fatalf("%d delta cells after import, want 0", deltas)
+	}
+	fr, err := s.Filter(bg, FilterRequest{User: "u", Candidates: []Candidate{{ID: "x", Fingerprint: 76, HasFingerprint: true}}, Near: true, K: 1})
+	if err != nil || len(fr.Kept) != 0 {
+		t.Fatalf("imported fingerprint: %+v %v", fr, err)
+	}
+	// h3 expires 3 hours before h0.
+	clock.Advance(8 * time.Hour)
+	got, _ = s.Check(bg, "u", []string{"h3", "h0"})
+	if fmt.Sprint(got) != "[false true]" {
+		t.Fatalf("after 8h: %v", got)
+	}
+}
