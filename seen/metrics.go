@@ -4,13 +4,16 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the package's Prometheus collectors.
 type metrics struct {
-	marks      prometheus.Counter
-	checked    prometheus.Counter
-	dropped    *prometheus.CounterVec
-	deletes    prometheus.Counter
-	forgets    prometheus.Counter
-	foldRows   prometheus.Counter
-	foldDeltas prometheus.Counter
+	marks   prometheus.Counter
+	checked prometheus.Counter
+	dropped *prometheus.CounterVec
+	// droppedSeen and droppedNear are dropped's two children, looked up
+	// once (a label lookup per candidate would cost more than the check).
+	droppedSeen, droppedNear prometheus.Counter
+	deletes                  prometheus.Counter
+	forgets                  prometheus.Counter
+	foldRows                 prometheus.Counter
+	foldDeltas               prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -23,6 +26,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		foldRows:   prometheus.NewCounter(prometheus.CounterOpts{Name: "simdex_seen_fold_rows_total", Help: "Seen rows rewritten by folds."}),
 		foldDeltas: prometheus.NewCounter(prometheus.CounterOpts{Name: "simdex_seen_fold_deltas_total", Help: "Seen delta cells folded into compact cells."}),
 	}
+	m.droppedSeen, m.droppedNear = m.dropped.WithLabelValues(ReasonSeen), m.dropped.WithLabelValues(ReasonNear)
 	if reg == nil {
 		return m, nil
 	}

@@ -363,10 +363,11 @@ func (s *Service) CheckBatch(ctx context.Context, reqs []CheckRequest) ([][]bool
 		return nil, err
 	}
 	out := make([][]bool, len(reqs))
+	var hs hasher
 	for i, r := range reqs {
 		out[i] = make([]bool, len(r.IDs))
 		for j, id := range r.IDs {
-			out[i][j] = views[i].has(ItemHash(r.User, id, s.cfg.HashBits))
+			out[i][j] = views[i].has(hs.hash(r.User, id, s.cfg.HashBits))
 		}
 		s.metrics.checked.Add(float64(len(r.IDs)))
 	}
@@ -421,11 +422,12 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 		return nil, err
 	}
 	out := make([]FilterResult, len(reqs))
+	var hs hasher
 	for i, r := range reqs {
 		v := &views[i]
 		res := FilterResult{Kept: make([]string, 0, len(r.Candidates))}
 		for j, c := range r.Candidates {
-			if v.has(ItemHash(r.User, c.ID, s.cfg.HashBits)) {
+			if v.has(hs.hash(r.User, c.ID, s.cfg.HashBits)) {
 				res.Dropped = append(res.Dropped, Dropped{Index: j, ID: c.ID, Reason: ReasonSeen})
 				continue
 			}
@@ -449,9 +451,14 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 			res.Kept = append(res.Kept, c.ID)
 		}
 		s.metrics.checked.Add(float64(len(r.Candidates)))
+		nearN := 0
 		for _, d := range res.Dropped {
-			s.metrics.dropped.WithLabelValues(d.Reason).Inc()
+			if d.Reason == ReasonNear {
+				nearN++
+			}
 		}
+		s.metrics.droppedSeen.Add(float64(len(res.Dropped) - nearN))
+		s.metrics.droppedNear.Add(float64(nearN))
 		out[i] = res
 	}
 	return out, nil
@@ -551,6 +558,13 @@ func decodeRow(r kvindex.Row, lo uint32, hashBits int, withFPs bool) (view, erro
 		}
 	}
 	slices.Sort(tombs)
+	// Folded hashes take about 4-5 bytes each (Rice-coded gaps): size the
+	// slice once.
+	size := 0
+	for _, c := range r.Cells {
+		size += len(c.Value)
+	}
+	baseHashes = make([]uint64, 0, size/3+8)
 	for _, c := range r.Cells {
 		q, perr := parseQualifier(c.Qualifier, hashBits)
 		if perr != nil {

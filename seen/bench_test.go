@@ -1,0 +1,59 @@
+package seen
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// benchUser loads one user with n items spread over 30 daily buckets
+// (folded, as after compaction) and returns 500 candidates, half seen.
+func benchUser(b *testing.B, s *Service, n int) []Candidate {
+	b.Helper()
+	now := time.Now()
+	marks := make([]TimedMark, n)
+	for j := range marks {
+		marks[j] = TimedMark{Mark: Mark{ID: fmt.Sprintf("%016x", j*7919)}, Time: now.Add(-time.Duration(j%30)*24*time.Hour - time.Minute)}
+	}
+	if _, err := s.Import(bg, "bench-user", marks); err != nil {
+		b.Fatal(err)
+	}
+	cands := make([]Candidate, 500)
+	for k := range cands {
+		if k%2 == 0 {
+			cands[k] = Candidate{ID: marks[k].ID}
+		} else {
+			cands[k] = Candidate{ID: fmt.Sprintf("new-%d", k)}
+		}
+	}
+	return cands
+}
+
+// BenchmarkFilter500: filter 500 candidates for a user with 1000 seen
+// items on Pebble (the store-level number of scripts/bench/seen.sh).
+func BenchmarkFilter500(b *testing.B) {
+	s := openService(b, openPebble(b), Config{})
+	cands := benchUser(b, s, 1000)
+	for b.Loop() {
+		res, err := s.Filter(bg, FilterRequest{User: "bench-user", Candidates: cands})
+		if err != nil || len(res.Dropped) != 250 {
+			b.Fatalf("%d dropped, %v", len(res.Dropped), err)
+		}
+	}
+}
+
+// BenchmarkMark20: one call marking a page of 20 items (synced write).
+func BenchmarkMark20(b *testing.B) {
+	s := openService(b, openPebble(b), Config{})
+	marks := make([]Mark, 20)
+	i := 0
+	for b.Loop() {
+		for k := range marks {
+			marks[k] = Mark{ID: fmt.Sprint("m", i, "-", k)}
+		}
+		i++
+		if _, err := s.Mark(bg, fmt.Sprint("user", i%100), marks); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
