@@ -80,7 +80,10 @@ type seenCheckResponse struct {
 }
 
 type seenFilterRequest struct {
+	// Candidates or IDs (plain ids, no fingerprints: cheaper to decode),
+	// not both.
 	Candidates []seenItem `json:"candidates"`
+	IDs        []string   `json:"ids"`
 	Near       bool       `json:"near,omitempty"`
 	K          *int       `json:"k,omitempty"`
 }
@@ -143,10 +146,16 @@ func toMarks(items []seenItem) []seen.Mark {
 	return out
 }
 
-func toFilter(user string, r seenFilterRequest) seen.FilterRequest {
-	fr := seen.FilterRequest{User: user, Near: r.Near, K: DefaultSeenK, Candidates: make([]seen.Candidate, len(r.Candidates))}
+func toFilter(user string, r seenFilterRequest) (seen.FilterRequest, error) {
+	if r.Candidates != nil && r.IDs != nil {
+		return seen.FilterRequest{}, badField("ids", "give candidates or ids, not both")
+	}
+	fr := seen.FilterRequest{User: user, Near: r.Near, K: DefaultSeenK, Candidates: make([]seen.Candidate, len(r.Candidates), len(r.Candidates)+len(r.IDs))}
 	if r.K != nil {
 		fr.K = *r.K
+	}
+	for _, id := range r.IDs {
+		fr.Candidates = append(fr.Candidates, seen.Candidate{ID: id})
 	}
 	for i, it := range r.Candidates {
 		fr.Candidates[i] = seen.Candidate{ID: it.ID, DocID: it.DocID}
@@ -154,7 +163,7 @@ func toFilter(user string, r seenFilterRequest) seen.FilterRequest {
 			fr.Candidates[i].Fingerprint, fr.Candidates[i].HasFingerprint = *it.Fingerprint, true
 		}
 	}
-	return fr
+	return fr, nil
 }
 
 func markResponse(user string, r seen.MarkResult) seenMarkResponse {
@@ -268,7 +277,12 @@ func (s *Server) seenFilter(c *gin.Context) {
 		return
 	}
 	user := c.Param("user")
-	res, err := s.seen.FilterBatch(c.Request.Context(), []seen.FilterRequest{toFilter(user, req)})
+	fr, err := toFilter(user, req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.seen.FilterBatch(c.Request.Context(), []seen.FilterRequest{fr})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -287,7 +301,11 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 	}
 	reqs := make([]seen.FilterRequest, len(req.Users))
 	for i, u := range req.Users {
-		reqs[i] = toFilter(u.User, u.seenFilterRequest)
+		var err error
+		if reqs[i], err = toFilter(u.User, u.seenFilterRequest); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	res, err := s.seen.FilterBatch(c.Request.Context(), reqs)
 	if err != nil {

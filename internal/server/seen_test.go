@@ -181,6 +181,13 @@ func TestSeenRoutes(t *testing.T) {
 	if r.status != http.StatusOK || fmt.Sprint(fb.Results[0].Kept) != "[m]" || fmt.Sprint(fb.Results[1].Kept) != "[n]" {
 		t.Fatalf("filter batch: %d %s", r.status, r.body)
 	}
+	// The plain-ids form of filter.
+	r = e.do("POST", "/v1/users/u1/seen/filter", map[string]any{"ids": []string{"m", "b", "a"}})
+	var fi seenFilterResponse
+	r.json(t, &fi)
+	if r.status != http.StatusOK || fmt.Sprint(fi.Kept) != "[m a]" || len(fi.Dropped) != 1 || fi.Dropped[0].Index != 1 {
+		t.Fatalf("filter by ids: %d %s", r.status, r.body)
+	}
 	// Forget.
 	if r := e.do("DELETE", "/v1/users/u1/seen", nil); r.status != http.StatusNoContent {
 		t.Fatalf("forget: %d %s", r.status, r.body)
@@ -190,7 +197,7 @@ func TestSeenRoutes(t *testing.T) {
 	}
 	// Metrics.
 	r = e.do("GET", "/metrics", nil)
-	for _, m := range []string{"simdex_seen_marks_total 6", `simdex_seen_dropped_total{reason="near"} 1`, `simdex_seen_dropped_total{reason="seen"} 2`, `route="/v1/seen/filter"`} {
+	for _, m := range []string{"simdex_seen_marks_total 6", `simdex_seen_dropped_total{reason="near"} 1`, `simdex_seen_dropped_total{reason="seen"} 3`, `route="/v1/seen/filter"`} {
 		if !strings.Contains(string(r.body), m) {
 			t.Errorf("metrics lack %q", m)
 		}
@@ -229,6 +236,8 @@ func TestSeenBadInput(t *testing.T) {
 		{"no users", "POST", "/v1/seen/filter", map[string]any{"users": []map[string]any{}}, 400, "bad-user"},
 		{"k too big", "POST", "/v1/users/u/seen/filter", map[string]any{"candidates": []map[string]any{{"id": "a"}}, "near": true, "k": 9}, 400, "k-out-of-range"},
 		{"bad fingerprint", "POST", "/v1/users/u/seen/filter", `{"candidates":[{"id":"a","fingerprint":"zz"}]}`, 400, "invalid-field"},
+		{"candidates and ids", "POST", "/v1/users/u/seen/filter", map[string]any{"candidates": []map[string]any{{"id": "a"}}, "ids": []string{"b"}}, 400, "invalid-field"},
+		{"1001 plain ids", "POST", "/v1/users/u/seen/filter", map[string]any{"ids": many}, 400, "too-many-items"},
 		{"unknown field", "POST", "/v1/users/u/seen/check", `{"ids":["a"],"idz":1}`, 400, "unknown-field"},
 		{"malformed", "POST", "/v1/users/u/seen/check", `{"ids":[`, 400, "malformed-json"},
 		{"ids not strings", "POST", "/v1/users/u/seen/check", `{"ids":[1]}`, 400, "invalid-field"},
