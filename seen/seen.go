@@ -425,6 +425,10 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 	var hs hasher
 	for i, r := range reqs {
 		v := &views[i]
+		var nix *nearIndex
+		if r.Near && len(v.fps)*len(r.Candidates) > 1<<14 {
+			nix = newNearIndex(v.fps, r.K) // nil: the linear scan is as good
+		}
 		res := FilterResult{Kept: make([]string, 0, len(r.Candidates))}
 		for j, c := range r.Candidates {
 			if v.has(hs.hash(r.User, c.ID, s.cfg.HashBits)) {
@@ -442,7 +446,13 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 					}
 				}
 				if ok {
-					if d := v.nearest(uint64(fp), r.K); d >= 0 {
+					d := -1
+					if nix != nil {
+						d = nix.nearest(uint64(fp), r.K)
+					} else {
+						d = v.nearest(uint64(fp), r.K)
+					}
+					if d >= 0 {
 						res.Dropped = append(res.Dropped, Dropped{Index: j, ID: c.ID, Reason: ReasonNear, Distance: d})
 						continue
 					}
