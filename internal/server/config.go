@@ -13,6 +13,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/seen"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -72,6 +73,9 @@ type Config struct {
 	// Rule is the duplicate decision applied to the candidates a lookup
 	// finds (package decide); the zero Rule means decide.DefaultRule().
 	Rule decide.Rule
+	// SeenRetention is how long per-user seen marks are kept (package seen;
+	// default 30 days). The compaction timer also folds seen rows.
+	SeenRetention time.Duration
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -90,6 +94,7 @@ func DefaultConfig() Config {
 		Rule:            decide.DefaultRule(),
 		LogFormat:       "text",
 		LogLevel:        "info",
+		SeenRetention:   seen.DefaultRetention,
 	}
 }
 
@@ -152,6 +157,9 @@ func (c Config) Validate() error {
 			return bad("pprof addr %q: want a loopback host:port", c.PprofAddr)
 		}
 	}
+	if err := c.seenConfig().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log format %q: want text or json", c.LogFormat)
 	}
@@ -202,6 +210,7 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
 	fs.Int64Var(&cfg.RowCacheBytes, "row-cache-bytes", cfg.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
+	fs.DurationVar(&cfg.SeenRetention, "seen-retention", cfg.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.Usage = func() {

@@ -75,6 +75,9 @@ func classify(err error) problem {
 	p := func(status int, kind, title, detail string) problem {
 		return problem{Type: "urn:simdex:problem:" + kind, Title: title, Status: status, Detail: detail, Kind: kind}
 	}
+	if status, kind, title, ok := seenProblem(err); ok {
+		return p(status, kind, title, err.Error())
+	}
 	switch {
 	case errors.As(err, &re):
 		pr := p(http.StatusBadRequest, re.kind, "Invalid request", re.Error())

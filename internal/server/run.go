@@ -87,7 +87,11 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}
 
-	srv, err := New(cfg, ix, fpr, log, reg)
+	seenSvc, err := openSeen(ctx, cfg, ix, kcfg.Locker, log, reg)
+	if err != nil {
+		return errors.Join(err, ix.Close())
+	}
+	srv, err := New(cfg, ix, fpr, log, reg, WithSeen(seenSvc))
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
@@ -95,6 +99,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
+	stopCompactor = withSeenFolder(ctx, cfg, seenSvc, log, stopCompactor)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		stopCompactor()

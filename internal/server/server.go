@@ -58,6 +58,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	engine  *gin.Engine
+	seen    Seen // nil: seen routes answer 501 (seen.go)
 	// draining is set when shutdown begins, so /readyz turns away new traffic
 	// from load balancers while in-flight requests finish.
 	draining atomic.Bool
@@ -68,8 +69,8 @@ type Server struct {
 const requestIDKey = "request_id"
 
 // New builds the handler. reg may be nil (no metrics registered); log may
-// be nil (discard).
-func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+// be nil (discard); opts add optional parts (WithSeen).
+func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheus.Registerer, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -81,6 +82,9 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 		return nil, err
 	}
 	s := &Server{cfg: cfg, ix: ix, fp: fp, log: log, metrics: m}
+	for _, o := range opts {
+		o(s)
+	}
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -110,6 +114,7 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	w.POST("/documents", s.insert)
 	w.POST("/documents/batch", s.insertBatch)
 	w.DELETE("/documents/*id", s.deleteDocument)
+	s.seenRoutes(v1, w)
 	s.engine = e
 	return s, nil
 }
