@@ -167,6 +167,12 @@ func (w *BulkWriter) Commit(ctx context.Context) error {
 		return errors.Join(err, w.removeFiles())
 	}
 	err := w.s.db.Ingest(ctx, w.paths)
+	// Ingested cells do not go through Mutate, so they name no rows to the
+	// row cache: drop it whole, before Commit returns, or a reader could
+	// be answered from a row the ingest changed (rowcache.go's argument).
+	if w.s.rows != nil {
+		w.s.rows.invalidateAll()
+	}
 	w.s.mu.RUnlock()
 	if err != nil {
 		return errors.Join(fmt.Errorf("%w: ingest: %w", kvindex.ErrStore, err), w.removeFiles())
