@@ -66,6 +66,15 @@ type Config struct {
 	// sharing the store (required when several servers write one HBase);
 	// nil means this process is the only writer.
 	Locker Locker
+	// GroupWindow, when positive, turns on group commit of single inserts
+	// (Insert): concurrent inserts arriving within this window of the first
+	// one are decided together by one InsertBatch (group.go), so a store
+	// with costly synced writes (HBase) pays its locks and writes once per
+	// group. 0 (the default) decides each insert alone, which suits the
+	// embedded store, whose single insert is far cheaper than a window.
+	GroupWindow time.Duration
+	// GroupMax closes a group early at this many documents (default 64).
+	GroupMax int
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).
@@ -77,6 +86,7 @@ const (
 	DefaultBucketWidth  = 30 * 24 * time.Hour
 	DefaultMaxCellBytes = 64 << 10
 	DefaultLockStripes  = 4096
+	DefaultGroupMax     = 64
 )
 
 // withDefaults fills zero fields.
@@ -92,6 +102,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LockStripes == 0 {
 		c.LockStripes = DefaultLockStripes
+	}
+	if c.GroupMax == 0 {
+		c.GroupMax = DefaultGroupMax
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -120,6 +133,12 @@ func (c Config) Validate() error {
 	if c.LockStripes < 1 || c.LockStripes > 1<<20 {
 		return fmt.Errorf("%w: LockStripes %d: want 1..2^20", ErrConfig, c.LockStripes)
 	}
+	if c.GroupWindow < 0 || c.GroupWindow > time.Second {
+		return fmt.Errorf("%w: GroupWindow %s: want 0..1s", ErrConfig, c.GroupWindow)
+	}
+	if c.GroupMax < 1 || c.GroupMax > 10000 {
+		return fmt.Errorf("%w: GroupMax %d: want 1..10000", ErrConfig, c.GroupMax)
+	}
 	return nil
 }
 
@@ -136,6 +155,7 @@ type Index struct {
 	locks   *stripedLocks
 	log     *slog.Logger
 	m       *metrics
+	grp     *grouper // nil: no group commit
 	closed  atomic.Bool
 }
 
@@ -180,6 +200,9 @@ func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
 		return nil, err
 	}
 	ix.m = m
+	if cfg.GroupWindow > 0 {
+		ix.grp = newGrouper(ix, cfg.GroupWindow, cfg.GroupMax)
+	}
 	if err := ix.checkMeta(ctx); err != nil {
 		return nil, err
 	}

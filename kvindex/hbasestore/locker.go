@@ -28,7 +28,10 @@ import (
 // cell: when it is ours (a retried CheckAndMutate that had applied) we hold
 // it; when its lease has expired, CheckAndMutate "cell equals what I read
 // -> put mine" takes it over; otherwise back off and try again until ctx
-// ends. Release: CheckAndMutate "cell equals mine -> delete". HBase applies
+// ends. Release: CheckAndMutate "cell equals mine -> delete", sent in the
+// background after the caller's writes (retried until the lease runs out;
+// a lock put whose outcome is unknown, e.g. it timed out, is released the
+// same way, since it may have been applied). HBase applies
 // each CheckAndMutate atomically under its row lock, so at any moment at
 // most one owner's value is in the cell, and a release or takeover never
 // removes somebody else's lease. docs/ARCHITECTURE.md has the argument for
@@ -71,23 +74,24 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		return nil, fmt.Errorf("%w: hbasestore: lock token: %w", kvindex.ErrStore, err)
 	}
 	held := make([][]byte, len(names)) // the value we put, per name; nil: not held
-	release := func() {
-		// Release even when the caller's ctx has ended, bounded on its own.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for i, v := range held {
-			if v == nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l.release(rctx, names[i], v)
-			}()
-		}
-		wg.Wait()
+	// releaseNow gives back what is held before Lock goes on (contended fast
+	// path): synchronous, so a later read of a cell still holding our token
+	// really means we hold it.
+	releaseNow := func() {
+		l.releaseAll(ctx, names, held)
 		clear(held)
+	}
+	// release is what the caller gets: the lock cells are deleted in the
+	// background, so a request never waits on its own unlock (nor, with
+	// HBase down or hung, for the release's timeouts: a hung release used
+	// to hold the request past its deadline). A release that fails is
+	// retried until the lease runs out. Ordering is unchanged: the release
+	// is sent after the caller's writes were acknowledged, and a waiter gets
+	// the lock only once the cell is gone.
+	release := func() {
+		mine := slices.Clone(held)
+		clear(held)
+		l.s.goBackground(func(bg context.Context) { l.releaseAll(bg, names, mine) })
 	}
 	if len(names) > 1 {
 		errs := make([]error, len(names))
@@ -107,11 +111,12 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		if !slices.ContainsFunc(held, func(v []byte) bool { return v == nil }) {
 			return release, nil
 		}
-		release() // contended: fall back to ordered acquisition
+		releaseNow() // contended: fall back to ordered acquisition
 	}
 	for i, n := range names {
 		v, err := l.acquire(ctx, n, token[:])
 		if err != nil {
+			held[i] = v // with an error: maybe held, released to be sure
 			release()
 			return nil, err
 		}
@@ -131,7 +136,10 @@ func (l *Locker) tryOnce(ctx context.Context, name uint64, token []byte) ([]byte
 	put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}}
 	ok, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
 	if err != nil {
-		return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+		// The put may have been applied (a reply lost, or a call queued at a
+		// hung server and run later): the caller releases mine anyway, so a
+		// lock nobody knows it holds does not wait out its whole lease.
+		return mine, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
 	}
 	if !ok {
 		return nil, nil
@@ -160,7 +168,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 		put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: mine}}}
 		ok, err := l.s.c.CheckAndMutate(ctx, table, hbase.Check{Row: row, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
 		if err != nil {
-			return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+			return mine, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err)) // maybe applied: release it
 		}
 		if ok {
 			return mine, nil
@@ -183,7 +191,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 			put.Values[0].Value = l.value(token)
 			ok, err := l.s.c.CheckAndMutate(ctx, table, hbase.Check{Row: row, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: cur}, put)
 			if err != nil {
-				return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: take over: %w", name, err))
+				return put.Values[0].Value, l.s.wrap(ctx, fmt.Errorf("lock %x: take over: %w", name, err)) // maybe applied
 			}
 			if ok {
 				return put.Values[0].Value, nil
@@ -205,13 +213,49 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 	}
 }
 
+// releaseAll releases every held name in parallel and waits.
+func (l *Locker) releaseAll(ctx context.Context, names []uint64, held [][]byte) {
+	var wg sync.WaitGroup
+	for i, v := range held {
+		if v == nil {
+			continue
+		}
+		wg.Go(func() { l.release(ctx, names[i], v) })
+	}
+	wg.Wait()
+}
+
+// releaseAttempt bounds one release call, so that a hung region server
+// costs a retry, not the whole lease.
+const releaseAttempt = 5 * time.Second
+
 // release deletes the lock cell if it still holds our value. A failure is
-// only logged: the lease then expires by itself.
+// retried with backoff until the lease expires (then nobody needs the
+// release any more) or ctx ends; only then is it logged and left to
+// expire.
 func (l *Locker) release(ctx context.Context, name uint64, mine []byte) {
 	row := lockRow(name)
 	del := &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}}
-	_, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: mine}, del)
-	if err != nil && !errors.Is(err, hbase.ErrClosed) {
-		l.s.cfg.Logger.Warn("hbasestore: releasing lock failed; its lease will expire", "name", fmt.Sprintf("%x", name), "err", err)
+	expiry := time.UnixMilli(int64(binary.BigEndian.Uint64(mine[16:])))
+	backoff := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, releaseAttempt)
+		_, err := l.s.c.CheckAndMutate(actx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: mine}, del)
+		cancel()
+		if err == nil || errors.Is(err, hbase.ErrClosed) {
+			return
+		}
+		if ctx.Err() != nil || !l.now().Add(backoff).Before(expiry) {
+			l.s.cfg.Logger.Warn("hbasestore: releasing lock failed; its lease will expire", "name", fmt.Sprintf("%x", name), "expires", expiry, "err", err)
+			return
+		}
+		t := time.NewTimer(backoff/2 + rand.N(backoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }

@@ -31,17 +31,21 @@ type config struct {
 	concurrency int
 	textFile    string
 	apiKey      string
+	idPrefix    string
+	fpSeed      uint64
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.addr, "addr", "127.0.0.1:8080", "server address (loopback)")
-	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | none (seed only)")
+	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | insert-if-unique | none (seed only)")
 	flag.IntVar(&c.seed, "seed", 0, "insert this many random fingerprints first (batches of 1000)")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "how long to drive load (capped at 5m)")
 	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent clients")
 	flag.StringVar(&c.textFile, "text", "internal/server/testdata/zh_article.txt", "base text for check-text (varied per request)")
 	flag.StringVar(&c.apiKey, "api-key", "", "bearer token for writes")
+	flag.StringVar(&c.idPrefix, "id-prefix", "load", "id prefix of inserted documents (vary it to insert new ids in a second run)")
+	flag.Uint64Var(&c.fpSeed, "fp-seed", 99, "seed of the random fingerprints the clients send (vary it with --id-prefix)")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
@@ -99,7 +103,7 @@ func run(ctx context.Context, c config) error {
 		wg.Add(1)
 		go func() { // joined by wg.Wait below; stops at the deadline
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 99))
+			r := rand.New(rand.NewPCG(uint64(w), c.fpSeed))
 			var local []time.Duration
 			var localErrs int
 			var localBytes int64
@@ -112,7 +116,9 @@ func run(ctx context.Context, c config) error {
 				case "check-text":
 					path, body = "/v1/check", map[string]any{"text": fmt.Sprintf("%s 编号%d-%d。", text, w, i), "lang": "zh"}
 				case "insert":
-					path, body = "/v1/documents", map[string]any{"id": fmt.Sprintf("load-%d-%d", w, i), "fingerprint": fmt.Sprintf("%016x", r.Uint64())}
+					path, body = "/v1/documents", map[string]any{"id": fmt.Sprintf("%s-%d-%d", c.idPrefix, w, i), "fingerprint": fmt.Sprintf("%016x", r.Uint64())}
+				case "insert-if-unique":
+					path, body = "/v1/documents", map[string]any{"id": fmt.Sprintf("%s-%d-%d", c.idPrefix, w, i), "fingerprint": fmt.Sprintf("%016x", r.Uint64()), "mode": "insert-if-unique"}
 				default:
 					localErrs++
 					return
