@@ -50,14 +50,19 @@ type grouper struct {
 	ix     *Index
 	window time.Duration
 	max    int
+	// slots bounds the groups deciding at once (GroupsInFlight). While
+	// they run, new arrivals keep joining the open group, so under load
+	// groups grow to what one round of the store's latency gathers, and
+	// an idle index pays only the window.
+	slots chan struct{}
 
 	// mu protects open: the group per key that still takes members.
 	mu   sync.Mutex
 	open map[groupKey]*group
 }
 
-func newGrouper(ix *Index, window time.Duration, max int) *grouper {
-	return &grouper{ix: ix, window: window, max: max, open: map[groupKey]*group{}}
+func newGrouper(ix *Index, window time.Duration, max, inFlight int) *grouper {
+	return &grouper{ix: ix, window: window, max: max, slots: make(chan struct{}, inFlight), open: map[groupKey]*group{}}
 }
 
 // insert adds doc to the open group of its (mode, k), leading a new group
@@ -110,11 +115,13 @@ func (g *grouper) insert(ctx context.Context, doc Document, mode InsertMode, k i
 	return gr.results[n], nil
 }
 
-// lead waits for the group to fill or its window to pass, closes it, and
-// decides it with one InsertBatch. The batch's context ends when every
-// member's has ended (nobody waits for the answer any more), and has the
-// latest of their deadlines, so no member's request fails early because of
-// another's deadline.
+// lead waits for the group to fill or its window to pass, then for a free
+// slot (members keep joining meanwhile), closes the group, and decides it
+// with one InsertBatch. The batch's context ends when every member's has
+// ended (nobody waits for the answer any more), and has the latest of their
+// deadlines, so no member's request fails early because of another's
+// deadline. The wait for a slot is bounded by the running groups' own
+// deadlines.
 func (g *grouper) lead(ctx context.Context, gr *group) {
 	t := time.NewTimer(g.window)
 	select {
@@ -123,6 +130,8 @@ func (g *grouper) lead(ctx context.Context, gr *group) {
 	case <-ctx.Done():
 	}
 	t.Stop()
+	g.slots <- struct{}{}
+	defer func() { <-g.slots }()
 	g.mu.Lock()
 	if g.open[gr.key] == gr {
 		delete(g.open, gr.key)

@@ -181,6 +181,8 @@ func TestGroupConfigValidate(t *testing.T) {
 		{kvindex.Config{RecipeVersion: 1, GroupWindow: 2 * time.Second}, false},
 		{kvindex.Config{RecipeVersion: 1, GroupMax: -1}, false},
 		{kvindex.Config{RecipeVersion: 1, GroupMax: 20000}, false},
+		{kvindex.Config{RecipeVersion: 1, GroupsInFlight: -1}, false},
+		{kvindex.Config{RecipeVersion: 1, GroupsInFlight: 4}, true},
 	} {
 		if err := tc.cfg.Validate(); (err == nil) != tc.ok || (err != nil && !errors.Is(err, kvindex.ErrConfig)) {
 			t.Errorf("Validate(window %v, max %d) = %v, want ok=%v", tc.cfg.GroupWindow, tc.cfg.GroupMax, err, tc.ok)

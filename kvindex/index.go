@@ -75,6 +75,9 @@ type Config struct {
 	GroupWindow time.Duration
 	// GroupMax closes a group early at this many documents (default 64).
 	GroupMax int
+	// GroupsInFlight bounds the groups being decided at once (default 2);
+	// while they run, arrivals gather in the next group.
+	GroupsInFlight int
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).
@@ -83,10 +86,11 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultBucketWidth  = 30 * 24 * time.Hour
-	DefaultMaxCellBytes = 64 << 10
-	DefaultLockStripes  = 4096
-	DefaultGroupMax     = 64
+	DefaultBucketWidth    = 30 * 24 * time.Hour
+	DefaultMaxCellBytes   = 64 << 10
+	DefaultLockStripes    = 4096
+	DefaultGroupMax       = 64
+	DefaultGroupsInFlight = 2
 )
 
 // withDefaults fills zero fields.
@@ -105,6 +109,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GroupMax == 0 {
 		c.GroupMax = DefaultGroupMax
+	}
+	if c.GroupsInFlight == 0 {
+		c.GroupsInFlight = DefaultGroupsInFlight
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -138,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if c.GroupMax < 1 || c.GroupMax > 10000 {
 		return fmt.Errorf("%w: GroupMax %d: want 1..10000", ErrConfig, c.GroupMax)
+	}
+	if c.GroupsInFlight < 1 || c.GroupsInFlight > 1000 {
+		return fmt.Errorf("%w: GroupsInFlight %d: want 1..1000", ErrConfig, c.GroupsInFlight)
 	}
 	return nil
 }
@@ -201,7 +211,7 @@ func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
 	}
 	ix.m = m
 	if cfg.GroupWindow > 0 {
-		ix.grp = newGrouper(ix, cfg.GroupWindow, cfg.GroupMax)
+		ix.grp = newGrouper(ix, cfg.GroupWindow, cfg.GroupMax, cfg.GroupsInFlight)
 	}
 	if err := ix.checkMeta(ctx); err != nil {
 		return nil, err

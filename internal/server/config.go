@@ -79,7 +79,7 @@ func DefaultConfig() Config {
 		Store:               "pebble",
 		DataDir:             "simdex-data",
 		HBaseNamespace:      "simdex",
-		HBaseInsertGroup:    2 * time.Millisecond,
+		HBaseInsertGroup:    time.Millisecond,
 		HBaseInsertGroupMax: 64,
 		MaxBodyBytes:        8 << 20,
 		RequestTimeout:      5 * time.Second,

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
@@ -63,11 +62,12 @@ func lockRow(name uint64) []byte {
 }
 
 // Lock takes the named locks and returns the function that releases them
-// all. It first tries every name at once with a single put-if-absent each
-// (no waiting, so no hold-and-wait and no deadlock); if any is taken it
-// gives back what it got and takes the names one by one in the given
-// (sorted) order, waiting for each, as the deadlock-free protocol requires.
-// Release deletes all of them in parallel.
+// all. It first tries every name at once with a single put-if-absent each,
+// all in one CheckAndMutateMulti (no waiting, so no hold-and-wait and no
+// deadlock); if any is taken it gives back what it got and takes the names
+// one by one in the given (sorted) order, waiting for each, as the
+// deadlock-free protocol requires. Release deletes all of them in one
+// CheckAndMutateMulti, in the background.
 func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	var token [16]byte
 	if _, err := crand.Read(token[:]); err != nil {
@@ -94,17 +94,8 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		l.s.goBackground(func(bg context.Context) { l.releaseAll(bg, names, mine) })
 	}
 	if len(names) > 1 {
-		errs := make([]error, len(names))
-		var wg sync.WaitGroup
-		for i, n := range names {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				held[i], errs[i] = l.tryOnce(ctx, n, token[:])
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		err := l.tryAll(ctx, names, token[:], held)
+		if err != nil {
 			release()
 			return nil, err
 		}
@@ -125,26 +116,39 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	return release, nil
 }
 
-// tryOnce puts our value into the lock cell if it is absent, without
-// waiting; it returns the value, or nil when the lock is held.
-func (l *Locker) tryOnce(ctx context.Context, name uint64, token []byte) ([]byte, error) {
+// tryAll puts our value into every lock cell that is absent, without
+// waiting, in one CheckAndMutateMulti (one round trip per region server,
+// each put atomic on its own row). held[i] is set for the names taken, and
+// on an error also for those whose outcome is unknown (to be released).
+func (l *Locker) tryAll(ctx context.Context, names []uint64, token []byte, held [][]byte) error {
 	if err := l.s.check(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	row := lockRow(name)
 	mine := l.value(token)
-	put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}}
-	ok, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
+	muts := make([]hbase.CondMutation, len(names))
+	for i, n := range names {
+		row := lockRow(n)
+		muts[i] = hbase.CondMutation{
+			Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal},
+			Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}},
+		}
+	}
+	applied, errs, err := l.s.c.CheckAndMutateMulti(ctx, l.s.tables[kvindex.TableMeta], muts)
 	if err != nil {
-		// The put may have been applied (a reply lost, or a call queued at a
-		// hung server and run later): the caller releases mine anyway, so a
-		// lock nobody knows it holds does not wait out its whole lease.
-		return mine, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+		for i := range held {
+			held[i] = mine // unknown: release to be sure
+		}
+		return l.s.wrap(ctx, fmt.Errorf("lock %d names: %w", len(names), err))
 	}
-	if !ok {
-		return nil, nil
+	for i := range names {
+		if applied[i] || errs[i] != nil {
+			held[i] = mine
+		}
 	}
-	return mine, nil
+	if err := errors.Join(errs...); err != nil {
+		return l.s.wrap(ctx, fmt.Errorf("lock %d names: %w", len(names), err))
+	}
+	return nil
 }
 
 func (l *Locker) value(token []byte) []byte {
@@ -213,40 +217,57 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 	}
 }
 
-// releaseAll releases every held name in parallel and waits.
+// releaseAll releases every held name, all in one CheckAndMutateMulti
+// round (one request per region server); names whose release failed are
+// retried with backoff until their lease runs out or ctx ends, then left
+// to expire.
 func (l *Locker) releaseAll(ctx context.Context, names []uint64, held [][]byte) {
-	var wg sync.WaitGroup
+	var todo []int
 	for i, v := range held {
-		if v == nil {
-			continue
+		if v != nil {
+			todo = append(todo, i)
 		}
-		wg.Go(func() { l.release(ctx, names[i], v) })
 	}
-	wg.Wait()
-}
-
-// releaseAttempt bounds one release call, so that a hung region server
-// costs a retry, not the whole lease.
-const releaseAttempt = 5 * time.Second
-
-// release deletes the lock cell if it still holds our value. A failure is
-// retried with backoff until the lease expires (then nobody needs the
-// release any more) or ctx ends; only then is it logged and left to
-// expire.
-func (l *Locker) release(ctx context.Context, name uint64, mine []byte) {
-	row := lockRow(name)
-	del := &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}}
-	expiry := time.UnixMilli(int64(binary.BigEndian.Uint64(mine[16:])))
 	backoff := 100 * time.Millisecond
-	for {
+	for len(todo) > 0 {
+		muts := make([]hbase.CondMutation, len(todo))
+		for k, i := range todo {
+			row := lockRow(names[i])
+			muts[k] = hbase.CondMutation{
+				Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: held[i]},
+				Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}},
+			}
+		}
 		actx, cancel := context.WithTimeout(ctx, releaseAttempt)
-		_, err := l.s.c.CheckAndMutate(actx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: mine}, del)
+		_, errs, err := l.s.c.CheckAndMutateMulti(actx, l.s.tables[kvindex.TableMeta], muts)
 		cancel()
-		if err == nil || errors.Is(err, hbase.ErrClosed) {
+		if errors.Is(err, hbase.ErrClosed) {
 			return
 		}
-		if ctx.Err() != nil || !l.now().Add(backoff).Before(expiry) {
-			l.s.cfg.Logger.Warn("hbasestore: releasing lock failed; its lease will expire", "name", fmt.Sprintf("%x", name), "expires", expiry, "err", err)
+		var again []int
+		var last error
+		for k, i := range todo {
+			e := err
+			if e == nil {
+				e = errs[k]
+			}
+			if e == nil {
+				continue
+			}
+			last = e
+			// Worth retrying only while the lease runs: after it, the lock
+			// is free anyway (and maybe somebody else's by now, which the
+			// compared value protects).
+			if exp := leaseExpiry(held[i]); l.now().Add(backoff).Before(exp) {
+				again = append(again, i)
+			}
+		}
+		if last != nil && (len(again) == 0 || ctx.Err() != nil) {
+			l.s.cfg.Logger.Warn("hbasestore: releasing locks failed; their leases will expire", "locks", len(todo), "err", last)
+			return
+		}
+		todo = again
+		if len(todo) == 0 {
 			return
 		}
 		t := time.NewTimer(backoff/2 + rand.N(backoff))
@@ -259,3 +280,14 @@ func (l *Locker) release(ctx context.Context, name uint64, mine []byte) {
 		backoff = min(2*backoff, 2*time.Second)
 	}
 }
+
+func leaseExpiry(v []byte) time.Time {
+	if len(v) != 24 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(v[16:])))
+}
+
+// releaseAttempt bounds one release round, so that a hung region server
+// costs a retry, not the whole lease.
+const releaseAttempt = 5 * time.Second
