@@ -10,6 +10,7 @@ package hbasetest
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +141,17 @@ func StartPrivate(t testing.TB, name string, zkPort, masterPort, rsPort int) *In
 	in.script(t, "stop.sh") // a leftover from an aborted run
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
+	}
+	// A port in use would not fail the start: HBase's ZooKeeper quietly
+	// takes the next port, and start.sh's readiness check would then find
+	// whatever HBase owns the requested one, so the test would stop its own
+	// instance while talking to somebody else's.
+	for _, port := range []int{zkPort, masterPort, rsPort} {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatalf("hbasetest: port %d for the private HBase %q is in use (another HBase?): %v", port, name, err)
+		}
+		ln.Close()
 	}
 	t.Cleanup(func() { in.script(t, "stop.sh") })
 	in.script(t, "start.sh")

@@ -19,12 +19,12 @@ import (
 )
 
 // Ports of the private HBase of TestHBaseFaults: apart from scripts/test.sh's
-// shared instance (22281/26100/26120), hbase's fault test (22381/26200/26220)
-// and other helpers' development instances.
+// shared instance (22281/26100/26120) and hbase's fault test
+// (22381/26200/26220); StartPrivate refuses ports already in use.
 const (
-	faultZKPort     = 25381
-	faultMasterPort = 29200
-	faultRSPort     = 29220
+	faultZKPort     = 22481
+	faultMasterPort = 26300
+	faultRSPort     = 26320
 )
 
 // faultDoc is one document the fault traffic tried to insert.

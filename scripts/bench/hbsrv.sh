@@ -8,6 +8,7 @@
 #
 #   scripts/bench/hbsrv.sh [N] [DURATION] [CONCURRENCY]   (defaults 1000000 20s 16)
 #
+# SIMDEX_HBASE_PID (optional): the HBase JVM's pid, to report its CPU use.
 # Uses the HBase at SIMDEX_HBASE_ZK, else starts scripts/hbase/start.sh's
 # (left running; stop it with scripts/hbase/stop.sh). Loads into a fresh
 # namespace (dropped at the end) and a temporary directory. Output also goes
@@ -19,6 +20,7 @@ dur="${2:-20s}"
 conc="${3:-16}"
 if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
 	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
+	SIMDEX_HBASE_PID="$(cat "${SIMDEX_HBASE_DATA:-.hbase/data}/hbase.pid" 2>/dev/null || true)"
 fi
 export SIMDEX_HBASE_ZK
 work="$(mktemp -d)"
@@ -58,8 +60,20 @@ stop_last() {
 	wait "$p" 2>/dev/null || true
 	unset 'pids[-1]'
 }
-load() { # port mode concurrency prefix
+cpu() { # pid: user+system CPU seconds so far (0 if unknown)
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$1/stat"
+	else
+		echo 0
+	fi
+}
+hbase_pid="${SIMDEX_HBASE_PID:-}"
+load() { # port mode concurrency prefix; also prints the CPU seconds the server and HBase used
+	local s0 h0
+	s0="$(cpu "${pids[-1]}")"
+	h0="$(cpu "$hbase_pid")"
 	"$work/loadgen" --addr "127.0.0.1:$1" --mode "$2" --concurrency "$3" --duration "$dur" --id-prefix "$4" --fp-seed "$RANDOM"
+	echo "cpu-seconds: server $(awk -v a="$s0" -v b="$(cpu "${pids[-1]}")" 'BEGIN{printf "%.1f", b-a}') hbase-jvm $(awk -v a="$h0" -v b="$(cpu "$hbase_pid")" 'BEGIN{printf "%.1f", b-a}') (over $dur; loadgen runs too)"
 }
 
 {
