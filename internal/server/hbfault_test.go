@@ -197,8 +197,11 @@ func TestHBaseFaults(t *testing.T) {
 	in := hbasetest.StartPrivate(t, "server-faults", faultZKPort, faultMasterPort, faultRSPort)
 	phase("private HBase serves")
 	const deadline = 2 * time.Second
-	s := startHBaseServerWith(t, in.ZK, "simdex", true, func(c *Config) { c.RequestTimeout = deadline })
-	tr := startFaultTraffic(s.base, 4, deadline)
+	// The server as Run builds it on HBase (lease Locker, group commit), on
+	// real HTTP, sharing the suite's dictionaries (Run would load its own:
+	// over a minute under -race on a busy machine).
+	s := newStoreEnv(t, "hbase", "simdex", func(c *Config) { c.HBaseZK = in.ZK; c.RequestTimeout = deadline })
+	tr := startFaultTraffic(s.http.URL, 4, deadline)
 	halted := false
 	defer func() {
 		if !halted {
@@ -220,14 +223,14 @@ func TestHBaseFaults(t *testing.T) {
 	if !waitFor(30*time.Second, func() bool { return tr.unavailable.Load() >= downFrom+10 }) {
 		t.Errorf("HBase down: only %d answers 503", tr.unavailable.Load()-downFrom)
 	}
-	assertNotReady(t, s.base, deadline)
+	assertNotReady(t, s.http.URL, deadline)
 	phase("starting HBase again")
 	in.Start(t)
 	phase("HBase serves again")
 	if !progress(40, 2*time.Minute) {
 		t.Fatalf("server did not serve again after HBase restarted; problems: %v", tr.problemsSoFar())
 	}
-	assertReady(t, s.base)
+	assertReady(t, s.http.URL)
 	t.Logf("after restart: %d ok, %d answers 503 so far", tr.ok.Load(), tr.unavailable.Load())
 
 	// 2. A hung region server: the JVM frozen for a few seconds.
@@ -243,14 +246,14 @@ func TestHBaseFaults(t *testing.T) {
 	if !waitFor(3*deadline+5*time.Second, func() bool { return tr.unavailable.Load() >= downFrom+8 }) {
 		t.Errorf("HBase frozen: only %d answers 503", tr.unavailable.Load()-downFrom)
 	}
-	assertNotReady(t, s.base, deadline)
+	assertNotReady(t, s.http.URL, deadline)
 	phase("resuming HBase")
 	in.Signal(t, syscall.SIGCONT)
 	frozen = false
 	if !progress(40, time.Minute) {
 		t.Fatalf("server did not serve again after HBase resumed; problems: %v", tr.problemsSoFar())
 	}
-	assertReady(t, s.base)
+	assertReady(t, s.http.URL)
 	tr.halt()
 	halted = true
 
@@ -320,7 +323,7 @@ func assertReady(t *testing.T, base string) {
 // verifyStored checks that every document is found by get (with its
 // fingerprint) and by a check of its fingerprint at k=0 (exactly itself:
 // a retried insert must not leave a second copy).
-func verifyStored(t *testing.T, s *hbaseServer, docs []faultDoc) {
+func verifyStored(t *testing.T, s *testEnv, docs []faultDoc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -328,10 +331,10 @@ func verifyStored(t *testing.T, s *hbaseServer, docs []faultDoc) {
 		if ctx.Err() != nil {
 			t.Fatal("verification took too long")
 		}
-		st, b := s.do(t, "GET", "/v1/documents/"+d.id, nil)
+		r := s.do("GET", "/v1/documents/"+d.id, nil)
 		var doc documentResponse
-		if st != http.StatusOK || json.Unmarshal(b, &doc) != nil || doc.Fingerprint != d.fp {
-			t.Errorf("get %s: %d %s (want fingerprint %s)", d.id, st, b, d.fp)
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &doc) != nil || doc.Fingerprint != d.fp {
+			t.Errorf("get %s: %d %s (want fingerprint %s)", d.id, r.status, r.body, d.fp)
 		}
 	}
 	for from := 0; from < len(docs); from += 500 {
@@ -340,10 +343,10 @@ func verifyStored(t *testing.T, s *hbaseServer, docs []faultDoc) {
 		for i, d := range part {
 			items[i] = map[string]any{"fingerprint": d.fp}
 		}
-		st, b := s.do(t, "POST", "/v1/check/batch", map[string]any{"items": items, "k": 0})
+		r := s.do("POST", "/v1/check/batch", map[string]any{"items": items, "k": 0})
 		var bc batchCheckResponse
-		if st != http.StatusOK || json.Unmarshal(b, &bc) != nil || len(bc.Results) != len(part) {
-			t.Fatalf("batch check: %d %.300s", st, b)
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &bc) != nil || len(bc.Results) != len(part) {
+			t.Fatalf("batch check: %d %.300s", r.status, r.body)
 		}
 		for i, d := range part {
 			r := bc.Results[i]

@@ -110,8 +110,15 @@ func openStoreIndex(t testing.TB, store, dir string, layout fingerprint.Layout, 
 	if store != "hbase" {
 		return openIndex(t, dir, layout, reg)
 	}
+	return openHBaseIndex(t, hbasetest.ZK(t), dir, layout, reg)
+}
+
+// openHBaseIndex opens (creating its tables) the index in namespace ns of
+// the HBase at zk, as Run does: lease Locker and group commit.
+func openHBaseIndex(t testing.TB, zk, ns string, layout fingerprint.Layout, reg prometheus.Registerer) *kvindex.Index {
+	t.Helper()
 	ctx := context.Background()
-	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: dir, CreateTables: true})
+	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +148,11 @@ func newStoreEnv(t *testing.T, store, dir string, mod func(*Config)) *testEnv {
 		mod(&cfg)
 	}
 	e := &testEnv{t: t, dir: dir, cfg: cfg, reg: prometheus.NewRegistry()}
-	e.ix = openStoreIndex(t, store, dir, cfg.Layout, e.reg)
+	if store == "hbase" {
+		e.ix = openHBaseIndex(t, cfg.HBaseZK, dir, cfg.Layout, e.reg)
+	} else {
+		e.ix = openIndex(t, dir, cfg.Layout, e.reg)
+	}
 	srv, err := New(cfg, e.ix, sharedFingerprinter(t), nil, e.reg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@
 #   scripts/bench/hbsrv.sh [N] [DURATION] [CONCURRENCY]   (defaults 1000000 20s 16)
 #
 # SIMDEX_HBASE_PID (optional): the HBase JVM's pid, to report its CPU use.
+# SIMDEX_BENCH_BASE_SERVER (optional): a cmd/server binary built from an
+# earlier commit, measured on the same index as "before" for insert-if-unique.
 # Uses the HBase at SIMDEX_HBASE_ZK, else starts scripts/hbase/start.sh's
 # (left running; stop it with scripts/hbase/stop.sh). Loads into a fresh
 # namespace (dropped at the end) and a temporary directory. Output also goes
@@ -44,7 +46,9 @@ out="scripts/bench/out/hbsrv-$(date -u +%Y%m%dT%H%M%SZ).txt"
 serve() { # name port args...: start a server, wait for /readyz
 	local name="$1" port="$2"
 	shift 2
-	"$work/server" --addr "127.0.0.1:$port" --log-level warn "$@" 2>"$work/$name.log" &
+	local bin="$work/server"
+	if [ "$name" = hbase-base ]; then bin="$SIMDEX_BENCH_BASE_SERVER"; fi
+	"$bin" --addr "127.0.0.1:$port" --log-level warn "$@" 2>"$work/$name.log" &
 	pids+=($!)
 	for _ in $(seq 1 600); do
 		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
@@ -104,6 +108,14 @@ load() { # port mode concurrency prefix; also prints the CPU seconds the server 
 			echo "## hbase, group commit off: insert-if-unique, 1 client"
 			load "$port" insert-if-unique 1 d
 			stop_last
+			if [ -n "${SIMDEX_BENCH_BASE_SERVER:-}" ]; then
+				serve hbase-base "$port" "${args[@]}"
+				echo "## hbase, base server ($SIMDEX_BENCH_BASE_SERVER): insert-if-unique, $conc clients"
+				load "$port" insert-if-unique "$conc" e
+				echo "## hbase, base server: insert-if-unique, 1 client"
+				load "$port" insert-if-unique 1 f
+				stop_last
+			fi
 		fi
 	done
 } 2>&1 | tee "$out"
