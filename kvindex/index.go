@@ -73,6 +73,18 @@ type Config struct {
 	// Fingerprint when the cell is missing). nil: every document within k
 	// counts. It must be cheap and must not call the Index.
 	Confirm func(newDoc, stored Document, distance int) bool
+	// GroupWindow, when positive, turns on group commit of single inserts
+	// (Insert): concurrent inserts arriving within this window of the first
+	// one are decided together by one InsertBatch (group.go), so a store
+	// with costly synced writes (HBase) pays its locks and writes once per
+	// group. 0 (the default) decides each insert alone, which suits the
+	// embedded store, whose single insert is far cheaper than a window.
+	GroupWindow time.Duration
+	// GroupMax closes a group early at this many documents (default 64).
+	GroupMax int
+	// GroupsInFlight bounds the groups being decided at once (default 2);
+	// while they run, arrivals gather in the next group.
+	GroupsInFlight int
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).
@@ -81,9 +93,11 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultBucketWidth  = 30 * 24 * time.Hour
-	DefaultMaxCellBytes = 64 << 10
-	DefaultLockStripes  = 4096
+	DefaultBucketWidth    = 30 * 24 * time.Hour
+	DefaultMaxCellBytes   = 64 << 10
+	DefaultLockStripes    = 4096
+	DefaultGroupMax       = 64
+	DefaultGroupsInFlight = 2
 )
 
 // withDefaults fills zero fields.
@@ -99,6 +113,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LockStripes == 0 {
 		c.LockStripes = DefaultLockStripes
+	}
+	if c.GroupMax == 0 {
+		c.GroupMax = DefaultGroupMax
+	}
+	if c.GroupsInFlight == 0 {
+		c.GroupsInFlight = DefaultGroupsInFlight
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -127,6 +147,15 @@ func (c Config) Validate() error {
 	if c.LockStripes < 1 || c.LockStripes > 1<<20 {
 		return fmt.Errorf("%w: LockStripes %d: want 1..2^20", ErrConfig, c.LockStripes)
 	}
+	if c.GroupWindow < 0 || c.GroupWindow > time.Second {
+		return fmt.Errorf("%w: GroupWindow %s: want 0..1s", ErrConfig, c.GroupWindow)
+	}
+	if c.GroupMax < 1 || c.GroupMax > 10000 {
+		return fmt.Errorf("%w: GroupMax %d: want 1..10000", ErrConfig, c.GroupMax)
+	}
+	if c.GroupsInFlight < 1 || c.GroupsInFlight > 1000 {
+		return fmt.Errorf("%w: GroupsInFlight %d: want 1..1000", ErrConfig, c.GroupsInFlight)
+	}
 	return nil
 }
 
@@ -143,6 +172,7 @@ type Index struct {
 	locks   *stripedLocks
 	log     *slog.Logger
 	m       *metrics
+	grp     *grouper // nil: no group commit
 	closed  atomic.Bool
 }
 
@@ -187,6 +217,9 @@ func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
 		return nil, err
 	}
 	ix.m = m
+	if cfg.GroupWindow > 0 {
+		ix.grp = newGrouper(ix, cfg.GroupWindow, cfg.GroupMax, cfg.GroupsInFlight)
+	}
 	if err := ix.checkMeta(ctx); err != nil {
 		return nil, err
 	}

@@ -47,8 +47,17 @@ type InsertResult struct {
 	Duplicates []Hit
 }
 
-// Insert stores doc (see InsertBatch).
+// Insert stores doc (see InsertBatch). With Config.GroupWindow set,
+// concurrent calls are decided together in groups (group.go); the result is
+// the one the document would get alone, arriving at its Time.
 func (ix *Index) Insert(ctx context.Context, doc Document, mode InsertMode, k int) (InsertResult, error) {
+	if ix.grp != nil {
+		return ix.grp.insert(ctx, doc, mode, k)
+	}
+	return ix.insertOne(ctx, doc, mode, k)
+}
+
+func (ix *Index) insertOne(ctx context.Context, doc Document, mode InsertMode, k int) (InsertResult, error) {
 	res, errs, err := ix.InsertBatch(ctx, []Document{doc}, mode, k)
 	if err != nil {
 		return InsertResult{}, err

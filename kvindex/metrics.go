@@ -18,6 +18,7 @@ type metrics struct {
 	hits       prometheus.Histogram
 	corrupt    prometheus.Counter
 	inserts    *prometheus.CounterVec
+	groupSize  prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -50,8 +51,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "simdex_inserts_total",
 			Help: "Documents offered for insertion, by outcome (stored, replaced, duplicate).",
 		}, []string{"outcome"}),
+		groupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "simdex_insert_group_size",
+			Help:    "Documents decided together per group commit (Config.GroupWindow).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		}),
 	}
-	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts}
+	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize}
 	if reg != nil {
 		for i, c := range m.collectors {
 			if err := reg.Register(c); err != nil {

@@ -10,10 +10,13 @@ package hbasetest
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -139,6 +142,17 @@ func StartPrivate(t testing.TB, name string, zkPort, masterPort, rsPort int) *In
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
+	// A port in use would not fail the start: HBase's ZooKeeper quietly
+	// takes the next port, and start.sh's readiness check would then find
+	// whatever HBase owns the requested one, so the test would stop its own
+	// instance while talking to somebody else's.
+	for _, port := range []int{zkPort, masterPort, rsPort} {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatalf("hbasetest: port %d for the private HBase %q is in use (another HBase?): %v", port, name, err)
+		}
+		ln.Close()
+	}
 	t.Cleanup(func() { in.script(t, "stop.sh") })
 	in.script(t, "start.sh")
 	return in
@@ -150,6 +164,25 @@ func (in *Instance) Kill(t testing.TB) { t.Helper(); in.script(t, "stop.sh") }
 // Start starts the instance again on the same data and waits until it
 // serves.
 func (in *Instance) Start(t testing.TB) { t.Helper(); in.script(t, "start.sh") }
+
+// Signal sends sig to the instance's JVM (standalone HBase is one process:
+// master, region server and ZooKeeper). SIGSTOP and SIGCONT make a hung,
+// then recovered, region server. A test that stops the JVM must continue
+// it before it ends: the cleanup's SIGKILL works either way.
+func (in *Instance) Signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(in.dir, "hbase.pid"))
+	if err != nil {
+		t.Fatalf("hbasetest: pid of the private HBase: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("hbasetest: bad pid file %q", b)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("hbasetest: signal %v to HBase pid %d: %v", sig, pid, err)
+	}
+}
 
 func (in *Instance) script(t testing.TB, name string) {
 	t.Helper()

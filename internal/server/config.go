@@ -39,6 +39,14 @@ type Config struct {
 	// schema; without it a missing table refuses to start and names
 	// `simdexctl schema create`.
 	HBaseCreateTables bool
+	// HBaseInsertGroup is the group-commit window of single inserts on
+	// HBase (kvindex.Config.GroupWindow): concurrent inserts arriving
+	// within it are decided together, paying HBase's synced lock and write
+	// round trips once per group. 0 turns grouping off. The embedded store
+	// never groups: its single insert costs less than a window.
+	HBaseInsertGroup time.Duration
+	// HBaseInsertGroupMax closes a group early at this many documents.
+	HBaseInsertGroupMax int
 	// APIKeys are the bearer tokens accepted on write endpoints. Empty means
 	// no authentication (loopback only).
 	APIKeys []string
@@ -81,20 +89,22 @@ type Config struct {
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		Store:           "pebble",
-		DataDir:         "simdex-data",
-		HBaseNamespace:  "simdex",
-		MaxBodyBytes:    8 << 20,
-		RequestTimeout:  5 * time.Second,
-		ShutdownTimeout: 20 * time.Second,
-		MaxBatch:        1000,
-		MaxLimit:        1000,
-		Layout:          fingerprint.DefaultLayout,
-		Rule:            decide.DefaultRule(),
-		LogFormat:       "text",
-		LogLevel:        "info",
-		SeenRetention:   seen.DefaultRetention,
+		Addr:                "127.0.0.1:8080",
+		Store:               "pebble",
+		DataDir:             "simdex-data",
+		HBaseNamespace:      "simdex",
+		HBaseInsertGroup:    time.Millisecond,
+		HBaseInsertGroupMax: 64,
+		MaxBodyBytes:        8 << 20,
+		RequestTimeout:      5 * time.Second,
+		ShutdownTimeout:     20 * time.Second,
+		MaxBatch:            1000,
+		MaxLimit:            1000,
+		Layout:              fingerprint.DefaultLayout,
+		Rule:                decide.DefaultRule(),
+		LogFormat:           "text",
+		LogLevel:            "info",
+		SeenRetention:       seen.DefaultRetention,
 	}
 }
 
@@ -126,6 +136,12 @@ func (c Config) Validate() error {
 		}
 		if err := c.hbaseStoreConfig().WithDefaults().Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		if c.HBaseInsertGroup < 0 || c.HBaseInsertGroup > time.Second {
+			return bad("hbase insert group %s: want 0..1s", c.HBaseInsertGroup)
+		}
+		if c.HBaseInsertGroupMax < 1 || c.HBaseInsertGroupMax > 10000 {
+			return bad("hbase insert group max %d: want 1..10000", c.HBaseInsertGroupMax)
 		}
 	default:
 		return bad("store %q: want \"pebble\" or \"hbase\"", c.Store)
@@ -198,6 +214,8 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.StringVar(&cfg.HBaseZK, "hbase-zk", cfg.HBaseZK, "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
 	fs.StringVar(&cfg.HBaseNamespace, "hbase-namespace", cfg.HBaseNamespace, "with --store hbase: namespace of the simdex tables")
 	fs.BoolVar(&cfg.HBaseCreateTables, "hbase-create-tables", cfg.HBaseCreateTables, "with --store hbase: create missing tables with the default schema (else refuse to start)")
+	fs.DurationVar(&cfg.HBaseInsertGroup, "hbase-insert-group", cfg.HBaseInsertGroup, "with --store hbase: group-commit window of concurrent single inserts (0: off)")
+	fs.IntVar(&cfg.HBaseInsertGroupMax, "hbase-insert-group-max", cfg.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
 	fs.StringVar(&apiKeys, "api-keys", "", "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body; larger ones get 413")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "deadline for each request's work")

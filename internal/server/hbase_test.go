@@ -27,14 +27,27 @@ type hbaseServer struct {
 
 func startHBaseServer(t *testing.T, zk, ns string, create bool) *hbaseServer {
 	t.Helper()
+	return startHBaseServerWith(t, zk, ns, create, nil)
+}
+
+// startHBaseServerWith is startHBaseServer with the config adjusted by mod.
+func startHBaseServerWith(t *testing.T, zk, ns string, create bool, mod func(*Config)) *hbaseServer {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Store, cfg.HBaseZK, cfg.HBaseNamespace, cfg.HBaseCreateTables = "hbase", zk, ns, create
 	cfg.LogLevel = "warn"
+	if mod != nil {
+		mod(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, io.Discard, ready) }()
+	var logOut io.Writer = io.Discard
+	if os.Getenv("SIMDEX_TEST_SERVER_LOG") == "1" {
+		logOut = os.Stderr // to debug a failing HBase test
+	}
+	go func() { done <- Run(ctx, cfg, logOut, ready) }()
 	select {
 	case addr := <-ready:
 		var once sync.Once

@@ -18,7 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
@@ -66,19 +68,91 @@ func openIndex(t testing.TB, dir string, layout fingerprint.Layout, reg promethe
 	return ix
 }
 
-// newEnv starts a server; mod may adjust the config (dir is fixed).
+// newEnv starts a server on the embedded store; mod may adjust the config
+// (dir is fixed).
 func newEnv(t *testing.T, dir string, mod func(*Config)) *testEnv {
 	t.Helper()
+	return newStoreEnv(t, "pebble", dir, mod)
+}
+
+// storeKinds are the stores the end-to-end tests run on.
+var storeKinds = []string{"pebble", "hbase"}
+
+// forEachStore runs fn as a subtest per store kind. The HBase subtest skips
+// (fails under CI) without SIMDEX_HBASE_ZK.
+func forEachStore(t *testing.T, fn func(t *testing.T, store string)) {
+	for _, store := range storeKinds {
+		t.Run(store, func(t *testing.T) {
+			if store == "hbase" {
+				hbasetest.ZK(t)
+			}
+			fn(t, store)
+		})
+	}
+}
+
+// newStoreDir returns where a new test index of the store kind lives: a
+// temporary directory for Pebble, a fresh namespace (dropped when the test
+// ends) on the suite's HBase.
+func newStoreDir(t *testing.T, store string) string {
+	t.Helper()
+	if store == "hbase" {
+		return hbaseNamespace(t, hbasetest.ZK(t))
+	}
+	return t.TempDir()
+}
+
+// openStoreIndex opens the index of the store kind at dir (a Pebble
+// directory, or an HBase namespace whose tables it creates), as Run does:
+// on HBase with the cross-process lease Locker.
+func openStoreIndex(t testing.TB, store, dir string, layout fingerprint.Layout, reg prometheus.Registerer) *kvindex.Index {
+	t.Helper()
+	if store != "hbase" {
+		return openIndex(t, dir, layout, reg)
+	}
+	return openHBaseIndex(t, hbasetest.ZK(t), dir, layout, reg)
+}
+
+// openHBaseIndex opens (creating its tables) the index in namespace ns of
+// the HBase at zk, as Run does: lease Locker and group commit.
+func openHBaseIndex(t testing.TB, zk, ns string, layout fingerprint.Layout, reg prometheus.Registerer) *kvindex.Index {
+	t.Helper()
+	ctx := context.Background()
+	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultConfig()
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg, Locker: st.Locker(),
+		GroupWindow: def.HBaseInsertGroup, GroupMax: def.HBaseInsertGroupMax})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// newStoreEnv starts a server on the store kind ("pebble" or "hbase") at
+// dir (see newStoreDir; "" for a new one); mod may adjust the config.
+func newStoreEnv(t *testing.T, store, dir string, mod func(*Config)) *testEnv {
+	t.Helper()
 	if dir == "" {
-		dir = t.TempDir()
+		dir = newStoreDir(t, store)
 	}
 	cfg := DefaultConfig()
 	cfg.DataDir = dir
+	if store == "hbase" {
+		cfg.Store, cfg.HBaseZK, cfg.HBaseNamespace = "hbase", hbasetest.ZK(t), dir
+	}
 	if mod != nil {
 		mod(&cfg)
 	}
 	e := &testEnv{t: t, dir: dir, cfg: cfg, reg: prometheus.NewRegistry()}
-	e.ix = openIndex(t, dir, cfg.Layout, e.reg)
+	if store == "hbase" {
+		e.ix = openHBaseIndex(t, cfg.HBaseZK, dir, cfg.Layout, e.reg)
+	} else {
+		e.ix = openIndex(t, dir, cfg.Layout, e.reg)
+	}
 	srv, err := New(cfg, e.ix, sharedFingerprinter(t), nil, e.reg)
 	if err != nil {
 		t.Fatal(err)

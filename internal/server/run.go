@@ -62,6 +62,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		// Several servers share the tables: check-and-insert needs the
 		// cross-process lease locks (docs/ARCHITECTURE.md).
 		st, kcfg.Locker = hs, hs.Locker()
+		kcfg.GroupWindow, kcfg.GroupMax = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax
 	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("server: %w", err)

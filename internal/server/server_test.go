@@ -31,185 +31,192 @@ func lightEdit(s string) string {
 }
 
 func TestDocumentLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	e := newEnv(t, dir, nil)
-	for _, name := range []string{"zh_article.txt", "en_article.txt"} {
-		t.Run(name, func(t *testing.T) {
-			text := readText(t, name)
-			id := "news/" + name
-			when := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	forEachStore(t, func(t *testing.T, store string) {
+		e := newStoreEnv(t, store, "", nil)
+		for _, name := range []string{"zh_article.txt", "en_article.txt"} {
+			t.Run(name, func(t *testing.T) {
+				text := readText(t, name)
+				id := "news/" + name
+				when := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 
-			r := e.do("POST", "/v1/documents", map[string]any{"id": id, "title": "Library branches", "text": text, "time": when, "attrs": map[string]string{"source": "wire"}})
-			if r.status != http.StatusCreated {
-				t.Fatalf("insert: %d %s", r.status, r.body)
-			}
-			var ins insertResponse
-			r.json(t, &ins)
-			if !ins.Stored || ins.Replaced || ins.ID != id {
-				t.Fatalf("insert: %+v", ins)
-			}
+				r := e.do("POST", "/v1/documents", map[string]any{"id": id, "title": "Library branches", "text": text, "time": when, "attrs": map[string]string{"source": "wire"}})
+				if r.status != http.StatusCreated {
+					t.Fatalf("insert: %d %s", r.status, r.body)
+				}
+				var ins insertResponse
+				r.json(t, &ins)
+				if !ins.Stored || ins.Replaced || ins.ID != id {
+					t.Fatalf("insert: %+v", ins)
+				}
 
-			// The same text is an exact duplicate at distance 0.
-			r = e.do("POST", "/v1/check", map[string]any{"title": "Library branches", "text": text})
-			var chk checkResponse
-			r.json(t, &chk)
-			if r.status != 200 || !chk.Duplicate || !chk.ExactDuplicate || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.Duplicates[0].Distance != 0 || !chk.Duplicates[0].Exact {
-				t.Fatalf("check same text: %d %+v", r.status, chk)
-			}
-			if chk.Fingerprint != ins.Fingerprint {
-				t.Fatalf("check fingerprint %s != insert fingerprint %s", chk.Fingerprint, ins.Fingerprint)
-			}
-			if !chk.Duplicates[0].Time.Equal(when) {
-				t.Fatalf("time %v, want %v", chk.Duplicates[0].Time, when)
-			}
+				// The same text is an exact duplicate at distance 0.
+				r = e.do("POST", "/v1/check", map[string]any{"title": "Library branches", "text": text})
+				var chk checkResponse
+				r.json(t, &chk)
+				if r.status != 200 || !chk.Duplicate || !chk.ExactDuplicate || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.Duplicates[0].Distance != 0 || !chk.Duplicates[0].Exact {
+					t.Fatalf("check same text: %d %+v", r.status, chk)
+				}
+				if chk.Fingerprint != ins.Fingerprint {
+					t.Fatalf("check fingerprint %s != insert fingerprint %s", chk.Fingerprint, ins.Fingerprint)
+				}
+				if !chk.Duplicates[0].Time.Equal(when) {
+					t.Fatalf("time %v, want %v", chk.Duplicates[0].Time, when)
+				}
 
-			// A lightly edited copy is a near-duplicate, not exact.
-			edited := lightEdit(text)
-			r = e.do("POST", "/v1/check", map[string]any{"text": edited})
-			chk = checkResponse{}
-			r.json(t, &chk)
-			if !chk.Duplicate || chk.ExactDuplicate || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.Duplicates[0].Distance == 0 {
-				t.Fatalf("check edited text: %+v", chk)
-			}
+				// A lightly edited copy is a near-duplicate, not exact.
+				edited := lightEdit(text)
+				r = e.do("POST", "/v1/check", map[string]any{"text": edited})
+				chk = checkResponse{}
+				r.json(t, &chk)
+				if !chk.Duplicate || chk.ExactDuplicate || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.Duplicates[0].Distance == 0 {
+					t.Fatalf("check edited text: %+v", chk)
+				}
 
-			// By fingerprint, too.
-			r = e.do("POST", "/v1/check", map[string]any{"fingerprint": ins.Fingerprint, "k": 0})
-			chk = checkResponse{}
-			r.json(t, &chk)
-			if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.K != 0 {
-				t.Fatalf("check by fingerprint: %+v", chk)
-			}
+				// By fingerprint, too.
+				r = e.do("POST", "/v1/check", map[string]any{"fingerprint": ins.Fingerprint, "k": 0})
+				chk = checkResponse{}
+				r.json(t, &chk)
+				if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id || chk.K != 0 {
+					t.Fatalf("check by fingerprint: %+v", chk)
+				}
 
-			// insert-if-unique of the edited copy is refused and names the original.
-			r = e.do("POST", "/v1/documents", map[string]any{"id": id + "-copy", "text": edited, "mode": "insert-if-unique"})
-			var dup insertResponse
-			r.json(t, &dup)
-			if r.status != http.StatusOK || dup.Stored || dup.DuplicateOf != id || dup.Original == nil {
-				t.Fatalf("insert-if-unique of a copy: %d %+v", r.status, dup)
-			}
-			if g := e.do("GET", "/v1/documents/"+id+"-copy", nil); g.status != http.StatusNotFound {
-				t.Fatalf("refused copy was stored: %d %s", g.status, g.body)
-			}
+				// insert-if-unique of the edited copy is refused and names the original.
+				r = e.do("POST", "/v1/documents", map[string]any{"id": id + "-copy", "text": edited, "mode": "insert-if-unique"})
+				var dup insertResponse
+				r.json(t, &dup)
+				if r.status != http.StatusOK || dup.Stored || dup.DuplicateOf != id || dup.Original == nil {
+					t.Fatalf("insert-if-unique of a copy: %d %+v", r.status, dup)
+				}
+				if g := e.do("GET", "/v1/documents/"+id+"-copy", nil); g.status != http.StatusNotFound {
+					t.Fatalf("refused copy was stored: %d %s", g.status, g.body)
+				}
 
-			// Get returns what was stored.
-			r = e.do("GET", "/v1/documents/"+id, nil)
-			var doc documentResponse
-			r.json(t, &doc)
-			if r.status != 200 || doc.ID != id || doc.Fingerprint != ins.Fingerprint || doc.Attrs["source"] != "wire" || !doc.Time.Equal(when) {
-				t.Fatalf("get: %d %+v", r.status, doc)
-			}
+				// Get returns what was stored.
+				r = e.do("GET", "/v1/documents/"+id, nil)
+				var doc documentResponse
+				r.json(t, &doc)
+				if r.status != 200 || doc.ID != id || doc.Fingerprint != ins.Fingerprint || doc.Attrs["source"] != "wire" || !doc.Time.Equal(when) {
+					t.Fatalf("get: %d %+v", r.status, doc)
+				}
 
-			// Delete, then nothing is found and get is 404.
-			if r = e.do("DELETE", "/v1/documents/"+id, nil); r.status != http.StatusNoContent {
-				t.Fatalf("delete: %d %s", r.status, r.body)
-			}
-			r = e.do("POST", "/v1/check", map[string]any{"text": text})
-			chk = checkResponse{}
-			r.json(t, &chk)
-			if chk.Duplicate || len(chk.Duplicates) != 0 {
-				t.Fatalf("check after delete: %+v", chk)
-			}
-			if r = e.do("GET", "/v1/documents/"+id, nil); r.status != http.StatusNotFound {
-				t.Fatalf("get after delete: %d", r.status)
-			}
-			if p := e.do("DELETE", "/v1/documents/"+id, nil).problem(t); p.Kind != "not-found" {
-				t.Fatalf("second delete: %+v", p)
-			}
-		})
-	}
+				// Delete, then nothing is found and get is 404.
+				if r = e.do("DELETE", "/v1/documents/"+id, nil); r.status != http.StatusNoContent {
+					t.Fatalf("delete: %d %s", r.status, r.body)
+				}
+				r = e.do("POST", "/v1/check", map[string]any{"text": text})
+				chk = checkResponse{}
+				r.json(t, &chk)
+				if chk.Duplicate || len(chk.Duplicates) != 0 {
+					t.Fatalf("check after delete: %+v", chk)
+				}
+				if r = e.do("GET", "/v1/documents/"+id, nil); r.status != http.StatusNotFound {
+					t.Fatalf("get after delete: %d", r.status)
+				}
+				if p := e.do("DELETE", "/v1/documents/"+id, nil).problem(t); p.Kind != "not-found" {
+					t.Fatalf("second delete: %+v", p)
+				}
+			})
+		}
+	})
 }
 
 func TestRestartKeepsDocuments(t *testing.T) {
-	dir := t.TempDir()
-	e := newEnv(t, dir, nil)
-	text := readText(t, "zh_article.txt")
-	if r := e.do("POST", "/v1/documents", map[string]any{"id": "a1", "text": text}); r.status != http.StatusCreated {
-		t.Fatalf("insert: %d %s", r.status, r.body)
-	}
-	e.close()
+	forEachStore(t, func(t *testing.T, store string) {
+		dir := newStoreDir(t, store)
+		e := newStoreEnv(t, store, dir, nil)
+		text := readText(t, "zh_article.txt")
+		if r := e.do("POST", "/v1/documents", map[string]any{"id": "a1", "text": text}); r.status != http.StatusCreated {
+			t.Fatalf("insert: %d %s", r.status, r.body)
+		}
+		e.close()
 
-	e2 := newEnv(t, dir, nil)
-	var chk checkResponse
-	e2.do("POST", "/v1/check", map[string]any{"text": text}).json(t, &chk)
-	if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
-		t.Fatalf("after restart: %+v", chk)
-	}
+		e2 := newStoreEnv(t, store, dir, nil)
+		var chk checkResponse
+		e2.do("POST", "/v1/check", map[string]any{"text": text}).json(t, &chk)
+		if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
+			t.Fatalf("after restart: %+v", chk)
+		}
+	})
 }
 
 func TestReplaceDocument(t *testing.T) {
-	e := newEnv(t, "", nil)
-	zh, en := readText(t, "zh_article.txt"), readText(t, "en_article.txt")
-	e.do("POST", "/v1/documents", map[string]any{"id": "x", "text": zh})
-	r := e.do("POST", "/v1/documents", map[string]any{"id": "x", "text": en})
-	var ins insertResponse
-	r.json(t, &ins)
-	if !ins.Stored || !ins.Replaced {
-		t.Fatalf("re-insert: %+v", ins)
-	}
-	var chk checkResponse
-	e.do("POST", "/v1/check", map[string]any{"text": zh}).json(t, &chk)
-	if len(chk.Duplicates) != 0 {
-		t.Fatalf("old text still found: %+v", chk)
-	}
-	e.do("POST", "/v1/check", map[string]any{"text": en}).json(t, &chk)
-	if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "x" {
-		t.Fatalf("new text not found: %+v", chk)
-	}
+	forEachStore(t, func(t *testing.T, store string) {
+		e := newStoreEnv(t, store, "", nil)
+		zh, en := readText(t, "zh_article.txt"), readText(t, "en_article.txt")
+		e.do("POST", "/v1/documents", map[string]any{"id": "x", "text": zh})
+		r := e.do("POST", "/v1/documents", map[string]any{"id": "x", "text": en})
+		var ins insertResponse
+		r.json(t, &ins)
+		if !ins.Stored || !ins.Replaced {
+			t.Fatalf("re-insert: %+v", ins)
+		}
+		var chk checkResponse
+		e.do("POST", "/v1/check", map[string]any{"text": zh}).json(t, &chk)
+		if len(chk.Duplicates) != 0 {
+			t.Fatalf("old text still found: %+v", chk)
+		}
+		e.do("POST", "/v1/check", map[string]any{"text": en}).json(t, &chk)
+		if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "x" {
+			t.Fatalf("new text not found: %+v", chk)
+		}
+	})
 }
 
 func TestBatch(t *testing.T) {
-	e := newEnv(t, "", nil)
-	zh, en := readText(t, "zh_article.txt"), readText(t, "en_article.txt")
-	r := e.do("POST", "/v1/documents/batch", map[string]any{
-		"mode": "insert-if-unique",
-		"items": []map[string]any{
-			{"id": "zh", "text": zh},
-			{"id": "en", "text": en},
-			{"id": "", "text": en},                                 // missing id
-			{"id": "bad", "fingerprint": "xyz"},                    // bad fingerprint
-			{"id": "fp", "fingerprint": "0123456789abcdef"},        // bare fingerprint
-			{"id": "short", "text": "the and of"},                  // low information
-			{"id": strings.Repeat("i", 300), "fingerprint": "0x1"}, // id too long
-		},
-	})
-	var br batchInsertResponse
-	r.json(t, &br)
-	if r.status != 200 || len(br.Results) != 7 {
-		t.Fatalf("batch insert: %d %s", r.status, r.body)
-	}
-	for _, i := range []int{0, 1, 4} {
-		if br.Results[i] == nil || !br.Results[i].Stored {
-			t.Errorf("item %d not stored: %+v", i, br.Results[i])
+	forEachStore(t, func(t *testing.T, store string) {
+		e := newStoreEnv(t, store, "", nil)
+		zh, en := readText(t, "zh_article.txt"), readText(t, "en_article.txt")
+		r := e.do("POST", "/v1/documents/batch", map[string]any{
+			"mode": "insert-if-unique",
+			"items": []map[string]any{
+				{"id": "zh", "text": zh},
+				{"id": "en", "text": en},
+				{"id": "", "text": en},                                 // missing id
+				{"id": "bad", "fingerprint": "xyz"},                    // bad fingerprint
+				{"id": "fp", "fingerprint": "0123456789abcdef"},        // bare fingerprint
+				{"id": "short", "text": "the and of"},                  // low information
+				{"id": strings.Repeat("i", 300), "fingerprint": "0x1"}, // id too long
+			},
+		})
+		var br batchInsertResponse
+		r.json(t, &br)
+		if r.status != 200 || len(br.Results) != 7 {
+			t.Fatalf("batch insert: %d %s", r.status, r.body)
 		}
-	}
-	wantErr := map[int]string{2: "invalid-field", 3: "bad-fingerprint", 5: "low-information", 6: "bad-id"}
-	if len(br.Errors) != len(wantErr) {
-		t.Fatalf("errors: %+v", br.Errors)
-	}
-	for _, ie := range br.Errors {
-		if wantErr[ie.Index] != ie.Error.Kind || br.Results[ie.Index] != nil {
-			t.Errorf("item %d: error %+v, want kind %q", ie.Index, ie.Error, wantErr[ie.Index])
+		for _, i := range []int{0, 1, 4} {
+			if br.Results[i] == nil || !br.Results[i].Stored {
+				t.Errorf("item %d not stored: %+v", i, br.Results[i])
+			}
 		}
-	}
+		wantErr := map[int]string{2: "invalid-field", 3: "bad-fingerprint", 5: "low-information", 6: "bad-id"}
+		if len(br.Errors) != len(wantErr) {
+			t.Fatalf("errors: %+v", br.Errors)
+		}
+		for _, ie := range br.Errors {
+			if wantErr[ie.Index] != ie.Error.Kind || br.Results[ie.Index] != nil {
+				t.Errorf("item %d: error %+v, want kind %q", ie.Index, ie.Error, wantErr[ie.Index])
+			}
+		}
 
-	r = e.do("POST", "/v1/check/batch", map[string]any{
-		"items": []map[string]any{{"text": lightEdit(zh)}, {"text": en}, {"fingerprint": "nope"}, {"fingerprint": "0123456789abcdef"}},
-		"k":     3,
+		r = e.do("POST", "/v1/check/batch", map[string]any{
+			"items": []map[string]any{{"text": lightEdit(zh)}, {"text": en}, {"fingerprint": "nope"}, {"fingerprint": "0123456789abcdef"}},
+			"k":     3,
+		})
+		var bc batchCheckResponse
+		r.json(t, &bc)
+		if r.status != 200 || len(bc.Results) != 4 || len(bc.Errors) != 1 || bc.Errors[0].Index != 2 {
+			t.Fatalf("batch check: %d %s", r.status, r.body)
+		}
+		if h := bc.Results[0].Duplicates; len(h) != 1 || h[0].ID != "zh" || bc.Results[0].ExactDuplicate {
+			t.Errorf("item 0: %+v", bc.Results[0])
+		}
+		if h := bc.Results[1].Duplicates; len(h) != 1 || h[0].ID != "en" || !bc.Results[1].ExactDuplicate {
+			t.Errorf("item 1: %+v", bc.Results[1])
+		}
+		if h := bc.Results[3].Duplicates; len(h) != 1 || h[0].ID != "fp" || h[0].Distance != 0 {
+			t.Errorf("item 3: %+v", bc.Results[3])
+		}
 	})
-	var bc batchCheckResponse
-	r.json(t, &bc)
-	if r.status != 200 || len(bc.Results) != 4 || len(bc.Errors) != 1 || bc.Errors[0].Index != 2 {
-		t.Fatalf("batch check: %d %s", r.status, r.body)
-	}
-	if h := bc.Results[0].Duplicates; len(h) != 1 || h[0].ID != "zh" || bc.Results[0].ExactDuplicate {
-		t.Errorf("item 0: %+v", bc.Results[0])
-	}
-	if h := bc.Results[1].Duplicates; len(h) != 1 || h[0].ID != "en" || !bc.Results[1].ExactDuplicate {
-		t.Errorf("item 1: %+v", bc.Results[1])
-	}
-	if h := bc.Results[3].Duplicates; len(h) != 1 || h[0].ID != "fp" || h[0].Distance != 0 {
-		t.Errorf("item 3: %+v", bc.Results[3])
-	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -310,51 +317,53 @@ func TestAuth(t *testing.T) {
 // with its own id, lightly varied) at once; exactly one is stored as the
 // original and every other answer names it.
 func TestConcurrentInsertIfUnique(t *testing.T) {
-	e := newEnv(t, "", nil)
-	base := readText(t, "zh_article.txt")
-	for round := range 5 {
-		const clients = 12
-		var wg sync.WaitGroup
-		results := make([]insertResponse, clients)
-		statuses := make([]int, clients)
-		for i := range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				text := base
-				if i%2 == 1 {
-					text = lightEdit(base)
+	forEachStore(t, func(t *testing.T, store string) {
+		e := newStoreEnv(t, store, "", nil)
+		base := readText(t, "zh_article.txt")
+		for round := range 5 {
+			const clients = 12
+			var wg sync.WaitGroup
+			results := make([]insertResponse, clients)
+			statuses := make([]int, clients)
+			for i := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					text := base
+					if i%2 == 1 {
+						text = lightEdit(base)
+					}
+					r := e.do("POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-c%d", round, i), "text": text + fmt.Sprintf(" 第%d轮", round*100), "mode": "insert-if-unique"})
+					statuses[i] = r.status
+					if err := jsonUnmarshal(r.body, &results[i]); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			var originals []string
+			for i, res := range results {
+				if res.Stored {
+					if statuses[i] != http.StatusCreated {
+						t.Errorf("stored with status %d", statuses[i])
+					}
+					originals = append(originals, res.ID)
 				}
-				r := e.do("POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-c%d", round, i), "text": text + fmt.Sprintf(" 第%d轮", round*100), "mode": "insert-if-unique"})
-				statuses[i] = r.status
-				if err := jsonUnmarshal(r.body, &results[i]); err != nil {
-					t.Error(err)
+			}
+			if len(originals) != 1 {
+				t.Fatalf("round %d: %d originals %v, want exactly 1", round, len(originals), originals)
+			}
+			for _, res := range results {
+				if !res.Stored && res.DuplicateOf != originals[0] {
+					t.Fatalf("round %d: %s says duplicate of %q, original is %q", round, res.ID, res.DuplicateOf, originals[0])
 				}
-			}()
-		}
-		wg.Wait()
-		var originals []string
-		for i, res := range results {
-			if res.Stored {
-				if statuses[i] != http.StatusCreated {
-					t.Errorf("stored with status %d", statuses[i])
-				}
-				originals = append(originals, res.ID)
+			}
+			// Clean up so the next round starts empty.
+			if r := e.do("DELETE", "/v1/documents/"+originals[0], nil); r.status != http.StatusNoContent {
+				t.Fatal(r.status)
 			}
 		}
-		if len(originals) != 1 {
-			t.Fatalf("round %d: %d originals %v, want exactly 1", round, len(originals), originals)
-		}
-		for _, res := range results {
-			if !res.Stored && res.DuplicateOf != originals[0] {
-				t.Fatalf("round %d: %s says duplicate of %q, original is %q", round, res.ID, res.DuplicateOf, originals[0])
-			}
-		}
-		// Clean up so the next round starts empty.
-		if r := e.do("DELETE", "/v1/documents/"+originals[0], nil); r.status != http.StatusNoContent {
-			t.Fatal(r.status)
-		}
-	}
+	})
 }
 
 func TestFingerprintAndStats(t *testing.T) {

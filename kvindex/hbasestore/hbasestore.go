@@ -122,9 +122,36 @@ type Store struct {
 	fam    []byte
 	tables map[kvindex.Table]string // HBase table name per kvindex.Table
 
-	// mu protects closed.
+	// mu protects closed, and orders bg.Add (under mu, while not closed)
+	// before Close's bg.Wait.
 	mu     sync.Mutex
 	closed bool
+
+	// bg tracks the background lock releases (Locker); bgCtx ends them
+	// when Close has waited long enough.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+}
+
+// closeGrace is how long Close waits for background lock releases before
+// it cancels them (their leases then expire by themselves).
+const closeGrace = 3 * time.Second
+
+// goBackground runs fn on a goroutine owned by the store (Close waits for
+// it and cancels its ctx after closeGrace); after Close it does nothing.
+func (s *Store) goBackground(fn func(ctx context.Context)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn(s.bgCtx)
+	}()
+	return true
 }
 
 var _ kvindex.Store = (*Store)(nil)
@@ -150,6 +177,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("%w: hbase client: %w", kvindex.ErrStore, err)
 	}
 	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family), tables: map[kvindex.Table]string{}}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	for _, t := range kvindex.Tables {
 		s.tables[t] = TableName(cfg.Namespace, t)
 	}
@@ -483,14 +511,27 @@ func (s *Store) Scan(ctx context.Context, table kvindex.Table, start, end []byte
 	}
 }
 
-// Close closes the HBase client. A second Close does nothing.
+// Close waits (up to a few seconds) for background lock releases, then
+// closes the HBase client. A second Close does nothing.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }() // ends when the releases do
+	t := time.NewTimer(closeGrace)
+	select {
+	case <-done:
+	case <-t.C:
+		s.bgCancel()
+		<-done
+	}
+	t.Stop()
+	s.bgCancel()
 	if err := s.c.Close(); err != nil {
 		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
 	}

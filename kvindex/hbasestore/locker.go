@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
@@ -28,7 +27,10 @@ import (
 // cell: when it is ours (a retried CheckAndMutate that had applied) we hold
 // it; when its lease has expired, CheckAndMutate "cell equals what I read
 // -> put mine" takes it over; otherwise back off and try again until ctx
-// ends. Release: CheckAndMutate "cell equals mine -> delete". HBase applies
+// ends. Release: CheckAndMutate "cell equals mine -> delete", sent in the
+// background after the caller's writes (retried until the lease runs out;
+// a lock put whose outcome is unknown, e.g. it timed out, is released the
+// same way, since it may have been applied). HBase applies
 // each CheckAndMutate atomically under its row lock, so at any moment at
 // most one owner's value is in the cell, and a release or takeover never
 // removes somebody else's lease. docs/ARCHITECTURE.md has the argument for
@@ -60,58 +62,52 @@ func lockRow(name uint64) []byte {
 }
 
 // Lock takes the named locks and returns the function that releases them
-// all. It first tries every name at once with a single put-if-absent each
-// (no waiting, so no hold-and-wait and no deadlock); if any is taken it
-// gives back what it got and takes the names one by one in the given
-// (sorted) order, waiting for each, as the deadlock-free protocol requires.
-// Release deletes all of them in parallel.
+// all. It first tries every name at once with a single put-if-absent each,
+// all in one CheckAndMutateMulti (no waiting, so no hold-and-wait and no
+// deadlock); if any is taken it gives back what it got and takes the names
+// one by one in the given (sorted) order, waiting for each, as the
+// deadlock-free protocol requires. Release deletes all of them in one
+// CheckAndMutateMulti, in the background.
 func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	var token [16]byte
 	if _, err := crand.Read(token[:]); err != nil {
 		return nil, fmt.Errorf("%w: hbasestore: lock token: %w", kvindex.ErrStore, err)
 	}
 	held := make([][]byte, len(names)) // the value we put, per name; nil: not held
-	release := func() {
-		// Release even when the caller's ctx has ended, bounded on its own.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for i, v := range held {
-			if v == nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l.release(rctx, names[i], v)
-			}()
-		}
-		wg.Wait()
+	// releaseNow gives back what is held before Lock goes on (contended fast
+	// path): synchronous, so a later read of a cell still holding our token
+	// really means we hold it.
+	releaseNow := func() {
+		l.releaseAll(ctx, names, held)
 		clear(held)
 	}
+	// release is what the caller gets: the lock cells are deleted in the
+	// background, so a request never waits on its own unlock (nor, with
+	// HBase down or hung, for the release's timeouts: a hung release used
+	// to hold the request past its deadline). A release that fails is
+	// retried until the lease runs out. Ordering is unchanged: the release
+	// is sent after the caller's writes were acknowledged, and a waiter gets
+	// the lock only once the cell is gone.
+	release := func() {
+		mine := slices.Clone(held)
+		clear(held)
+		l.s.goBackground(func(bg context.Context) { l.releaseAll(bg, names, mine) })
+	}
 	if len(names) > 1 {
-		errs := make([]error, len(names))
-		var wg sync.WaitGroup
-		for i, n := range names {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				held[i], errs[i] = l.tryOnce(ctx, n, token[:])
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		err := l.tryAll(ctx, names, token[:], held)
+		if err != nil {
 			release()
 			return nil, err
 		}
 		if !slices.ContainsFunc(held, func(v []byte) bool { return v == nil }) {
 			return release, nil
 		}
-		release() // contended: fall back to ordered acquisition
+		releaseNow() // contended: fall back to ordered acquisition
 	}
 	for i, n := range names {
 		v, err := l.acquire(ctx, n, token[:])
 		if err != nil {
+			held[i] = v // with an error: maybe held, released to be sure
 			release()
 			return nil, err
 		}
@@ -120,23 +116,39 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	return release, nil
 }
 
-// tryOnce puts our value into the lock cell if it is absent, without
-// waiting; it returns the value, or nil when the lock is held.
-func (l *Locker) tryOnce(ctx context.Context, name uint64, token []byte) ([]byte, error) {
+// tryAll puts our value into every lock cell that is absent, without
+// waiting, in one CheckAndMutateMulti (one round trip per region server,
+// each put atomic on its own row). held[i] is set for the names taken, and
+// on an error also for those whose outcome is unknown (to be released).
+func (l *Locker) tryAll(ctx context.Context, names []uint64, token []byte, held [][]byte) error {
 	if err := l.s.check(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	row := lockRow(name)
 	mine := l.value(token)
-	put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}}
-	ok, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
+	muts := make([]hbase.CondMutation, len(names))
+	for i, n := range names {
+		row := lockRow(n)
+		muts[i] = hbase.CondMutation{
+			Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal},
+			Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}},
+		}
+	}
+	applied, errs, err := l.s.c.CheckAndMutateMulti(ctx, l.s.tables[kvindex.TableMeta], muts)
 	if err != nil {
-		return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+		for i := range held {
+			held[i] = mine // unknown: release to be sure
+		}
+		return l.s.wrap(ctx, fmt.Errorf("lock %d names: %w", len(names), err))
 	}
-	if !ok {
-		return nil, nil
+	for i := range names {
+		if applied[i] || errs[i] != nil {
+			held[i] = mine
+		}
 	}
-	return mine, nil
+	if err := errors.Join(errs...); err != nil {
+		return l.s.wrap(ctx, fmt.Errorf("lock %d names: %w", len(names), err))
+	}
+	return nil
 }
 
 func (l *Locker) value(token []byte) []byte {
@@ -160,7 +172,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 		put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: mine}}}
 		ok, err := l.s.c.CheckAndMutate(ctx, table, hbase.Check{Row: row, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal}, put)
 		if err != nil {
-			return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err))
+			return mine, l.s.wrap(ctx, fmt.Errorf("lock %x: %w", name, err)) // maybe applied: release it
 		}
 		if ok {
 			return mine, nil
@@ -183,7 +195,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 			put.Values[0].Value = l.value(token)
 			ok, err := l.s.c.CheckAndMutate(ctx, table, hbase.Check{Row: row, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: cur}, put)
 			if err != nil {
-				return nil, l.s.wrap(ctx, fmt.Errorf("lock %x: take over: %w", name, err))
+				return put.Values[0].Value, l.s.wrap(ctx, fmt.Errorf("lock %x: take over: %w", name, err)) // maybe applied
 			}
 			if ok {
 				return put.Values[0].Value, nil
@@ -205,13 +217,77 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 	}
 }
 
-// release deletes the lock cell if it still holds our value. A failure is
-// only logged: the lease then expires by itself.
-func (l *Locker) release(ctx context.Context, name uint64, mine []byte) {
-	row := lockRow(name)
-	del := &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}}
-	_, err := l.s.c.CheckAndMutate(ctx, l.s.tables[kvindex.TableMeta], hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: mine}, del)
-	if err != nil && !errors.Is(err, hbase.ErrClosed) {
-		l.s.cfg.Logger.Warn("hbasestore: releasing lock failed; its lease will expire", "name", fmt.Sprintf("%x", name), "err", err)
+// releaseAll releases every held name, all in one CheckAndMutateMulti
+// round (one request per region server); names whose release failed are
+// retried with backoff until their lease runs out or ctx ends, then left
+// to expire.
+func (l *Locker) releaseAll(ctx context.Context, names []uint64, held [][]byte) {
+	var todo []int
+	for i, v := range held {
+		if v != nil {
+			todo = append(todo, i)
+		}
+	}
+	backoff := 100 * time.Millisecond
+	for len(todo) > 0 {
+		muts := make([]hbase.CondMutation, len(todo))
+		for k, i := range todo {
+			row := lockRow(names[i])
+			muts[k] = hbase.CondMutation{
+				Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: held[i]},
+				Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}},
+			}
+		}
+		actx, cancel := context.WithTimeout(ctx, releaseAttempt)
+		_, errs, err := l.s.c.CheckAndMutateMulti(actx, l.s.tables[kvindex.TableMeta], muts)
+		cancel()
+		if errors.Is(err, hbase.ErrClosed) {
+			return
+		}
+		var again []int
+		var last error
+		for k, i := range todo {
+			e := err
+			if e == nil {
+				e = errs[k]
+			}
+			if e == nil {
+				continue
+			}
+			last = e
+			// Worth retrying only while the lease runs: after it, the lock
+			// is free anyway (and maybe somebody else's by now, which the
+			// compared value protects).
+			if exp := leaseExpiry(held[i]); l.now().Add(backoff).Before(exp) {
+				again = append(again, i)
+			}
+		}
+		if last != nil && (len(again) == 0 || ctx.Err() != nil) {
+			l.s.cfg.Logger.Warn("hbasestore: releasing locks failed; their leases will expire", "locks", len(todo), "err", last)
+			return
+		}
+		todo = again
+		if len(todo) == 0 {
+			return
+		}
+		t := time.NewTimer(backoff/2 + rand.N(backoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }
+
+func leaseExpiry(v []byte) time.Time {
+	if len(v) != 24 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(v[16:])))
+}
+
+// releaseAttempt bounds one release round, so that a hung region server
+// costs a retry, not the whole lease.
+const releaseAttempt = 5 * time.Second

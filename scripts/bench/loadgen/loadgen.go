@@ -50,6 +50,8 @@ type requestMaker struct {
 	head   []byte // request line and fixed headers, up to "Content-Length: "
 	text   []byte // check-text: the JSON string of the base text, without its closing quote
 	want   int    // expected status
+	want2  int    // a second accepted status (0: none); insert-if-unique answers 200 for a duplicate
+	id     []byte // insert modes: the body's start up to the id's variable part
 	prefix []byte // the answer body's expected start
 }
 
@@ -70,8 +72,12 @@ func newRequestMaker(c config) (*requestMaker, error) {
 		}
 		m.text = q[:len(q)-1]
 		m.prefix = []byte(`{"fingerprint":"`)
-	case "insert":
-		path, m.want, m.prefix = "/v1/documents", http.StatusCreated, []byte(`{"id":"load-`)
+	case "insert", "insert-if-unique":
+		m.id = []byte(`{"id":"` + c.idPrefix + `-`)
+		path, m.want, m.prefix = "/v1/documents", http.StatusCreated, m.id
+		if c.mode == "insert-if-unique" {
+			m.want2 = http.StatusOK
+		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", c.mode)
 	}
@@ -100,14 +106,18 @@ func (m *requestMaker) appendRequest(dst, body []byte, r *rand.Rand, w, i int) (
 		body = append(body, '-')
 		body = strconv.AppendInt(body, int64(i), 10)
 		body = append(body, `。","lang":"zh"}`...)
-	case "insert":
-		body = append(body, `{"id":"load-`...)
+	case "insert", "insert-if-unique":
+		body = append(body, m.id...)
 		body = strconv.AppendInt(body, int64(w), 10)
 		body = append(body, '-')
 		body = strconv.AppendInt(body, int64(i), 10)
 		body = append(body, `","fingerprint":"`...)
 		body = appendHex16(body, r.Uint64())
-		body = append(body, `"}`...)
+		if m.mode == "insert-if-unique" {
+			body = append(body, `","mode":"insert-if-unique"}`...)
+		} else {
+			body = append(body, `"}`...)
+		}
 	}
 	dst = append(dst, m.head...)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
@@ -173,7 +183,7 @@ func (m *requestMaker) readResponse(br *bufio.Reader, body []byte) (_ []byte, bo
 	if _, err := io.ReadFull(br, body); err != nil {
 		return body, 0, true, err
 	}
-	if status != m.want {
+	if status != m.want && (m.want2 == 0 || status != m.want2) {
 		return body, n, close, fmt.Errorf("%w: status %d: %s", errResponse, status, bytes.TrimSpace(body))
 	}
 	if !bytes.HasPrefix(body, m.prefix) || !bytes.HasSuffix(bytes.TrimRight(body, "\n"), []byte("}")) {
@@ -305,7 +315,11 @@ func driveOnce(ctx context.Context, c config, m *requestMaker, d time.Duration) 
 
 // conn drives one keep-alive connection until the deadline.
 func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline time.Time, interval time.Duration, res *result) {
-	r := rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))
+	seed := uint64(start.UnixNano())
+	if c.fpSeed != 0 {
+		seed = c.fpSeed
+	}
+	r := rand.New(rand.NewPCG(uint64(w), seed))
 	var (
 		nc      net.Conn
 		br      *bufio.Reader

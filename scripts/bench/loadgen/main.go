@@ -40,12 +40,14 @@ type config struct {
 	rate        float64
 	textFile    string
 	apiKey      string
+	idPrefix    string
+	fpSeed      uint64
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.addr, "addr", "127.0.0.1:8080", "server address (loopback)")
-	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | none (seed only) | fp-ceiling (fingerprint the check-text texts in-process on every core: the ceiling of check-text)")
+	flag.StringVar(&c.mode, "mode", "check-fp", "check-fp | check-text | insert | insert-if-unique | none (seed only) | fp-ceiling (fingerprint the check-text texts in-process on every core: the ceiling of check-text)")
 	flag.IntVar(&c.seed, "seed", 0, "insert this many random fingerprints first (batches of 1000)")
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "how long to measure (capped at 5m)")
 	flag.DurationVar(&c.warmup, "warmup", 0, "drive load this long before measuring (not counted)")
@@ -53,6 +55,8 @@ func main() {
 	flag.Float64Var(&c.rate, "rate", 0, "open loop: total requests/s, latency counted from each request's scheduled start (0: closed loop, as fast as answers come)")
 	flag.StringVar(&c.textFile, "text", "internal/server/testdata/zh_article.txt", "base text for check-text (varied per request)")
 	flag.StringVar(&c.apiKey, "api-key", "", "bearer token for writes")
+	flag.StringVar(&c.idPrefix, "id-prefix", "load", "id prefix of inserted documents (vary it to insert new ids in a second run)")
+	flag.Uint64Var(&c.fpSeed, "fp-seed", 0, "seed of the random fingerprints the clients send (0: from the clock; vary it with --id-prefix)")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)

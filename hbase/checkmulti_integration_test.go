@@ -1,0 +1,92 @@
+package hbase
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestCheckAndMutateMulti: put-if-absent on rows spread over the test
+// table's four regions in one call; the applied flags say exactly which
+// rows were free; a second call with the same values applies nowhere;
+// delete-if-equal with right and wrong values; two racing calls on the same
+// rows: each row is won by exactly one of them.
+func TestCheckAndMutateMulti(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t)
+	ctx := testCtx(t)
+	table := createTestTable(t, c)
+	f, q := []byte("f"), []byte("o")
+	rows := [][]byte{[]byte("a1"), []byte("h2"), []byte("p3"), []byte("x4"), []byte("a5")}
+	if err := c.Put(ctx, table, &Put{Row: rows[1], Values: []Value{{Family: f, Qualifier: q, Value: []byte("taken")}}}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(who string) []CondMutation {
+		var ms []CondMutation
+		for _, r := range rows {
+			ms = append(ms, CondMutation{Check: Check{Row: r, Family: f, Qualifier: q, Op: Equal}, Mutation: &Put{Row: r, Values: []Value{{Family: f, Qualifier: q, Value: []byte(who)}}}})
+		}
+		return ms
+	}
+	applied, errs, err := c.CheckAndMutateMulti(ctx, table, claim("me"))
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	if fmt.Sprint(applied) != "[true false true true true]" {
+		t.Fatalf("applied %v, want all but the taken row", applied)
+	}
+	for i, r := range rows {
+		res, err := c.Get(ctx, table, &Get{Row: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "me"
+		if i == 1 {
+			want = "taken"
+		}
+		if v, _ := res.Value("f", "o"); string(v) != want {
+			t.Fatalf("row %s holds %q, want %q", r, v, want)
+		}
+	}
+	if applied, _, err = c.CheckAndMutateMulti(ctx, table, claim("me")); err != nil || fmt.Sprint(applied) != "[false false false false false]" {
+		t.Fatalf("second claim: %v %v", applied, err)
+	}
+	// Delete where the value is still "me": every row but the taken one.
+	var dels []CondMutation
+	for _, r := range rows {
+		dels = append(dels, CondMutation{Check: Check{Row: r, Family: f, Qualifier: q, Op: Equal, Value: []byte("me")}, Mutation: &Delete{Row: r}})
+	}
+	if applied, _, err = c.CheckAndMutateMulti(ctx, table, dels); err != nil || fmt.Sprint(applied) != "[true false true true true]" {
+		t.Fatalf("delete-if-mine: %v %v", applied, err)
+	}
+	// Two racing claimers: each free row goes to exactly one.
+	res := make([][]bool, 2)
+	done := make(chan error, 2)
+	for w := range 2 {
+		go func() {
+			var errs []error
+			var err error
+			res[w], errs, err = c.CheckAndMutateMulti(ctx, table, claim(fmt.Sprint("w", w)))
+			done <- errors.Join(err, errors.Join(errs...))
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range rows {
+		if i == 1 {
+			if res[0][i] || res[1][i] {
+				t.Fatalf("taken row claimed: %v", res)
+			}
+			continue
+		}
+		if res[0][i] == res[1][i] {
+			t.Fatalf("row %s: applied %v and %v, want exactly one", rows[i], res[0][i], res[1][i])
+		}
+	}
+	if _, _, err := c.CheckAndMutateMulti(ctx, table, []CondMutation{{Check: Check{Row: []byte("a"), Family: f, Qualifier: q}, Mutation: &Put{Row: []byte("b")}}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("row mismatch: %v", err)
+	}
+}
