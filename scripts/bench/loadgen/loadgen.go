@@ -73,7 +73,11 @@ func newRequestMaker(c config) (*requestMaker, error) {
 		m.text = q[:len(q)-1]
 		m.prefix = []byte(`{"fingerprint":"`)
 	case "insert", "insert-if-unique":
-		m.id = []byte(`{"id":"` + c.idPrefix + `-`)
+		prefix := c.idPrefix
+		if prefix == "" {
+			prefix = "load"
+		}
+		m.id = []byte(`{"id":"` + prefix + `-`)
 		path, m.want, m.prefix = "/v1/documents", http.StatusCreated, m.id
 		if c.mode == "insert-if-unique" {
 			m.want2 = http.StatusOK

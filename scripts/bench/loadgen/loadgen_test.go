@@ -98,11 +98,12 @@ func FuzzReadResponse(f *testing.F) {
 // every 10th one and closes the connection every 7th; the counts must add
 // up.
 func TestDrive(t *testing.T) {
-	for _, mode := range []string{"check-fp", "check-text", "insert"} {
+	for _, mode := range []string{"check-fp", "check-text", "insert", "insert-if-unique"} {
 		t.Run(mode, func(t *testing.T) {
 			var served, failed atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				n := served.Add(1)
+				insert := strings.HasPrefix(mode, "insert")
 				var body map[string]string
 				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 					t.Errorf("request %d: %v", n, err)
@@ -110,7 +111,9 @@ func TestDrive(t *testing.T) {
 				switch {
 				case mode == "check-fp" && len(body["fingerprint"]) != 16,
 					mode == "check-text" && (!strings.HasPrefix(body["text"], "正文") || body["lang"] != "zh"),
-					mode == "insert" && (!strings.HasPrefix(body["id"], "load-") || r.Header.Get("Authorization") != "Bearer k"):
+					insert && (!strings.HasPrefix(body["id"], "load-") || r.Header.Get("Authorization") != "Bearer k"),
+					mode == "insert" && body["mode"] != "",
+					mode == "insert-if-unique" && body["mode"] != "insert-if-unique":
 					t.Errorf("request %d: body %v", n, body)
 				}
 				if n%7 == 0 {
@@ -122,7 +125,12 @@ func TestDrive(t *testing.T) {
 					return
 				}
 				w.Header().Set("Content-Type", "application/json")
-				if mode == "insert" {
+				if insert {
+					// insert-if-unique answers 200 for a duplicate, 201 when stored.
+					if mode == "insert-if-unique" && n%2 == 0 {
+						io.WriteString(w, `{"id":"load-1","stored":false}`+"\n")
+						return
+					}
 					w.WriteHeader(http.StatusCreated)
 					io.WriteString(w, `{"id":"load-1","stored":true}`+"\n")
 					return
