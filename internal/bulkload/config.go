@@ -116,6 +116,20 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Logger receives start, checkpoint and summary lines (default discard).
 	Logger *slog.Logger
+	// IndexFirst holds the fp and docs cells in document runs of the
+	// checkpoint directory during the read phase and writes them after
+	// every index row, so that no document is visible before its
+	// fingerprint is findable (the index's write order). For stores that
+	// servers read during the load (HBase); the embedded store, which one
+	// process owns, writes them as it reads.
+	IndexFirst bool
+	// InFlight is the number of Apply calls the write phases keep running
+	// at once (default 1: each batch is applied before the next is built).
+	// HBase takes large batches best several at a time.
+	InFlight int
+	// ApplyBytes is the size of one Apply batch of index rows or documents
+	// (default 4 MiB).
+	ApplyBytes int
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
 	// entries; afterBatch runs after each committed batch.
@@ -125,8 +139,9 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultBatchDocs = 4096
-	MinMemory        = 64 << 20
+	DefaultBatchDocs  = 4096
+	DefaultApplyBytes = 4 << 20
+	MinMemory         = 64 << 20
 )
 
 func (c Config) withDefaults() Config {
@@ -159,6 +174,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProgressEvery == 0 {
 		c.ProgressEvery = 10 * time.Second
+	}
+	if c.InFlight == 0 {
+		c.InFlight = 1
+	}
+	if c.ApplyBytes == 0 {
+		c.ApplyBytes = DefaultApplyBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -195,6 +216,12 @@ func (c Config) Validate() error {
 	}
 	if c.BatchDocs < 1 || c.BatchDocs > 1<<20 {
 		errs = append(errs, fmt.Errorf("batch %d: want 1..2^20", c.BatchDocs))
+	}
+	if c.InFlight < 1 || c.InFlight > 256 {
+		errs = append(errs, fmt.Errorf("in-flight %d: want 1..256", c.InFlight))
+	}
+	if c.ApplyBytes < 1<<10 || c.ApplyBytes > 256<<20 {
+		errs = append(errs, fmt.Errorf("apply bytes %d: want 1KiB..256MiB", c.ApplyBytes))
 	}
 	if c.DedupK < -1 {
 		errs = append(errs, fmt.Errorf("dedup k %d: want >= 0", c.DedupK))

@@ -112,6 +112,10 @@ type loader struct {
 	rejects *os.File
 	rejW    *bufio.Writer
 	sum     Summary
+	// docw receives the current run's fp and docs cells (IndexFirst).
+	docw *docRunWriter
+	// rowW applies index row batches (InFlight at a time).
+	rowW *applier
 
 	// Progress counters (atomic: read by the progress goroutine).
 	pRecords, pRejected, pBytes, pRows atomic.Int64
@@ -192,6 +196,15 @@ func (l *loader) run(ctx context.Context, files []string) error {
 		return err
 	}
 	l.cfg.Logger.Info("index rows written", "rows", l.sum.IndexRows, "seconds", time.Since(t0).Seconds())
+	if l.cfg.IndexFirst {
+		t0 = time.Now()
+		l.phase.Store("docs")
+		l.pRows.Store(0)
+		if err := l.writeDocRuns(ctx); err != nil {
+			return err
+		}
+		l.cfg.Logger.Info("documents written", "documents", l.pRows.Load(), "seconds", time.Since(t0).Seconds())
+	}
 	l.phase.Store("count")
 	groups, err := l.phase3(ctx)
 	if err != nil {
@@ -260,9 +273,13 @@ var (
 )
 
 // noRowsInRange reports whether the index table has no row in this shard's
-// range (rows of the shards before it are skipped over).
+// range (rows of the shards before it are skipped over). The scan starts at
+// the first table that holds rows of this shard, shard*T/n (rowShard of any
+// row of an earlier table is below shard), so a later shard of a large
+// index does not read the earlier shards' rows.
 func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
-	err := l.ix.Store().Scan(ctx, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error {
+	first := []byte{byte(l.cfg.Shard * l.T / l.cfg.Shards)}
+	err := l.ix.Store().Scan(ctx, kvindex.TableIndex, first, nil, func(r kvindex.Row) error {
 		t := int(r.Key[0])
 		if t >= l.T || len(r.Key) < 2 {
 			return errFound // not ours to judge: take the careful path
@@ -383,6 +400,15 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 	l.pRecords.Store(l.cp.Records)
 	l.pRejected.Store(l.cp.Rejected)
 	l.pBytes.Store(l.cp.InputBytes)
+	if err := l.openDocRun(); err != nil {
+		return err
+	}
+	defer func() {
+		if l.docw != nil {
+			l.docw.abort() // an unfinished run: its lines are read again on resume
+			l.docw = nil
+		}
+	}()
 	for fi := l.cp.File; fi < len(files); fi++ {
 		if err := l.readFile(ctx, fi, files[fi], capN); err != nil {
 			return err
@@ -595,11 +621,20 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 			for _, m := range it.muts {
 				l.cp.BytesWritten += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
 			}
+			if l.docw != nil {
+				if err := l.docw.add(it.muts); err != nil {
+					return fmt.Errorf("bulkload: document run: %w", err)
+				}
+				continue
+			}
 			muts = append(muts, it.muts...)
 		}
 	}
 	if err := l.rejW.Flush(); err != nil {
 		return fmt.Errorf("bulkload: rejects file: %w", err)
+	}
+	if len(muts) == 0 {
+		return nil
 	}
 	return l.ix.Apply(ctx, muts)
 }
@@ -632,8 +667,31 @@ func (l *loader) spill() error {
 		}
 		l.bufs[i] = b[:0]
 	}
+	if l.docw != nil {
+		err := l.docw.finish()
+		l.docw = nil
+		if err != nil {
+			return fmt.Errorf("bulkload: spill: %w", err)
+		}
+	}
 	l.cp.Runs++
+	if err := l.openDocRun(); err != nil {
+		return err
+	}
 	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1)
+	return nil
+}
+
+// openDocRun starts the document run of run number cp.Runs (IndexFirst).
+func (l *loader) openDocRun() error {
+	if !l.cfg.IndexFirst {
+		return nil
+	}
+	w, err := createDocRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, "docs")))
+	if err != nil {
+		return fmt.Errorf("bulkload: document run: %w", err)
+	}
+	l.docw = w
 	return nil
 }
 
@@ -653,6 +711,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	var errs []error
 	var rows, entries, written int64
 	sem := make(chan struct{}, max(1, min(l.cfg.Workers, l.T)))
+	l.rowW = newApplier(l.ix, l.cfg.InFlight)
 	var wg sync.WaitGroup
 	for t := range l.T {
 		wg.Go(func() {
@@ -672,6 +731,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		})
 	}
 	wg.Wait()
+	errs = append(errs, l.rowW.wait())
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -779,7 +839,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 		}
 		rb.muts = append(rb.muts, muts...)
 		rb.bytes += int(written)
-		if rb.bytes >= 4<<20 {
+		if rb.bytes >= l.cfg.ApplyBytes {
 			if err := l.flushRows(ctx, rb); err != nil {
 				return 0, 0, err
 			}
@@ -799,9 +859,14 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 }
 
 func (l *loader) flushRows(ctx context.Context, rb *rowBatch) error {
-	err := l.ix.Apply(ctx, rb.muts)
-	rb.muts, rb.bytes = rb.muts[:0], 0
-	return err
+	if cap(l.rowW.sem) == 1 {
+		err := l.ix.Apply(ctx, rb.muts)
+		rb.muts, rb.bytes = rb.muts[:0], 0
+		return err
+	}
+	muts := rb.muts
+	rb.muts, rb.bytes = nil, 0
+	return l.rowW.submit(ctx, muts) // owns muts now
 }
 
 // rowMutations builds a row's base-set mutations, merged with the row's
