@@ -135,6 +135,8 @@ type Config struct {
 	// entries; afterBatch runs after each committed batch.
 	spillEvery int
 	afterBatch func()
+	// onPhase runs as each write phase ("merge", "docs") starts.
+	onPhase func(string)
 }
 
 // Defaults.

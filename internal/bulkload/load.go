@@ -188,6 +188,9 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	l.sum.InputBytes, l.sum.Runs = l.cp.InputBytes, l.cp.Runs
 	l.sum.BytesWritten = l.cp.BytesWritten
 	l.phase.Store("merge")
+	if l.cfg.onPhase != nil {
+		l.cfg.onPhase("merge")
+	}
 	for _, p := range l.perms {
 		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
 	}
@@ -199,6 +202,9 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	if l.cfg.IndexFirst {
 		t0 = time.Now()
 		l.phase.Store("docs")
+		if l.cfg.onPhase != nil {
+			l.cfg.onPhase("docs")
+		}
 		l.pRows.Store(0)
 		if err := l.writeDocRuns(ctx); err != nil {
 			return err
