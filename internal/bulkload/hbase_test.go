@@ -126,6 +126,7 @@ func startChild(t testing.TB, spec string) *exec.Cmd {
 // online inserts plus compaction (TestLoadMatchesOnlineInsertAndCompaction).
 func TestHBaseLoadEqualsEmbedded(t *testing.T) {
 	zk := hbasetest.ZK(t)
+	t.Parallel() // most of an HBase test is waiting for table creation and drops
 	dir := t.TempDir()
 	docs := genFPs(21, 4000)
 	glob, _ := inputs(t, dir, docs)
@@ -165,16 +166,19 @@ func TestHBaseLoadEqualsEmbedded(t *testing.T) {
 // TestHBaseResumeAfterSIGKILL: a load into HBase killed (SIGKILL) at
 // several points, twice each, and then rerun, gives exactly the content of
 // an uninterrupted load: every table, counters and the load's marker cell.
+// The uninterrupted load is the embedded store's (equal to an HBase load by
+// TestHBaseLoadEqualsEmbedded; it saves a namespace's creation and drop).
 func TestHBaseResumeAfterSIGKILL(t *testing.T) {
 	zk := hbasetest.ZK(t)
+	t.Parallel() // most of an HBase test is waiting for table creation and drops
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
 	root := t.TempDir()
 	docs := genFPs(16, 6000)
 	glob, _ := inputs(t, root, docs)
-	ref, _ := openHBaseIndex(t, zk)
-	if _, err := Run(bg, ref, withCP(hbaseConfig(root, glob), filepath.Join(root, "ref-cp"))); err != nil {
+	ref := openIndex(t, filepath.Join(root, "ref"))
+	if _, err := Run(bg, ref, withCP(baseConfig(root, glob), filepath.Join(root, "ref-cp"))); err != nil {
 		t.Fatal(err)
 	}
 	want := dump(t, ref)
@@ -228,6 +232,7 @@ func TestHBaseResumeAfterSIGKILL(t *testing.T) {
 // marker cells name each load, differs by design.
 func TestHBaseTwoShardProcesses(t *testing.T) {
 	zk := hbasetest.ZK(t)
+	t.Parallel() // most of an HBase test is waiting for table creation and drops
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -268,13 +273,13 @@ func TestHBaseTwoShardProcesses(t *testing.T) {
 }
 
 // pacedIndex is the real index with a pause before each Apply, so that a
-// region split overlaps a known stretch of writes; it counts the Apply
-// calls that started after the split began and ended before it finished.
+// region split overlaps a stretch of writes; it counts the Apply calls
+// whose time overlapped a split's.
 type pacedIndex struct {
 	*kvindex.Index
 	pause time.Duration
-	// splitting is 1 while a split runs; during counts the Applies that
-	// ran entirely inside it; epoch changes at each split start and end.
+	// splitting is 1 while a split runs; epoch changes at each split start
+	// and end; during counts the Applies that overlapped a split.
 	splitting, during, epoch atomic.Int64
 }
 
@@ -283,7 +288,7 @@ func (p *pacedIndex) Apply(ctx context.Context, muts []kvindex.Mutation) error {
 	e := p.epoch.Load()
 	in := p.splitting.Load() == 1
 	err := p.Index.Apply(ctx, muts)
-	if in && p.splitting.Load() == 1 && p.epoch.Load() == e {
+	if in || p.splitting.Load() == 1 || p.epoch.Load() != e {
 		p.during.Add(1)
 	}
 	return err
@@ -292,19 +297,23 @@ func (p *pacedIndex) Apply(ctx context.Context, muts []kvindex.Mutation) error {
 // TestHBaseSplitDuringLoad: the index table's region and then the docs
 // table's are split while the load writes into them; the load completes
 // (the client re-locates and retries what hit the moved regions) and the
-// content equals a load without a split.
+// content equals a load without a split (the embedded store's, equal to an
+// HBase load by TestHBaseLoadEqualsEmbedded).
 func TestHBaseSplitDuringLoad(t *testing.T) {
 	zk := hbasetest.ZK(t)
+	t.Parallel() // most of an HBase test is waiting for table creation and drops
 	dir := t.TempDir()
-	docs := genFPs(18, 20000)
+	docs := genFPs(18, 16000)
 	glob, _ := inputs(t, dir, docs)
-	ref, _ := openHBaseIndex(t, zk)
-	if _, err := Run(bg, ref, withCP(hbaseConfig(dir, glob), filepath.Join(dir, "cp-ref"))); err != nil {
+	start := time.Now()
+	ref := openIndex(t, filepath.Join(dir, "ref"))
+	if _, err := Run(bg, ref, withCP(baseConfig(dir, glob), filepath.Join(dir, "cp-ref"))); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("reference load done after %v", time.Since(start))
 	ix, ns := openHBaseIndex(t, zk)
 	st := ix.Store().(*hbasestore.Store)
-	p := &pacedIndex{Index: ix, pause: 30 * time.Millisecond}
+	p := &pacedIndex{Index: ix, pause: 20 * time.Millisecond}
 	var wg sync.WaitGroup
 	var splitErrs [2]error
 	split := func(i int, table kvindex.Table, at []byte) {
@@ -330,11 +339,14 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 		case "docs":
 			inMerge = p.during.Swap(0)
 			wg.Wait() // one split at a time
-			split(1, kvindex.TableDocs, []byte("doc-010000"))
+			split(1, kvindex.TableDocs, []byte("doc-008000"))
 		}
 	}
+	t.Logf("split load starts after %v", time.Since(start))
 	sum, err := Run(bg, p, cfg)
+	t.Logf("split load done after %v", time.Since(start))
 	wg.Wait()
+	t.Logf("splits done after %v", time.Since(start))
 	inDocs = p.during.Load()
 	if err != nil {
 		t.Fatalf("load with splits: %v", err)
@@ -344,7 +356,7 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 			t.Fatalf("split %d: %v", i, e)
 		}
 	}
-	t.Logf("batches applied while the index split ran: %d, while the docs split ran: %d; %s", inMerge, inDocs, sum)
+	t.Logf("batches that overlapped the index split: %d, the docs split: %d; %s", inMerge, inDocs, sum)
 	if inMerge == 0 || inDocs == 0 {
 		t.Errorf("a split did not overlap the writes (%d, %d batches during them)", inMerge, inDocs)
 	}
