@@ -80,7 +80,8 @@ Flags:
 	hbaseZK := fs.String("hbase-zk", "", "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
 	hbaseNS := fs.String("hbase-namespace", "simdex", "with --store hbase: namespace of the simdex tables")
 	hbaseCreate := fs.Bool("hbase-create-tables", false, "with --store hbase: create missing tables with the default schema (else refuse: see `simdexctl schema create`)")
-	inFlight := fs.Int("in-flight", 0, "write batches in flight at once (default 1 on the embedded store, 8 on HBase)")
+	inFlight := fs.Int("in-flight", 0, "write batches in flight at once (default 1 on the embedded store, 4 on HBase)")
+	batchBytes := fs.String("batch-bytes", "", "size of one write batch of index rows or documents (default 4MiB on the embedded store, 1MiB on HBase)")
 	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload; required with --store hbase)")
 	format := fs.String("format", bulkload.FormatAuto, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
 	memory := fs.String("memory", "", "memory bound, e.g. 2GiB (default a quarter of RAM)")
@@ -128,10 +129,21 @@ Flags:
 		ProgressEvery: *logEvery, Logger: log, InFlight: *inFlight,
 	}
 	if *store == "hbase" {
+		// Several Multi calls of ~1 MiB keep the region server busy
+		// without making any one call slow (HBase warns above 5,000 rows
+		// per call and takes longer pauses on larger ones).
 		cfg.IndexFirst = true
 		if cfg.InFlight == 0 {
-			cfg.InFlight = 8
+			cfg.InFlight = 4
 		}
+		cfg.ApplyBytes = 1 << 20
+	}
+	if *batchBytes != "" {
+		b, err := bulkload.ParseBytes(*batchBytes)
+		if err != nil {
+			return err
+		}
+		cfg.ApplyBytes = int(b)
 	}
 	if cfg.CheckpointDir == "" {
 		cfg.CheckpointDir = *dataDir + ".bulkload"
@@ -181,7 +193,10 @@ Flags:
 	cfg.Memory = mem
 	cfg.StoreMemory = min(cache+4*(64<<20), mem/2)
 	if *store == "hbase" {
-		cfg.StoreMemory = min(int64(3*cfg.InFlight*bulkload.DefaultApplyBytes), mem/2)
+		// Each batch in flight (and one queued per lane) costs about ten
+		// times its cell bytes: Mutation structs, the store's per-row
+		// coalescing, protobuf and cell blocks.
+		cfg.StoreMemory = min(int64(20*cfg.InFlight*max(cfg.ApplyBytes, 1<<20)), mem/2)
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
