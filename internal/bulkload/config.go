@@ -10,6 +10,10 @@
 //     and never stop the load, unless Strict.
 //  2. fp and docs cells are written in batches (Index.DocMutations: the loader
 //     does not look anything up, so it is as fast as the store takes puts).
+//     With IndexFirst (HBase, where servers read during the load) they are
+//     appended to a document run of the checkpoint directory instead and
+//     written after step 4, fp before docs, on InFlight lanes chosen by
+//     document id (so a repeated id's last record still wins).
 //  3. Every fingerprint's T index entries (the fingerprint permuted for each
 //     table: prefix = row, residual = the rest, plus its time bucket) go to
 //     fixed-size in-memory buffers; a full buffer is sorted (radix sort) and
@@ -19,7 +23,8 @@
 //     index row's residuals in order; each row's base-set cells are written
 //     once (merged under the row lock with what the row already holds, so a
 //     load into a non-empty index, a second shard or a resumed load all
-//     simply union). No delta cell is written.
+//     simply union). No delta cell is written. Batches of rows are
+//     applied InFlight at a time.
 //  5. Counters (documents = distinct ids, fingerprints = distinct
 //     fingerprints) come from merged runs of id hashes and fingerprints and
 //     are added once, together with a marker cell (meta row "bulkload",
