@@ -1,6 +1,8 @@
 package bulkload
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -35,5 +37,24 @@ func TestIndexFirstSameContent(t *testing.T) {
 	}
 	if got.Runs < 3 {
 		t.Errorf("%d runs: the test wants several document runs", got.Runs)
+	}
+}
+
+// TestResumeRefusesOtherWritePath: a checkpoint written with the fp and
+// docs cells in document runs cannot be resumed by a load that expects them
+// in the store, and the other way round.
+func TestResumeRefusesOtherWritePath(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.csv", []byte("x,0123456789abcdef,1\n"))
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	for _, first := range []bool{true, false} {
+		cfg := Config{Inputs: []string{a}, CheckpointDir: filepath.Join(dir, fmt.Sprint("cp", first)), IndexFirst: first}
+		if _, err := Run(bg, ix, cfg); err != nil {
+			t.Fatal(err)
+		}
+		cfg.IndexFirst = !first
+		if _, err := Run(bg, ix, cfg); !errors.Is(err, ErrInputChanged) {
+			t.Errorf("index first %v, resumed with %v: err %v, want ErrInputChanged", first, !first, err)
+		}
 	}
 }

@@ -88,6 +88,10 @@ type checkpoint struct {
 	// FreshIndex: when the load started, the index had no row in this
 	// shard's range, so rows are written without reading them first.
 	FreshIndex bool `json:"fresh_index"`
+	// IndexFirst: the fp and docs cells are in document runs (written
+	// after the index rows), not in the store. A checkpoint of one mode
+	// cannot be resumed in the other.
+	IndexFirst bool `json:"index_first,omitempty"`
 }
 
 type inputInfo struct {
@@ -251,7 +255,7 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 		infos = append(infos, inputInfo{Name: abs, Size: st.Size()})
 	}
 	fresh := checkpoint{Version: checkpointVersion, Inputs: infos, Shard: l.cfg.Shard, Shards: l.cfg.Shards,
-		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards)}
+		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards), IndexFirst: l.cfg.IndexFirst}
 	b, err := os.ReadFile(l.cpPath())
 	if errors.Is(err, os.ErrNotExist) {
 		l.cp = fresh
@@ -267,6 +271,9 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 	}
 	if cp.LoadID != fresh.LoadID || !slices.Equal(cp.Inputs, fresh.Inputs) {
 		return fmt.Errorf("%w: %s was written for other inputs or another shard; use a new checkpoint directory", ErrInputChanged, l.cpPath())
+	}
+	if cp.IndexFirst != l.cfg.IndexFirst {
+		return fmt.Errorf("%w: %s was written by a load into another kind of store (index first: %v); use a new checkpoint directory", ErrInputChanged, l.cpPath(), cp.IndexFirst)
 	}
 	l.cp = cp
 	l.cfg.Logger.Info("resuming bulk load", "file", cp.File, "line", cp.Line, "records", cp.Records, "runs", cp.Runs, "phase1_done", cp.Phase1Done)
