@@ -75,6 +75,11 @@ type Config struct {
 	// Metrics is where the counters go (nil: not recorded). Build it once
 	// per registry with NewMetrics.
 	Metrics *Metrics
+
+	// beforeWrite, a test hook, runs for each rewritten row after the row
+	// was read and its fold planned, before the rewrite is written, while
+	// the row's lock is held.
+	beforeWrite func(row []byte)
 }
 
 // Defaults.
@@ -285,6 +290,9 @@ func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *
 		muts, err := plan.mutations(c.ix, key)
 		if err != nil || len(muts) == 0 {
 			return nil, err
+		}
+		if c.cfg.beforeWrite != nil {
+			c.cfg.beforeWrite(key)
 		}
 		size := make(map[string]int, len(row.Cells))
 		for _, cell := range row.Cells {

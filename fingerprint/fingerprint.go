@@ -4,14 +4,16 @@
 // (Hamming distance, parsing and formatting, and the block-permutation layout
 // that the pigeonhole index is built on).
 //
-// # Recipe (RecipeVersion 2)
+// # Recipe (RecipeVersion 3)
 //
 // A Fingerprinter (New; about 4-5 s and 200 MiB on a 2-core machine, see
 // BENCHMARKS) computes, for the body and separately for the title:
 //
 //  1. Normalize: strip markup (tags, comments, entities; the content of
 //     script, style, nav, head, header, footer, aside, form...), Unicode
-//     NFKC (folds full-width forms), lower case, ’ to ', whitespace
+//     NFKC (folds full-width forms), lower case, traditional Chinese
+//     characters folded to simplified (recipe 3: OpenCC's TSCharacters,
+//     tradsimp_table.go), ’ to ', whitespace
 //     collapsed per line. Then, per line: a trailing "read more"/"阅读全文"
 //     link is cut off (the teaser stays); empty lines, short (<= 60
 //     characters) boilerplate lines (copyright, 版权所有, 责任编辑,
@@ -21,8 +23,12 @@
 //     "related articles" blocks (a list heading and the short unpunctuated
 //     lines after it) are dropped; a short line that recurs inside a
 //     dropped boilerplate line (a masthead named again in the copyright)
-//     is dropped too. For the body, lines repeating the title (a page's
-//     headline) are dropped as well (recipe 2). ExactHash is xxhash64 of
+//     is dropped too. Then short (<= 24 characters) lines without sentence
+//     punctuation or a colon at the head and tail of the text, before the
+//     first and after the last longer or punctuated line, are dropped
+//     (recipe 3: mastheads, section labels, footer links of any site). For
+//     the body, lines repeating the title (a page's headline) are dropped as
+//     well (recipe 2). ExactHash is xxhash64 of
 //     this text; Chars its length in characters.
 //  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
 //     (simplified and traditional dictionaries, shortest path, never HMM;
@@ -53,11 +59,12 @@
 //     weight to the 64 bit counters where its hash has a 1 and subtract it
 //     where it has a 0, in document order; bit i of the simhash is 1 where
 //     counter i is positive.
+//  7. Sketch (recipe 3): the SketchSize smallest 32-bit hashes (the high
+//     half of each feature's xxhash64) of the distinct body features, a
+//     bottom-k MinHash sketch for the second check on candidates (Jaccard).
 //
 // A body with fewer than Config.MinFeatures distinct kept words is
 // ErrLowInformation (an empty one ErrEmpty), never a zero fingerprint.
-// Traditional and simplified spellings of the same text are not mapped to
-// each other (gse has no cheap converter): they fingerprint differently.
 package fingerprint
 
 import (

@@ -22,7 +22,7 @@ import (
 // whenever any step changes the output for some input; the golden tests in
 // testdata/golden.json enforce that. Fingerprints from different recipes are
 // not comparable.
-const RecipeVersion uint32 = 2
+const RecipeVersion uint32 = 3
 
 var (
 	// ErrLowInformation means the document has too few distinct content
@@ -81,6 +81,9 @@ type Result struct {
 	Recipe uint32 `json:"recipe"`
 	// Chars is the number of characters (runes) in the normalized body.
 	Chars int `json:"chars"`
+	// Sketch is the bottom-k MinHash sketch of the body's distinct
+	// features (see Sketch); the second check on candidates compares it.
+	Sketch Sketch `json:"sketch,omitempty"`
 }
 
 //go:embed stopwords_en.txt
@@ -236,15 +239,16 @@ type feature struct {
 
 // scratch is per-call working memory, pooled to keep the hot path light.
 type scratch struct {
-	idx      map[uint64]int32
-	feats    []feature
-	title    map[uint64]struct{}
-	buf      []byte
-	textB    []byte
-	hashBuf  []byte
-	prev     string
-	prevIDF  float64
-	leadLeft int
+	idx       map[uint64]int32
+	feats     []feature
+	title     map[uint64]struct{}
+	buf       []byte
+	textB     []byte
+	hashBuf   []byte
+	sketchBuf []uint32
+	prev      string
+	prevIDF   float64
+	leadLeft  int
 }
 
 func newScratch() *scratch {
@@ -336,6 +340,7 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 		}
 	}
 	res.Features = len(s.feats)
+	res.Sketch, s.sketchBuf = buildSketch(s.feats, s.sketchBuf)
 	if res.Words < f.cfg.MinFeatures {
 		return res, nil, fmt.Errorf("%w: %d distinct content words < %d", ErrLowInformation, res.Words, f.cfg.MinFeatures)
 	}

@@ -31,7 +31,51 @@ func normalize(s string) string {
 	}
 	s = stripMarkup(s)
 	s = norm.NFKC.String(s)
-	return cleanLines(s)
+	return trimEdgeLines(cleanLines(s))
+}
+
+// maxEdgeRunes bounds the lines trimEdgeLines may drop.
+const maxEdgeRunes = 24
+
+// trimEdgeLines drops short unpunctuated lines at the head and the tail of
+// a text that has prose between them (recipe 3): a site's masthead, a
+// section label, a sign-off or a footer link that no phrase list names.
+// Such lines carry no sentence, so whether a copy keeps them says nothing
+// about its body; the signal is their place and shape, not their words,
+// so it holds for sites never seen. A text without a longer line (a
+// title, a list, a short note) is left alone.
+func trimEdgeLines(text string) string {
+	if strings.IndexByte(text, '\n') < 0 {
+		return text
+	}
+	// Byte offsets of the first prose line's start and the last prose
+	// line's end; the result is a substring (no allocation).
+	first, last := -1, -1
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		if l := text[off:end]; utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) {
+			if first < 0 {
+				first = off
+			}
+			last = end
+		}
+		off = end + 1
+	}
+	if first < 0 {
+		return text
+	}
+	return text[first:last]
+}
+
+// hasSentenceMark reports whether l contains sentence punctuation or a
+// colon: a label line ("Weather", "南方日报") has none.
+func hasSentenceMark(l string) bool {
+	return strings.ContainsAny(l, ".!?;:。！？；：")
 }
 
 // blockTags become a line break when stripped, so text in separate blocks
@@ -274,8 +318,10 @@ func cleanLines(s string) string {
 			// CJK symbols, kana, Han: no case and no spaces here (U+3000,
 			// the ideographic space, is folded to ' ' by NFKC before this);
 			// skips the case table search for most Chinese text.
+			// Traditional characters fold to simplified (recipe 3).
+			r = foldTrad(r)
 		default:
-			r = unicode.ToLower(r)
+			r = foldTrad(unicode.ToLower(r))
 		}
 		if space {
 			line = append(line, ' ')

@@ -108,3 +108,19 @@ func TestDropHeadline(t *testing.T) {
 		})
 	}
 }
+
+func TestTrimEdgeLines(t *testing.T) {
+	prose := "the council approved the budget for the new library after a long debate."
+	for _, tc := range []struct{ name, in, want string }{
+		{"masthead and footer", "daily tribune\n" + prose + "\nweather sports\ncontact us", prose},
+		{"Chinese masthead", "南方日报\n市议会在长时间辩论后批准了新图书馆的预算。", "市议会在长时间辩论后批准了新图书馆的预算。"},
+		{"punctuated short lines stay", "editor's note: short.\n" + prose + "\nthe end.", "editor's note: short.\n" + prose + "\nthe end."},
+		{"inner short lines stay", prose + "\nsection two\n" + prose, prose + "\nsection two\n" + prose},
+		{"one line", "daily tribune", "daily tribune"},
+		{"only short lines", "weather\nsports\nopinion", "weather\nsports\nopinion"},
+	} {
+		if got := trimEdgeLines(tc.in); got != tc.want {
+			t.Errorf("%s: trimEdgeLines(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}

@@ -43,7 +43,17 @@ type Document struct {
 	Time time.Time
 	// Attrs are free attributes returned with the document.
 	Attrs map[string]string
+	// Sketch is the MinHash sketch of the normalized body (nil when the
+	// document was inserted as a bare fingerprint, or stored in a docs cell
+	// of format 0x01): the second check on candidates compares it.
+	Sketch fingerprint.Sketch
+	// Chars is the length of the normalized body in characters (0 when
+	// unknown); the decision rule picks its thresholds by it.
+	Chars int
 }
+
+// MaxChars bounds Document.Chars (the fingerprinter's default MaxBytes).
+const MaxChars = 16 << 20
 
 // ValidateID reports whether id can be a document id.
 func ValidateID(id string) error {
@@ -71,6 +81,12 @@ func (d *Document) validate() error {
 	if d.Time.Before(minTime) || d.Time.After(maxTime) {
 		return fmt.Errorf("%w: time %s outside %d..%d", ErrBadDocument, d.Time.Format(time.RFC3339), minTime.Year(), maxTime.Year())
 	}
+	if err := d.Sketch.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadDocument, err)
+	}
+	if d.Chars < 0 || d.Chars > MaxChars {
+		return fmt.Errorf("%w: chars %d outside 0..%d", ErrBadDocument, d.Chars, MaxChars)
+	}
 	if len(d.Attrs) > MaxAttrs {
 		return fmt.Errorf("%w: %d attributes, at most %d", ErrBadDocument, len(d.Attrs), MaxAttrs)
 	}
@@ -90,24 +106,40 @@ func (d *Document) validate() error {
 // docs cell: the single cell of a docs row.
 var docQualifier = []byte("d")
 
-const docFormat = 0x01
+// Docs cell formats. 0x01 has no sketch; 0x02 (since recipe 3) adds the
+// body's length and sketch. A document without either is still written as
+// 0x01, so fingerprint-only documents keep their old bytes.
+const (
+	docFormat       = 0x01
+	docFormatSketch = 0x02
+)
 
 // encodeDoc is the docs cell value (docs/FORMAT.md, "docs table"):
 //
-//	byte 0      format 0x01
+//	byte 0      format 0x01 or 0x02
 //	bytes 1-8   fingerprint, big-endian
 //	bytes 9-16  title fingerprint
 //	bytes 17-24 exact hash
 //	bytes 25-32 time, Unix nanoseconds, big-endian two's complement
+//	0x02 only:  uvarint chars; byte n (0..64); n sketch values, 4 bytes
+//	            each, big-endian, strictly ascending
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
 func encodeDoc(d Document) []byte {
-	b := make([]byte, 33, 40+len(d.Attrs)*16)
+	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Attrs)*16)
 	b[0] = docFormat
 	binary.BigEndian.PutUint64(b[1:], uint64(d.Fingerprint))
 	binary.BigEndian.PutUint64(b[9:], uint64(d.TitleFingerprint))
 	binary.BigEndian.PutUint64(b[17:], d.ExactHash)
 	binary.BigEndian.PutUint64(b[25:], uint64(d.Time.UnixNano()))
+	if len(d.Sketch) > 0 || d.Chars > 0 {
+		b[0] = docFormatSketch
+		b = binary.AppendUvarint(b, uint64(d.Chars))
+		b = append(b, byte(len(d.Sketch)))
+		for _, v := range d.Sketch {
+			b = binary.BigEndian.AppendUint32(b, v)
+		}
+	}
 	keys := make([]string, 0, len(d.Attrs))
 	for k := range d.Attrs {
 		keys = append(keys, k)
@@ -126,7 +158,7 @@ func encodeDoc(d Document) []byte {
 var errCell = errors.New("bad cell")
 
 func decodeDoc(id string, v []byte) (Document, error) {
-	if len(v) < 34 || v[0] != docFormat {
+	if len(v) < 34 || v[0] != docFormat && v[0] != docFormatSketch {
 		return Document{}, fmt.Errorf("%w: docs cell of %d bytes, format %#x", errCell, len(v), first(v))
 	}
 	d := Document{
@@ -137,6 +169,28 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
 	}
 	p := v[33:]
+	if v[0] == docFormatSketch {
+		chars, k := binary.Uvarint(p)
+		if k <= 0 || chars > MaxChars {
+			return Document{}, fmt.Errorf("%w: chars", errCell)
+		}
+		d.Chars, p = int(chars), p[k:]
+		if len(p) < 1 || int(p[0]) > fingerprint.SketchSize || len(p) < 1+4*int(p[0]) {
+			return Document{}, fmt.Errorf("%w: sketch length", errCell)
+		}
+		n := int(p[0])
+		p = p[1:]
+		if n > 0 {
+			d.Sketch = make(fingerprint.Sketch, n)
+			for i := range d.Sketch {
+				d.Sketch[i] = binary.BigEndian.Uint32(p[4*i:])
+			}
+			if err := d.Sketch.Validate(); err != nil {
+				return Document{}, fmt.Errorf("%w: %v", errCell, err)
+			}
+		}
+		p = p[4*n:]
+	}
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > MaxAttrs {
 		return Document{}, fmt.Errorf("%w: attribute count", errCell)

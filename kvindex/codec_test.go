@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -222,9 +223,12 @@ func FuzzDecodeCells(f *testing.F) {
 	d := Document{ID: "x", Fingerprint: 1, Time: time.Unix(5, 0), Attrs: map[string]string{"a": "b"}}
 	f.Add(encodeDoc(d), []byte("d\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
 	f.Add(encodeFPCell(time.Unix(9, 0), 3), []byte("x12345678"))
+	d.Sketch, d.Chars = fingerprint.Sketch{1, 5, 1 << 31}, 180
+	f.Add(encodeDoc(d), []byte("b\x00\x00\x50\x21\x00\x01"))
 	f.Fuzz(func(t *testing.T, v, q []byte) {
 		if doc, err := decodeDoc("id", v); err == nil {
-			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) {
+			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) ||
+				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars {
 				t.Fatalf("doc round trip: %v", err)
 			}
 		}
@@ -251,6 +255,45 @@ func FuzzDecodeCells(f *testing.F) {
 		if tb, p, err := ParseIndexRowKey(q, bitsPer); err == nil {
 			if !bytes.Equal(IndexRowKey(nil, tb, p, 16), q) {
 				t.Fatal("row key round trip")
+			}
+		}
+	})
+}
+
+// A document with a sketch survives the docs cell, and one without keeps
+// the format 0x01 bytes (fingerprint-only documents did not change).
+func FuzzDocCellRoundTrip(f *testing.F) {
+	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire")
+	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "")
+	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string) {
+		var sk fingerprint.Sketch
+		for i := 0; i+4 <= len(raw) && len(sk) < fingerprint.SketchSize; i += 4 {
+			x := binary.BigEndian.Uint32(raw[i:])
+			if len(sk) == 0 || x > sk[len(sk)-1] {
+				sk = append(sk, x)
+			}
+		}
+		d := Document{ID: "id", Fingerprint: fingerprint.Fingerprint(fp), Time: time.Unix(0, ns).UTC(), Sketch: sk, Chars: chars}
+		if k != "" {
+			d.Attrs = map[string]string{k: v}
+		}
+		if d.validate() != nil {
+			return
+		}
+		cell := encodeDoc(d)
+		if want := byte(docFormat); len(sk) == 0 && chars == 0 && cell[0] != want {
+			t.Fatalf("no sketch: format %#x, want %#x", cell[0], want)
+		}
+		got, err := decodeDoc("id", cell)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if got.Fingerprint != d.Fingerprint || !got.Time.Equal(d.Time) || got.Chars != d.Chars || !slices.Equal(got.Sketch, d.Sketch) || len(got.Attrs) != len(d.Attrs) {
+			t.Fatalf("round trip: got %+v, want %+v", got, d)
+		}
+		for i := range len(cell) - 1 { // every strict prefix is rejected, never a panic
+			if _, err := decodeDoc("id", cell[:i]); err == nil {
+				t.Fatalf("prefix of %d bytes decoded", i)
 			}
 		}
 	})
@@ -289,7 +332,9 @@ func TestGoldenCells(t *testing.T) {
 		"base set snappy (dense)":                          hex.EncodeToString(denseCells[0]),
 		"fp cell":                                          hex.EncodeToString(encodeFPCell(when, 0xFEEDFACE)),
 		"docs cell":                                        hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}})),
-		"fp row key":                                       hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
+		"docs cell v2 (sketch)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"lang": "en"},
+			Sketch: fingerprint.Sketch{0x00000007, 0x0000ff00, 0x12345678, 0xfffffffe}, Chars: 300})),
+		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
 	path := filepath.Join("testdata", "golden_cells.json")
 	if *update {

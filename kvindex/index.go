@@ -66,6 +66,13 @@ type Config struct {
 	// sharing the store (required when several servers write one HBase);
 	// nil means this process is the only writer.
 	Locker Locker
+	// Confirm, when set, is the second check of insert-if-unique and of
+	// the duplicates an insert reports: a stored document within k of a new
+	// one counts only when Confirm(new, stored, distance) is true. stored
+	// carries the stored docs cell (its Sketch and Chars; only ID and
+	// Fingerprint when the cell is missing). nil: every document within k
+	// counts. It must be cheap and must not call the Index.
+	Confirm func(newDoc, stored Document, distance int) bool
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).

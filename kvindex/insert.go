@@ -178,6 +178,12 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	for n, i := range order {
 		candOf[i] = cands[n]
 	}
+	var storedDocs map[string]Document // docs cells of candidates, for Confirm
+	if ix.cfg.Confirm != nil {
+		if storedDocs, err = ix.candidateDocs(ctx, cands, state); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, i := range order {
 		d := docs[i]
 		fps := candOf[i]
@@ -191,6 +197,15 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			for _, e := range state[f] {
 				if e.id == d.ID {
 					continue
+				}
+				if ix.cfg.Confirm != nil {
+					sd, ok := storedDocs[e.id]
+					if !ok || sd.Fingerprint != fingerprint.Fingerprint(f) {
+						sd = Document{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Time: e.time}
+					}
+					if !ix.cfg.Confirm(d, sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
+						continue
+					}
 				}
 				dups = append(dups, Hit{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Distance: bits.OnesCount64(f ^ uint64(d.Fingerprint)), Time: e.time,
 					Exact: f == uint64(d.Fingerprint) && d.ExactHash != 0 && e.exact == d.ExactHash})
@@ -212,6 +227,9 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			}
 			state[uint64(d.Fingerprint)] = append(state[uint64(d.Fingerprint)], fpEntry{id: d.ID, time: d.Time, exact: d.ExactHash})
 			stored = append(stored, i)
+			if storedDocs != nil {
+				storedDocs[d.ID] = d
+			}
 		}
 		results[i] = r
 	}
@@ -343,6 +361,73 @@ func (ix *Index) readDocs(ctx context.Context, docs []Document, order []int) (ma
 		old[d.ID] = d
 	}
 	return old, errs, nil
+}
+
+// candidateDocs reads the docs cells of every document on the candidate
+// fingerprints (one multi-get), for Config.Confirm. A missing or corrupt
+// cell leaves its id out: Confirm then sees the bare fingerprint.
+func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[uint64][]fpEntry) (map[string]Document, error) {
+	seen := map[string]bool{}
+	var keys []RowKey
+	for _, c := range cands {
+		for _, f := range c {
+			for _, e := range state[f] {
+				if !seen[e.id] {
+					seen[e.id] = true
+					keys = append(keys, RowKey{TableDocs, []byte(e.id)})
+				}
+			}
+		}
+	}
+	out := make(map[string]Document, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		if d, err := ix.decodeDocRow(row); err == nil {
+			out[d.ID] = d
+		}
+	}
+	return out, nil
+}
+
+// Documents returns the stored documents with the given ids, read in one
+// multi-get; ids not stored are absent from the map. A corrupt docs cell is
+// an error (wrapping ErrCorrupt).
+func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Document, error) {
+	keys := make([]RowKey, 0, len(ids))
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+		keys = append(keys, RowKey{TableDocs, []byte(id)})
+	}
+	out := make(map[string]Document, len(ids))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		d, err := ix.decodeDocRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out[d.ID] = d
+	}
+	return out, nil
 }
 
 func (ix *Index) decodeDocRow(row Row) (Document, error) {

@@ -22,11 +22,15 @@ const (
 	TableDocs
 	// TableMeta holds the index metadata and counters.
 	TableMeta
+	// TableSeen holds per-user seen sets for feeds (package seen): one
+	// salted row per user, time-bucketed cells (docs/FORMAT.md, "seen
+	// table").
+	TableSeen
 	numTables
 )
 
 // Tables lists every logical table, in order.
-var Tables = []Table{TableIndex, TableFP, TableDocs, TableMeta}
+var Tables = []Table{TableIndex, TableFP, TableDocs, TableMeta, TableSeen}
 
 // String is the table's name, as used for HBase table names.
 func (t Table) String() string {
@@ -39,6 +43,8 @@ func (t Table) String() string {
 		return "docs"
 	case TableMeta:
 		return "meta"
+	case TableSeen:
+		return "seen"
 	}
 	return fmt.Sprintf("table(%d)", uint8(t))
 }

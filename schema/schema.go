@@ -1,5 +1,5 @@
 // Package schema declares simdex's HBase schema (namespace, the tables
-// index/fp/docs/meta, family attributes, pre-split keys) and the admin
+// index/fp/docs/meta/seen, family attributes, pre-split keys) and the admin
 // operations on it: Create, Verify (drift from the declaration), Describe
 // (printed the way HBase's shell prints describe), Drop and Plan (sizing).
 // simdexctl schema exposes them; kvindex/hbasestore creates missing tables
@@ -45,6 +45,16 @@ type Schema struct {
 	// Layout decides the index table's pre-split keys (default
 	// fingerprint.DefaultLayout).
 	Layout fingerprint.Layout
+	// SeenTTL is the TTL of the seen table (package seen): the seen
+	// retention plus one time bucket, so a bucket's cells (timestamped with
+	// the bucket's start) live until its last item has been kept for the
+	// whole retention (default 31 days: seen.DefaultRetention plus
+	// seen.DefaultBucketWidth; negative: keep forever).
+	SeenTTL time.Duration
+	// SeenRegions is the seen table's region count at creation (default 1);
+	// its rows start with a 2-byte salt, so the split keys cut the salt
+	// space into equal parts.
+	SeenRegions int
 	// IndexRegions is the index table's region count at creation (default
 	// 1: no pre-split); it is rounded up to a multiple of the layout's
 	// table count T so each permutation table gets equal prefix ranges.
@@ -71,6 +81,12 @@ func (s Schema) WithDefaults() Schema {
 	if s.IndexRegions == 0 {
 		s.IndexRegions = 1
 	}
+	if s.SeenTTL == 0 {
+		s.SeenTTL = DefaultSeenTTL
+	}
+	if s.SeenRegions == 0 {
+		s.SeenRegions = 1
+	}
 	return s
 }
 
@@ -92,6 +108,12 @@ func (s Schema) Validate() error {
 	}
 	if err := s.Layout.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if s.SeenTTL > 0 && s.SeenTTL < time.Second {
+		return fmt.Errorf("%w: seen TTL %v (at least 1s, or negative for none)", ErrInvalid, s.SeenTTL)
+	}
+	if s.SeenRegions < 1 || s.SeenRegions > 65536 {
+		return fmt.Errorf("%w: seen regions %d (1..65536)", ErrInvalid, s.SeenRegions)
 	}
 	if s.IndexRegions < 1 || s.IndexRegions > 100000 {
 		return fmt.Errorf("%w: index regions %d (1..100000)", ErrInvalid, s.IndexRegions)
@@ -134,7 +156,12 @@ func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
 		hbase.AttrVersions:          "1",
 		AttrNewVersionBehavior:      "true",
 	}
-	if s.Retention > 0 && t != kvindex.TableMeta {
+	switch {
+	case t == kvindex.TableSeen:
+		if s.SeenTTL > 0 {
+			a[hbase.AttrTTL] = strconv.FormatInt(int64(s.SeenTTL/time.Second), 10)
+		}
+	case s.Retention > 0 && t != kvindex.TableMeta:
 		a[hbase.AttrTTL] = strconv.FormatInt(int64(s.Retention/time.Second), 10)
 	}
 	if t == kvindex.TableIndex && s.MOBThreshold > 0 {
@@ -160,12 +187,31 @@ func (s Schema) Tables() []Table {
 	for _, t := range kvindex.Tables {
 		td := hbase.TableDescriptor{Name: s.TableName(t), Families: []hbase.FamilyDescriptor{{Name: s.Family, Attributes: s.familyAttributes(t)}}}
 		var splits [][]byte
-		if t == kvindex.TableIndex {
+		switch t {
+		case kvindex.TableIndex:
 			splits = s.IndexSplitKeys()
+		case kvindex.TableSeen:
+			splits = s.SeenSplitKeys()
 		}
 		out = append(out, Table{Table: t, Descriptor: td, SplitKeys: splits})
 	}
 	return out
+}
+
+// DefaultSeenTTL is the seen table's default TTL: 30 days of retention
+// plus a one-day bucket (package seen's defaults).
+const DefaultSeenTTL = 31 * 24 * time.Hour
+
+// SeenSplitKeys are the seen table's pre-split keys: seen rows start with a
+// 2-byte salt (a hash of the user), so SeenRegions equal ranges of the salt
+// spread users evenly.
+func (s Schema) SeenSplitKeys() [][]byte {
+	var keys [][]byte
+	for j := 1; j < s.SeenRegions; j++ {
+		v := j * 65536 / s.SeenRegions
+		keys = append(keys, []byte{byte(v >> 8), byte(v)})
+	}
+	return keys
 }
 
 // IndexSplitKeys are the index table's pre-split keys: each permutation

@@ -56,6 +56,13 @@ func TestDeclaredAttributes(t *testing.T) {
 		if tb.Table == kvindex.TableMeta && hasTTL {
 			t.Fatalf("meta must not expire: %v", a)
 		}
+		if tb.Table == kvindex.TableSeen {
+			// The seen table expires by its own retention (31 days by default).
+			if ttl != "2678400" {
+				t.Fatalf("%s TTL %q, want 2678400 (SeenTTL)", tb.Descriptor.Name, ttl)
+			}
+			continue
+		}
 		if tb.Table != kvindex.TableMeta && ttl != "7776000" {
 			t.Fatalf("%s TTL %q, want 7776000", tb.Descriptor.Name, ttl)
 		}
@@ -75,6 +82,8 @@ func TestValidate(t *testing.T) {
 		{"retention", Schema{Retention: time.Millisecond}},
 		{"layout", Schema{Layout: fingerprint.Layout{B: 2, K: 5}}},
 		{"regions", Schema{IndexRegions: -1}},
+		{"seen ttl", Schema{SeenTTL: time.Millisecond}},
+		{"seen regions", Schema{SeenRegions: 70000}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,5 +135,32 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := MakePlan(PlanInput{Fingerprints: -1}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("negative input: %v", err)
+	}
+}
+
+func TestSeenSplitKeys(t *testing.T) {
+	tests := []struct {
+		regions int
+		want    [][]byte
+	}{
+		{1, nil},
+		{2, [][]byte{{0x80, 0x00}}},
+		{4, [][]byte{{0x40, 0x00}, {0x80, 0x00}, {0xc0, 0x00}}},
+	}
+	for _, tc := range tests {
+		got := Schema{SeenRegions: tc.regions}.WithDefaults().SeenSplitKeys()
+		if !slices.EqualFunc(got, tc.want, bytes.Equal) {
+			t.Errorf("SeenRegions %d: split keys %x, want %x", tc.regions, got, tc.want)
+		}
+	}
+	s := Schema{SeenRegions: 1000}.WithDefaults()
+	var tb Table
+	for _, x := range s.Tables() {
+		if x.Table == kvindex.TableSeen {
+			tb = x
+		}
+	}
+	if len(tb.SplitKeys) != 999 || !slices.IsSortedFunc(tb.SplitKeys, bytes.Compare) || len(slices.CompactFunc(slices.Clone(tb.SplitKeys), bytes.Equal)) != 999 {
+		t.Fatalf("1000 seen regions: %d split keys", len(tb.SplitKeys))
 	}
 }

@@ -63,13 +63,21 @@ checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
 ranges, so n processes (n machines on one HBase cluster) share a backfill;
 on the embedded store run the shards one after the other.
 
-On HBase the index rows are written first, then the fp and docs cells (so
-servers reading the tables never see a document they cannot find), each in
-large batches with --in-flight calls at a time. Servers may keep running.
+On HBase the sorted cells are written as batched puts (--batch-bytes each,
+--in-flight calls at a time), the index rows first, then the fp cells, then
+the docs cells (so servers reading the tables never see a document they
+cannot find). Servers may keep running.
 
 Every flag can also be set with an environment variable SIMDEX_<FLAG>
 (upper case, '-' as '_', e.g. SIMDEX_HBASE_ZK), as for the server; a flag
 wins over the environment.
+
+Repeated ids: the last record of an id wins, as online inserts in input
+order would have it, whether the id repeats within the load or is already
+in the index. The record it replaces no longer carries its fingerprint (a
+fingerprint left without a document is dropped from the index, or
+tombstoned when it was stored), and the document and fingerprint counters
+count each once. Across the shards of a sharded load an id must not repeat.
 
 Flags:
 `)
@@ -80,8 +88,8 @@ Flags:
 	hbaseZK := fs.String("hbase-zk", "", "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
 	hbaseNS := fs.String("hbase-namespace", "simdex", "with --store hbase: namespace of the simdex tables")
 	hbaseCreate := fs.Bool("hbase-create-tables", false, "with --store hbase: create missing tables with the default schema (else refuse: see `simdexctl schema create`)")
-	inFlight := fs.Int("in-flight", 0, "write batches in flight at once (default 1 on the embedded store, 4 on HBase)")
-	batchBytes := fs.String("batch-bytes", "", "size of one write batch of index rows or documents (default 4MiB on the embedded store, 1MiB on HBase)")
+	inFlight := fs.Int("in-flight", 0, "with --store hbase: write batches in flight at once (default 4; the embedded store ingests sorted tables instead)")
+	batchBytes := fs.String("batch-bytes", "", "with --store hbase: size of one write batch of sorted cells (default 1MiB)")
 	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload; required with --store hbase)")
 	format := fs.String("format", bulkload.FormatAuto, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
 	memory := fs.String("memory", "", "memory bound, e.g. 2GiB (default a quarter of RAM)")

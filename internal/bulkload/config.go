@@ -8,12 +8,8 @@
 //     (fingerprinted by parallel workers) or a delimited "id,fingerprint,time"
 //     line. Bad lines go to a rejects file (JSON Lines: file, line, reason)
 //     and never stop the load, unless Strict.
-//  2. fp and docs cells are written in batches (Index.DocMutations: the loader
-//     does not look anything up, so it is as fast as the store takes puts).
-//     With IndexFirst (HBase, where servers read during the load) they are
-//     appended to a document run of the checkpoint directory instead and
-//     written after step 4, fp before docs, on InFlight lanes chosen by
-//     document id (so a repeated id's last record still wins).
+//  2. Each record's fp and docs cells are encoded (Index.DocMutations) and
+//     buffered with the index entries below; nothing is looked up.
 //  3. Every fingerprint's T index entries (the fingerprint permuted for each
 //     table: prefix = row, residual = the rest, plus its time bucket) go to
 //     fixed-size in-memory buffers; a full buffer is sorted (radix sort) and
@@ -29,6 +25,19 @@
 //     fingerprints) come from merged runs of id hashes and fingerprints and
 //     are added once, together with a marker cell (meta row "bulkload",
 //     qualifier = the load id) that makes the addition idempotent.
+//
+// Writing: the fp and docs cells are spilled as sorted cell runs too, so
+// every table is written in key order after the input is read: on the
+// embedded store as sorted string tables ingested by Pebble (one atomic
+// ingest per table), elsewhere (HBase) as batched puts of about ApplyBytes,
+// InFlight Apply calls at a time, and then in the index's write order:
+// every index row first, then the fp cells, then the docs cells
+// (IndexFirst). Nothing is written to the store while the input is read.
+//
+// Repeated ids (plan.go): the last record of an id wins, as online inserts
+// in input order would have it, within the load and against stored
+// documents; replaced records stop carrying their fingerprints and the
+// counters count documents and fingerprints once.
 //
 // Resumability: the checkpoint directory holds checkpoint.json (input
 // position, run files, counts), the run files, and the rejects offset.
@@ -121,27 +130,31 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Logger receives start, checkpoint and summary lines (default discard).
 	Logger *slog.Logger
-	// IndexFirst holds the fp and docs cells in document runs of the
-	// checkpoint directory during the read phase and writes them after
-	// every index row, so that no document is visible before its
-	// fingerprint is findable (the index's write order). For stores that
-	// servers read during the load (HBase); the embedded store, which one
-	// process owns, writes them as it reads.
+	// IndexFirst writes the fp and docs cells after every index row (fp
+	// before docs), so that no document is visible before its fingerprint
+	// is findable (the index's write order). For stores that servers read
+	// during the load (HBase); it is implied for every store without a
+	// sorted-cell ingest. The embedded store, which one process owns,
+	// otherwise writes all tables at once.
 	IndexFirst bool
-	// InFlight is the number of Apply calls the write phases keep running
-	// at once (default 1: each batch is applied before the next is built).
+	// InFlight is the number of Apply calls the merge phase keeps running
+	// at once on stores without a sorted-cell ingest (default 1: each
+	// batch is applied before the next is built).
 	// HBase takes large batches best several at a time.
 	InFlight int
-	// ApplyBytes is the size of one Apply batch of index rows or documents
-	// (default 4 MiB).
+	// ApplyBytes is the size of one Apply batch of sorted cells on stores
+	// without a sorted-cell ingest (default 4 MiB).
 	ApplyBytes int
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
-	// entries; afterBatch runs after each committed batch.
-	spillEvery int
-	afterBatch func()
-	// onPhase runs as each write phase ("merge", "docs") starts.
-	onPhase func(string)
+	// entries; afterBatch runs after each committed batch; beforeCommit
+	// runs before the sorted cells of a table (named by its run kind) are
+	// committed; onPhase runs as each write phase ("merge", "docs": the fp
+	// and docs cells written after the index rows) starts.
+	spillEvery   int
+	afterBatch   func()
+	beforeCommit func(kind string)
+	onPhase      func(string)
 }
 
 // Defaults.

@@ -177,6 +177,8 @@ type record struct {
 	fp      fingerprint.Fingerprint
 	titleFP fingerprint.Fingerprint
 	exact   uint64
+	sketch  fingerprint.Sketch // documents only: the docs cell's sketch
+	chars   int
 	at      time.Time
 	attrs   map[string]string
 	// title/text are set for documents until they are fingerprinted.
@@ -188,27 +190,79 @@ var errSkip = errors.New("skip")
 
 // parseFPLine parses "id<sep>fingerprint<sep>time".
 func parseFPLine(line []byte) (record, error) {
-	s := strings.TrimSpace(string(line))
-	if s == "" || s[0] == '#' {
+	b := bytes.TrimSpace(line)
+	if len(b) == 0 || b[0] == '#' {
 		return record{}, errSkip
 	}
-	sep := ","
-	if strings.Contains(s, "\t") {
-		sep = "\t"
+	sep := byte(',')
+	if bytes.IndexByte(b, '\t') >= 0 {
+		sep = '\t'
 	}
-	parts := strings.Split(s, sep)
-	if len(parts) != 3 {
-		return record{}, fmt.Errorf("want 3 fields (id, fingerprint, time) separated by %q, got %d", sep, len(parts))
+	i := bytes.IndexByte(b, sep)
+	j := -1
+	if i >= 0 {
+		if j = bytes.IndexByte(b[i+1:], sep); j >= 0 {
+			j += i + 1
+		}
 	}
-	fp, err := fingerprint.Parse(parts[1])
+	if i < 0 || j < 0 || bytes.IndexByte(b[j+1:], sep) >= 0 {
+		return record{}, fmt.Errorf("want 3 fields (id, fingerprint, time) separated by %q, got %d", string(sep), bytes.Count(b, []byte{sep})+1)
+	}
+	fp, err := parseFP(b[i+1 : j])
 	if err != nil {
 		return record{}, err
 	}
-	at, err := parseTime(strings.TrimSpace(parts[2]))
+	at, err := parseTimeBytes(bytes.TrimSpace(b[j+1:]))
 	if err != nil {
 		return record{}, err
 	}
-	return record{id: strings.TrimSpace(parts[0]), fp: fp, at: at}, nil
+	return record{id: string(bytes.TrimSpace(b[:i])), fp: fp, at: at}, nil
+}
+
+// parseFP reads a fingerprint field: exactly 16 hex digits without
+// allocating (the common form), anything else through fingerprint.Parse.
+func parseFP(f []byte) (fingerprint.Fingerprint, error) {
+	if len(f) == 16 {
+		var v uint64
+		ok := true
+		for _, c := range f {
+			var d byte
+			switch {
+			case c >= '0' && c <= '9':
+				d = c - '0'
+			case c >= 'a' && c <= 'f':
+				d = c - 'a' + 10
+			case c >= 'A' && c <= 'F':
+				d = c - 'A' + 10
+			default:
+				ok = false
+			}
+			v = v<<4 | uint64(d)
+		}
+		if ok {
+			return fingerprint.Fingerprint(v), nil
+		}
+	}
+	return fingerprint.Parse(string(f))
+}
+
+// parseTimeBytes is parseTime with a fast path for whole Unix seconds.
+func parseTimeBytes(b []byte) (time.Time, error) {
+	if n := len(b); n > 0 && n <= 11 {
+		var sec int64
+		digits := true
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			sec = sec*10 + int64(c-'0')
+		}
+		if digits {
+			return time.Unix(sec, 0).UTC(), nil
+		}
+	}
+	return parseTime(string(b))
 }
 
 // parseTime accepts RFC 3339 or Unix seconds (integer or decimal).

@@ -3,6 +3,7 @@ package bulkload
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -30,11 +32,20 @@ type Index interface {
 	CounterMutations(docs, fps int64) []kvindex.Mutation
 	Apply(ctx context.Context, muts []kvindex.Mutation) error
 	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
+	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
 	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
 	Store() kvindex.Store
 }
 
 var _ Index = (*kvindex.Index)(nil)
+
+// cellIngester is the optional store capability the loader writes sorted
+// cells through: the embedded store builds sorted string tables from them
+// and ingests them (no memtable inserts). Stores without it (HBase) take
+// the same sorted cells as batches of puts.
+type cellIngester interface {
+	NewCellWriter(t kvindex.Table, dir string) (kvindex.CellWriter, error)
+}
 
 // flusher is implemented by stores that buffer writes (the embedded store
 // opened with NoSync): checkpoints flush them so that what a checkpoint
@@ -88,10 +99,13 @@ type checkpoint struct {
 	// FreshIndex: when the load started, the index had no row in this
 	// shard's range, so rows are written without reading them first.
 	FreshIndex bool `json:"fresh_index"`
-	// IndexFirst: the fp and docs cells are in document runs (written
-	// after the index rows), not in the store. A checkpoint of one mode
-	// cannot be resumed in the other.
-	IndexFirst bool `json:"index_first,omitempty"`
+	// FreshDocs: when the load started, the fp and docs tables were
+	// empty, so no loaded id or fingerprint can already be stored.
+	FreshDocs bool `json:"fresh_docs"`
+	// PlanDone: the plan for repeated ids was made (plan.json exists when
+	// HasPlan).
+	PlanDone bool `json:"plan_done"`
+	HasPlan  bool `json:"has_plan"`
 }
 
 type inputInfo struct {
@@ -112,14 +126,19 @@ type loader struct {
 	// buffers: one per table, then ids, then fps (fixed capacity).
 	bufs    [][]entry
 	scratch []entry
+	// cells buffers the fp (0) and docs (1) cells between spills, up to
+	// cellCap arena bytes each.
+	cells       [2]cellBuf
+	cellCap     int
+	cellScratch []cellRef
+	// applySem bounds the merge phase's Apply calls in flight (InFlight).
+	applySem chan struct{}
+	// plan is the merge phase's plan for repeated ids (nil: none needed).
+	plan    *plan
 	fpr     *fingerprint.Fingerprinter
 	rejects *os.File
 	rejW    *bufio.Writer
 	sum     Summary
-	// docw receives the current run's fp and docs cells (IndexFirst).
-	docw *docRunWriter
-	// rowW applies index row batches (InFlight at a time).
-	rowW *applier
 
 	// Progress counters (atomic: read by the progress goroutine).
 	pRecords, pRejected, pBytes, pRows atomic.Int64
@@ -203,18 +222,6 @@ func (l *loader) run(ctx context.Context, files []string) error {
 		return err
 	}
 	l.cfg.Logger.Info("index rows written", "rows", l.sum.IndexRows, "seconds", time.Since(t0).Seconds())
-	if l.cfg.IndexFirst {
-		t0 = time.Now()
-		l.phase.Store("docs")
-		if l.cfg.onPhase != nil {
-			l.cfg.onPhase("docs")
-		}
-		l.pRows.Store(0)
-		if err := l.writeDocRuns(ctx); err != nil {
-			return err
-		}
-		l.cfg.Logger.Info("documents written", "documents", l.pRows.Load(), "seconds", time.Since(t0).Seconds())
-	}
 	l.phase.Store("count")
 	groups, err := l.phase3(ctx)
 	if err != nil {
@@ -255,11 +262,14 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 		infos = append(infos, inputInfo{Name: abs, Size: st.Size()})
 	}
 	fresh := checkpoint{Version: checkpointVersion, Inputs: infos, Shard: l.cfg.Shard, Shards: l.cfg.Shards,
-		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards), IndexFirst: l.cfg.IndexFirst}
+		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards)}
 	b, err := os.ReadFile(l.cpPath())
 	if errors.Is(err, os.ErrNotExist) {
 		l.cp = fresh
-		l.cp.FreshIndex, err = l.noRowsInRange(ctx)
+		if l.cp.FreshIndex, err = l.noRowsInRange(ctx); err != nil {
+			return err
+		}
+		l.cp.FreshDocs, err = l.tablesEmpty(ctx, kvindex.TableDocs, kvindex.TableFP)
 		return err
 	}
 	if err != nil {
@@ -271,9 +281,6 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 	}
 	if cp.LoadID != fresh.LoadID || !slices.Equal(cp.Inputs, fresh.Inputs) {
 		return fmt.Errorf("%w: %s was written for other inputs or another shard; use a new checkpoint directory", ErrInputChanged, l.cpPath())
-	}
-	if cp.IndexFirst != l.cfg.IndexFirst {
-		return fmt.Errorf("%w: %s was written by a load into another kind of store (index first: %v); use a new checkpoint directory", ErrInputChanged, l.cpPath(), cp.IndexFirst)
 	}
 	l.cp = cp
 	l.cfg.Logger.Info("resuming bulk load", "file", cp.File, "line", cp.Line, "records", cp.Records, "runs", cp.Runs, "phase1_done", cp.Phase1Done)
@@ -317,6 +324,20 @@ func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// tablesEmpty reports whether the tables have no row.
+func (l *loader) tablesEmpty(ctx context.Context, tables ...kvindex.Table) (bool, error) {
+	for _, t := range tables {
+		err := l.ix.Store().Scan(ctx, t, nil, nil, func(kvindex.Row) error { return errFound })
+		if errors.Is(err, errFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 func (l *loader) saveCheckpoint() error {
@@ -378,14 +399,27 @@ type reject struct {
 	Reason string `json:"reason"`
 }
 
-// bufferCap is the capacity of each spill buffer: half the memory bound
-// over T+2 buffers plus the radix sort's scratch.
+// cellBytesPerRecord is the arena space each of the two cell buffers gets
+// per record of the spill buffers' capacity (an fp cell of a short id is
+// ~30 bytes, a docs cell without attributes ~45).
+const cellBytesPerRecord = 48
+
+// bufferCap is the number of records a spill holds: half the memory bound
+// (less the store's share) over what one record takes, T+2 entries of 16
+// bytes plus the radix sort's scratch, and two cells (a reference and
+// arena bytes, with an eighth of slack) plus the cell sort's scratch.
 func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
 	}
-	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / int64(l.T+3) / 16)
+	perRecord := int64(16*(l.T+3) + 3*int(unsafe.Sizeof(cellRef{})) + 2*cellBytesPerRecord*9/8)
+	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / perRecord)
 }
+
+// cellKinds name the cell runs of the fp and docs tables.
+var cellKinds = [2]string{"fpcells", "doccells"}
+
+var cellTables = [2]kvindex.Table{kvindex.TableFP, kvindex.TableDocs}
 
 // docShard is the shard that writes fp's fp and docs cells.
 func (l *loader) docShard(fp uint64) int {
@@ -410,18 +444,13 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 	for i := range l.bufs {
 		l.bufs[i] = make([]entry, 0, capN)
 	}
+	l.cellCap = capN * cellBytesPerRecord
+	for i := range l.cells {
+		l.cells[i] = cellBuf{arena: make([]byte, 0, l.cellCap+l.cellCap/8), refs: make([]cellRef, 0, capN)}
+	}
 	l.pRecords.Store(l.cp.Records)
 	l.pRejected.Store(l.cp.Rejected)
 	l.pBytes.Store(l.cp.InputBytes)
-	if err := l.openDocRun(); err != nil {
-		return err
-	}
-	defer func() {
-		if l.docw != nil {
-			l.docw.abort() // an unfinished run: its lines are read again on resume
-			l.docw = nil
-		}
-	}()
 	for fi := l.cp.File; fi < len(files); fi++ {
 		if err := l.readFile(ctx, fi, files[fi], capN); err != nil {
 			return err
@@ -432,7 +461,7 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 		return err
 	}
 	l.cp.Phase1Done = true
-	l.bufs, l.scratch = nil, nil
+	l.bufs, l.scratch, l.cells, l.cellScratch = nil, nil, [2]cellBuf{}, nil
 	return l.saveCheckpoint()
 }
 
@@ -537,6 +566,11 @@ func (l *loader) nearlyFull(capN int) bool {
 			return true
 		}
 	}
+	for _, c := range l.cells {
+		if len(c.refs)+l.cfg.BatchDocs > capN || len(c.arena) >= l.cellCap {
+			return true
+		}
+	}
 	return false
 }
 
@@ -567,6 +601,7 @@ func (l *loader) processItem(it *item, format string) {
 			var res fingerprint.Result
 			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
 			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
+			rec.sketch, rec.chars = res.Sketch, res.Chars
 			rec.title, rec.text = "", ""
 		}
 	} else {
@@ -583,7 +618,7 @@ func (l *loader) processItem(it *item, format string) {
 		return
 	}
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
-	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs}
+	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars}
 	muts, err := l.ix.DocMutations(d) // validates time and attributes
 	if err != nil {
 		it.err = err
@@ -594,10 +629,9 @@ func (l *loader) processItem(it *item, format string) {
 	}
 }
 
-// commitBatch writes rejects and cells of a processed batch and buffers its
-// index entries.
+// commitBatch writes the rejects of a processed batch and buffers its cells
+// and index entries.
 func (l *loader) commitBatch(ctx context.Context, batch []item, file string) error {
-	var muts []kvindex.Mutation
 	buckets := l.ix.Buckets()
 	for i := range batch {
 		it := &batch[i]
@@ -632,24 +666,21 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64String(it.rec.id)})
 			l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
 			for _, m := range it.muts {
-				l.cp.BytesWritten += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-			}
-			if l.docw != nil {
-				if err := l.docw.add(it.muts); err != nil {
-					return fmt.Errorf("bulkload: document run: %w", err)
+				switch {
+				case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
+					l.cells[0].add(m.Row, m.Qualifier, m.Value)
+				case m.Kind == kvindex.Put && m.Table == kvindex.TableDocs:
+					l.cells[1].add(m.Row, m.Qualifier, m.Value)
+				default:
+					return fmt.Errorf("bulkload: unexpected document mutation %d of table %s", m.Kind, m.Table)
 				}
-				continue
 			}
-			muts = append(muts, it.muts...)
 		}
 	}
 	if err := l.rejW.Flush(); err != nil {
 		return fmt.Errorf("bulkload: rejects file: %w", err)
 	}
-	if len(muts) == 0 {
-		return nil
-	}
-	return l.ix.Apply(ctx, muts)
+	return ctx.Err()
 }
 
 func runName(n int, kind string) string { return fmt.Sprintf("run-%06d-%s.sdx", n, kind) }
@@ -670,8 +701,19 @@ func (l *loader) spill() error {
 	for _, b := range l.bufs {
 		empty = empty && len(b) == 0
 	}
+	for _, c := range l.cells {
+		empty = empty && len(c.refs) == 0
+	}
 	if empty {
 		return nil
+	}
+	for i := range l.cells {
+		c := &l.cells[i]
+		l.cellScratch = c.sort(l.cellScratch)
+		if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, cellKinds[i])), c); err != nil {
+			return fmt.Errorf("bulkload: spill: %w", err)
+		}
+		c.reset()
 	}
 	for i, b := range l.bufs {
 		l.scratch = sortEntries(b, l.scratch)
@@ -680,31 +722,8 @@ func (l *loader) spill() error {
 		}
 		l.bufs[i] = b[:0]
 	}
-	if l.docw != nil {
-		err := l.docw.finish()
-		l.docw = nil
-		if err != nil {
-			return fmt.Errorf("bulkload: spill: %w", err)
-		}
-	}
 	l.cp.Runs++
-	if err := l.openDocRun(); err != nil {
-		return err
-	}
 	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1)
-	return nil
-}
-
-// openDocRun starts the document run of run number cp.Runs (IndexFirst).
-func (l *loader) openDocRun() error {
-	if !l.cfg.IndexFirst {
-		return nil
-	}
-	w, err := createDocRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, "docs")))
-	if err != nil {
-		return fmt.Errorf("bulkload: document run: %w", err)
-	}
-	l.docw = w
 	return nil
 }
 
@@ -719,18 +738,50 @@ func (l *loader) runPaths(kind string) []string {
 // phase2 merges each table's runs and writes its rows, tables in parallel.
 // It returns the near-duplicate pairs when a dedup report is asked for.
 func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
+	p, err := l.ensurePlan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.plan = p
+	skip, noIndex := p.skipSet(), p.noIndexSet()
 	var mu sync.Mutex // protects pairs, errs and the summary counts below
 	var pairs [][2]uint64
 	var errs []error
 	var rows, entries, written int64
-	sem := make(chan struct{}, max(1, min(l.cfg.Workers, l.T)))
-	l.rowW = newApplier(l.ix, l.cfg.InFlight)
+	// Staged sstables of an interrupted run are garbage: every table is
+	// rewritten.
+	if err := os.RemoveAll(l.stageDir()); err != nil {
+		return nil, fmt.Errorf("bulkload: %w", err)
+	}
+	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
+	_, ingests := l.ix.Store().(cellIngester)
+	indexFirst := l.cfg.IndexFirst || !ingests
+	sem := make(chan struct{}, max(1, l.cfg.Workers))
 	var wg sync.WaitGroup
+	cells := func(i int) {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		b, err := l.writeCells(ctx, i, skip)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		written += b
+	}
+	if !indexFirst {
+		// Ingested tables become visible atomically, each at its commit,
+		// and one process owns the store: no order to keep.
+		for i := range cellKinds {
+			wg.Go(func() { cells(i) })
+		}
+	}
 	for t := range l.T {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			st, p, err := l.mergeTable(ctx, t)
+			st, p, err := l.mergeTable(ctx, t, noIndex)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -744,8 +795,26 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		})
 	}
 	wg.Wait()
-	errs = append(errs, l.rowW.wait())
+	if indexFirst {
+		// The index's write order, for stores that servers read during
+		// the load: every index row, then the fp cells, then the docs
+		// cells, so that no document is visible before its fingerprint
+		// is findable.
+		l.phase.Store("docs")
+		if l.cfg.onPhase != nil {
+			l.cfg.onPhase("docs")
+		}
+		for i := range cellKinds {
+			if len(errs) > 0 {
+				break
+			}
+			cells(i)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := l.applyStoreChanges(ctx, p); err != nil {
 		return nil, err
 	}
 	l.sum.IndexRows, l.sum.IndexEntries = rows, entries
@@ -756,7 +825,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 
 type tableStats struct{ rows, entries, bytes int64 }
 
-func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64, error) {
+func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool) (tableStats, [][2]uint64, error) {
 	var st tableStats
 	var pairs [][2]uint64
 	m, err := newMerger(l.runPaths(l.kindName(t)))
@@ -768,6 +837,16 @@ func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64
 	rbits := 64 - p.PrefixBits
 	var cur []entry // one row's entries, sorted by (key, bucket)
 	var rb rowBatch
+	if l.cp.FreshIndex {
+		if rb.w, err = l.cellWriter(ctx, kvindex.TableIndex, l.kindName(t)); err != nil {
+			return st, nil, err
+		}
+		defer func() {
+			if rb.w != nil {
+				rb.w.Abort()
+			}
+		}()
+	}
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
@@ -794,6 +873,9 @@ func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64
 		if !ok {
 			break
 		}
+		if noIndex != nil && noIndex[uint64(p.Unpermute(e.key))] {
+			continue // carried only by superseded records
+		}
 		if len(cur) > 0 && cur[0].key>>rbits != e.key>>rbits {
 			if err := ctx.Err(); err != nil {
 				return st, nil, err
@@ -807,14 +889,35 @@ func (l *loader) mergeTable(ctx context.Context, t int) (tableStats, [][2]uint64
 	if err := flush(); err != nil {
 		return st, nil, err
 	}
-	return st, pairs, l.flushRows(ctx, &rb)
+	if rb.w != nil {
+		err := l.commit(ctx, rb.w, l.kindName(t))
+		rb.w = nil
+		return st, pairs, err
+	}
+	return st, pairs, nil
 }
 
-// rowBatch collects the mutations of rows written without a read (into a
-// fresh index), applied a few thousand rows at a time.
+// rowBatch takes the cells of rows written without a read (into a fresh
+// index), in key order, and holds the buffers writeRow reuses.
 type rowBatch struct {
-	muts  []kvindex.Mutation
-	bytes int
+	w       kvindex.CellWriter
+	pairs   []bucketResidual
+	sorted  []bucketResidual
+	buckets []uint32
+	counts  []int
+	sets    []bucketSet
+	ours    []uint64
+}
+
+type bucketResidual struct {
+	bucket   uint32
+	residual uint64
+}
+
+// bucketSet is one time bucket's sorted, distinct residuals of a row.
+type bucketSet struct {
+	bucket    uint32
+	residuals []uint64
 }
 
 // writeRow writes one row's base sets. Into an index that had no rows in
@@ -825,35 +928,70 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	p := l.perms[t]
 	prefix := p.Prefix(es[0].key)
 	row := kvindex.IndexRowKey(nil, t, prefix, p.PrefixBits)
-	byBucket := map[uint32][]uint64{}
-	var ours []uint64
+	// es is sorted by (residual, bucket): regroup by (bucket, residual)
+	// with a stable counting placement over the row's few buckets.
+	pairs, ours, bs := rb.pairs[:0], rb.ours[:0], rb.buckets[:0]
 	for i, e := range es {
 		r := p.Residual(e.key)
-		s := byBucket[e.aux]
-		if len(s) == 0 || s[len(s)-1] != r {
-			byBucket[e.aux] = append(s, r)
-		}
+		pairs = append(pairs, bucketResidual{e.aux, r})
 		if i == 0 || es[i-1].key != e.key {
 			ours = append(ours, r)
 		}
+		if k, found := slices.BinarySearch(bs, e.aux); !found {
+			bs = slices.Insert(bs, k, e.aux)
+		}
 	}
-	n := 0
-	for _, s := range byBucket {
-		n += len(s)
+	if len(bs) > 1 {
+		counts := rb.counts[:0]
+		for range bs {
+			counts = append(counts, 0)
+		}
+		for _, pr := range pairs {
+			k, _ := slices.BinarySearch(bs, pr.bucket)
+			counts[k]++
+		}
+		pos := 0
+		for k, c := range counts {
+			counts[k] = pos
+			pos += c
+		}
+		sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
+		for _, pr := range pairs {
+			k, _ := slices.BinarySearch(bs, pr.bucket)
+			sorted[counts[k]] = pr
+			counts[k]++
+		}
+		rb.sorted, rb.counts = pairs, counts
+		pairs = sorted
 	}
+	rb.buckets = bs
+	pairs = slices.Compact(pairs)
+	n := len(pairs)
+	// The residual slices of all buckets share one backing array.
+	flat := make([]uint64, len(pairs))
+	sets := rb.sets[:0]
+	for i, pr := range pairs {
+		flat[i] = pr.residual
+		if len(sets) == 0 || sets[len(sets)-1].bucket != pr.bucket {
+			sets = append(sets, bucketSet{bucket: pr.bucket, residuals: flat[i : i+1 : i+1]})
+		} else {
+			last := &sets[len(sets)-1]
+			last.residuals = flat[i-len(last.residuals) : i+1 : i+1]
+		}
+	}
+	rb.pairs, rb.sets, rb.ours = pairs, sets, ours
 	if l.cp.FreshIndex {
-		muts, err := l.rowMutations(row, 64-p.PrefixBits, byBucket, ours, nil)
+		muts, err := l.rowMutations(row, 64-p.PrefixBits, sets, ours, nil)
 		if err != nil {
 			return 0, 0, err
 		}
 		var written int64
 		for _, m := range muts {
+			if m.Kind != kvindex.Put {
+				return 0, 0, fmt.Errorf("bulkload: row %x of a fresh index: unexpected mutation kind %d", row, m.Kind)
+			}
 			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-		}
-		rb.muts = append(rb.muts, muts...)
-		rb.bytes += int(written)
-		if rb.bytes >= l.cfg.ApplyBytes {
-			if err := l.flushRows(ctx, rb); err != nil {
+			if err := rb.w.Put(m.Row, m.Qualifier, m.Value); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -861,7 +999,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	}
 	var written int64
 	err := l.ix.UpdateRow(ctx, row, func(cur kvindex.Row) ([]kvindex.Mutation, error) {
-		muts, err := l.rowMutations(row, 64-p.PrefixBits, byBucket, ours, &cur)
+		muts, err := l.rowMutations(row, 64-p.PrefixBits, sets, ours, &cur)
 		written = 0
 		for _, m := range muts {
 			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
@@ -871,23 +1009,82 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	return n, written, err
 }
 
-func (l *loader) flushRows(ctx context.Context, rb *rowBatch) error {
-	if cap(l.rowW.sem) == 1 {
-		err := l.ix.Apply(ctx, rb.muts)
-		rb.muts, rb.bytes = rb.muts[:0], 0
-		return err
+func (l *loader) stageDir() string { return filepath.Join(l.cfg.CheckpointDir, "sst") }
+
+// cellWriter returns the writer of sorted cells of one table (kind names
+// its staging directory): the store's own (sstables ingested at commit)
+// or batches of puts.
+func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (kvindex.CellWriter, error) {
+	if ci, ok := l.ix.Store().(cellIngester); ok {
+		w, err := ci.NewCellWriter(t, filepath.Join(l.stageDir(), kind))
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: %w", err)
+		}
+		return w, nil
 	}
-	muts := rb.muts
-	rb.muts, rb.bytes = nil, 0
-	return l.rowW.submit(ctx, muts) // owns muts now
+	return l.newPutWriter(ctx, t), nil
+}
+
+// commit commits w, after the test hook.
+func (l *loader) commit(ctx context.Context, w kvindex.CellWriter, kind string) error {
+	if l.cfg.beforeCommit != nil {
+		l.cfg.beforeCommit(kind)
+	}
+	if err := w.Commit(ctx); err != nil {
+		return fmt.Errorf("bulkload: writing %s: %w", kind, err)
+	}
+	return nil
+}
+
+// writeCells merges the cell runs of the fp (i = 0) or docs (1) table and
+// writes each distinct cell once, the last input's value. It returns the
+// bytes written.
+func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int64, error) {
+	m, err := newCellMerger(l.runPaths(cellKinds[i]))
+	if err != nil {
+		return 0, fmt.Errorf("bulkload: %w", err)
+	}
+	defer m.close()
+	w, err := l.cellWriter(ctx, cellTables[i], cellKinds[i])
+	if err != nil {
+		return 0, err
+	}
+	var written int64
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, errors.Join(err, w.Abort())
+			}
+		}
+		row, qual, val, _, ok, err := m.next()
+		if err != nil {
+			return 0, errors.Join(fmt.Errorf("bulkload: %w", err), w.Abort())
+		}
+		if !ok {
+			break
+		}
+		if skip != nil && i == 0 && skip[fpID{binary.BigEndian.Uint64(row), string(qual)}] {
+			continue // the fp cell of a superseded record
+		}
+		if err := w.Put(row, qual, val); err != nil {
+			return 0, errors.Join(err, w.Abort())
+		}
+		written += int64(len(row) + len(qual) + len(val))
+	}
+	return written, l.commit(ctx, w, cellKinds[i])
 }
 
 // rowMutations builds a row's base-set mutations, merged with the row's
 // current content cur (nil: the row is known to be empty).
-func (l *loader) rowMutations(row []byte, rbits int, byBucket map[uint32][]uint64, ours []uint64, cur *kvindex.Row) ([]kvindex.Mutation, error) {
-	old := map[uint32][][]byte{}
-	tombs := map[uint64]bool{}
+func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []uint64, cur *kvindex.Row) ([]kvindex.Mutation, error) {
+	var old map[uint32][][]byte
+	var tombs map[uint64]bool
 	if cur != nil {
+		old, tombs = map[uint32][][]byte{}, map[uint64]bool{}
+		loaded := make(map[uint32]bool, len(sets))
+		for _, s := range sets {
+			loaded[s.bucket] = true
+		}
 		for _, c := range cur.Cells {
 			q, err := kvindex.ParseIndexQualifier(c.Qualifier)
 			if err != nil {
@@ -895,7 +1092,7 @@ func (l *loader) rowMutations(row []byte, rbits int, byBucket map[uint32][]uint6
 			}
 			switch q.Kind {
 			case kvindex.BaseCell:
-				if _, ok := byBucket[q.Bucket]; ok {
+				if loaded[q.Bucket] {
 					old[q.Bucket] = append(old[q.Bucket], c.Value)
 				}
 			case kvindex.TombstoneCell:
@@ -904,13 +1101,8 @@ func (l *loader) rowMutations(row []byte, rbits int, byBucket map[uint32][]uint6
 		}
 	}
 	var muts []kvindex.Mutation
-	bs := make([]uint32, 0, len(byBucket))
-	for b := range byBucket {
-		bs = append(bs, b)
-	}
-	slices.Sort(bs)
-	for _, b := range bs {
-		set := byBucket[b]
+	for _, bset := range sets {
+		b, set := bset.bucket, bset.residuals
 		if len(old[b]) > 0 {
 			var have []uint64
 			for _, v := range old[b] {
@@ -952,6 +1144,11 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 		return nil, err
 	}
 	l.sum.Documents, l.sum.DuplicateIDs, l.sum.Fingerprints = ids, idDups, fps
+	addDocs, addFPs := ids, fps
+	if l.plan != nil {
+		addDocs, addFPs = l.plan.NewDocs, l.plan.FPDelta
+		l.sum.Fingerprints = l.plan.Fingerprints
+	}
 	// The marker makes the counter addition happen once per load.
 	markerRow, markerQual := []byte("bulkload"), []byte(l.cp.LoadID)
 	rows, err := l.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: markerRow}})
@@ -963,9 +1160,9 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 			return multi, nil // added by an earlier (interrupted) run
 		}
 	}
-	muts := l.ix.CounterMutations(ids, fps)
+	muts := l.ix.CounterMutations(addDocs, addFPs)
 	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: markerQual,
-		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", ids, fps, l.cfg.Shard, l.cfg.Shards)})
+		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", addDocs, addFPs, l.cfg.Shard, l.cfg.Shards)})
 	if err := l.ix.Apply(ctx, muts); err != nil {
 		return nil, err
 	}

@@ -364,6 +364,7 @@ func TestTextDocuments(t *testing.T) {
 	}
 	var lines []string
 	want := map[string]fingerprint.Fingerprint{}
+	wantSketch := map[string]fingerprint.Sketch{}
 	for i, p := range texts {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -379,6 +380,7 @@ func TestTextDocuments(t *testing.T) {
 				t.Fatal(err)
 			}
 			want[id] = r.Simhash
+			wantSketch[id] = r.Sketch
 		}
 	}
 	lines = append(lines, `{"id":"empty","text":"","time":1}`, `{"id":"x","text":"a","time":"yesterday"}`, `not json`)
@@ -399,6 +401,10 @@ func TestTextDocuments(t *testing.T) {
 		d, err := ix.Get(bg, id)
 		if err != nil || d.Fingerprint != fp || d.Attrs["src"] == "" {
 			t.Errorf("%s: %+v %v, want fp %s", id, d, err, fp)
+		}
+		// The docs cell carries the sketch the decision rule compares.
+		if !slices.Equal(d.Sketch, wantSketch[id]) || len(d.Sketch) == 0 || d.Chars == 0 {
+			t.Errorf("%s: stored sketch %v (chars %d), want %v", id, d.Sketch, d.Chars, wantSketch[id])
 		}
 	}
 	clusters := readLines(t, cfg.DedupPath)
@@ -433,6 +439,17 @@ func childLoad(spec string) int {
 	}
 	cfg := baseConfig(dir, glob)
 	cfg.afterBatch = func() { time.Sleep(3 * time.Millisecond) }
+	// Before each table's commit (its sstables staged, not yet ingested),
+	// note it and pause, so that kills land between and during ingests.
+	cfg.beforeCommit = func(kind string) {
+		f, err := os.OpenFile(filepath.Join(dir, "commits.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, kind)
+			f.Sync()
+			f.Close()
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
 	if _, err := Run(bg, ix, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -454,8 +471,20 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	want := dump(t, ref)
 
-	killed := 0
-	for i, delay := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond} {
+	// Kill points: after a delay (in the read phase, timing-dependent), or
+	// once the child has reached its n-th table commit of this round (it
+	// pauses there, its sstables staged: deterministic kills between and
+	// before ingests).
+	type killPoint struct {
+		delay   time.Duration
+		commits int
+	}
+	commitsLogged := func(dir string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, "commits.log"))
+		return strings.Count(string(b), "\n")
+	}
+	killed, killedInMerge := 0, 0
+	for i, kp := range []killPoint{{delay: 250 * time.Millisecond}, {delay: 600 * time.Millisecond}, {commits: 1}, {commits: 4}} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		// Several kills of one load: kill, restart (resuming), kill again.
@@ -466,12 +495,38 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(delay / time.Duration(round+1))
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := cmd.Wait()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var err error
+			if kp.commits == 0 {
+				select {
+				case <-time.After(kp.delay / time.Duration(round+1)):
+					cmd.Process.Signal(syscall.SIGKILL)
+					err = <-exited
+				case err = <-exited:
+				}
+			} else {
+				target := commitsLogged(dir) + kp.commits
+			wait:
+				for {
+					select {
+					case err = <-exited:
+						t.Fatalf("kill point %d: child ended before its commit %d: %v", i, kp.commits, err)
+					case <-time.After(2 * time.Millisecond):
+						if commitsLogged(dir) >= target {
+							cmd.Process.Signal(syscall.SIGKILL)
+							err = <-exited
+							break wait
+						}
+					}
+				}
+			}
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
 				killed++
+				if commitsLogged(dir) > 0 {
+					killedInMerge++ // after at least one table's cells were staged
+				}
 			} else if err != nil {
 				t.Fatalf("child failed: %v", err)
 			}
@@ -489,14 +544,15 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := diff(dump(t, ix), want); d != "" {
-			t.Errorf("kill point %d (%s): resumed load differs from an uninterrupted one:\n%s", i, delay, d)
+			t.Errorf("kill point %d (%+v): resumed load differs from an uninterrupted one:\n%s", i, kp, d)
 		}
 		if sum.Records != int64(len(docs)) {
 			t.Errorf("kill point %d: %d records, want %d", i, sum.Records, len(docs))
 		}
 		ix.Close()
 	}
-	if killed < 3 {
-		t.Errorf("only %d children were killed mid-load (loads too fast?)", killed)
+	if killedInMerge < 4 {
+		t.Errorf("only %d children were killed in the merge and ingest phase, want 4", killedInMerge)
 	}
+	t.Logf("%d kills, %d of them in the merge and ingest phase", killed, killedInMerge)
 }

@@ -3,11 +3,9 @@ package bulkload
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -51,22 +49,12 @@ func entryCmp(a, b entry) int {
 	return cmp.Compare(a.aux, b.aux)
 }
 
-// sortEntries sorts by (key, aux): an LSD radix sort on the key (stable)
-// after ordering by aux, which beats a comparison sort at these sizes.
+// sortEntries sorts by (key, aux): an LSD radix sort, the aux bytes first
+// and then the key bytes (each pass stable), skipping the byte positions
+// where every entry has the same byte (the high bytes of the bucket, and
+// the top bytes of keys when a spill holds one row range).
 func sortEntries(es []entry, scratch []entry) []entry {
-	if len(es) < 1<<12 {
-		slices.SortFunc(es, entryCmp)
-		return scratch
-	}
-	sameAux := true
-	for i := range es {
-		if es[i].aux != es[0].aux {
-			sameAux = false
-			break
-		}
-	}
-	if !sameAux {
-		// Rare in backfills (many buckets in one spill): comparison sort.
+	if len(es) < 1<<10 {
 		slices.SortFunc(es, entryCmp)
 		return scratch
 	}
@@ -74,25 +62,50 @@ func sortEntries(es []entry, scratch []entry) []entry {
 		scratch = make([]entry, len(es))
 	}
 	scratch = scratch[:len(es)]
-	src, dst := es, scratch
-	var count [256]int
-	for shift := uint(0); shift < 64; shift += 8 {
-		clear(count[:])
-		for i := range src {
-			count[byte(src[i].key>>shift)]++
+	// One counting pass for all 12 byte positions.
+	var counts [12][256]int
+	for i := range es {
+		k, a := es[i].key, es[i].aux
+		for b := range 4 {
+			counts[b][byte(a>>(8*b))]++
 		}
-		if count[byte(src[0].key>>shift)] == len(src) {
-			continue // every key has the same byte here
+		for b := range 8 {
+			counts[4+b][byte(k>>(8*b))]++
+		}
+	}
+	src, dst := es, scratch
+	for pass := range 12 {
+		c := &counts[pass]
+		var digit func(e *entry) byte
+		if pass < 4 {
+			shift := uint(8 * pass)
+			digit = func(e *entry) byte { return byte(e.aux >> shift) }
+		} else {
+			shift := uint(8 * (pass - 4))
+			digit = func(e *entry) byte { return byte(e.key >> shift) }
+		}
+		if c[digit(&src[0])] == len(src) {
+			continue // every entry has the same byte here
 		}
 		pos := 0
-		for i, c := range count {
-			count[i] = pos
-			pos += c
+		for i, n := range c {
+			c[i] = pos
+			pos += n
 		}
-		for i := range src {
-			b := byte(src[i].key >> shift)
-			dst[count[b]] = src[i]
-			count[b]++
+		if pass < 4 {
+			shift := uint(8 * pass)
+			for i := range src {
+				b := byte(src[i].aux >> shift)
+				dst[c[b]] = src[i]
+				c[b]++
+			}
+		} else {
+			shift := uint(8 * (pass - 4))
+			for i := range src {
+				b := byte(src[i].key >> shift)
+				dst[c[b]] = src[i]
+				c[b]++
+			}
 		}
 		src, dst = dst, src
 	}
@@ -170,12 +183,17 @@ func syncDir(dir string) error {
 	return errors.Join(d.Sync(), d.Close())
 }
 
-// runReader streams the entries of one run. It checks order while reading
-// and the checksum when the last entry has been read.
+// runReader streams the entries of one run. It decodes from a block
+// buffer and checksums whole blocks (not byte by byte), checks order while
+// reading and the checksum when the last entry has been read.
 type runReader struct {
 	name string
-	br   *bufio.Reader
-	crc  hash.Hash32
+	rd   io.Reader
+	buf  []byte // buf[pos:end] is read but not decoded
+	pos  int
+	end  int
+	eof  bool
+	crc  uint32 // of the bytes before buf[pos] (after the magic)
 	left uint64
 	prev uint64
 	cur  entry
@@ -184,20 +202,11 @@ type runReader struct {
 	c       io.Closer
 }
 
-type crcByteReader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	one [1]byte
-}
-
-func (c *crcByteReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.one[0] = b
-		c.crc.Write(c.one[:])
-	}
-	return b, err
-}
+// runBlock is the read size; a refill keeps at least maxEntryBytes.
+const (
+	runBlock      = 1 << 20
+	maxEntryBytes = 2 * binary.MaxVarintLen64
+)
 
 func openRun(path string) (*runReader, error) {
 	f, err := os.Open(path)
@@ -213,53 +222,87 @@ func openRun(path string) (*runReader, error) {
 }
 
 func newRunReader(name string, rd io.Reader) (*runReader, error) {
-	r := &runReader{name: name, br: bufio.NewReaderSize(rd, 256<<10), crc: crc32.New(castagnoli)}
+	r := &runReader{name: name, rd: rd, buf: make([]byte, runBlock+maxEntryBytes)}
 	magic := make([]byte, len(runMagic))
-	if _, err := io.ReadFull(r.br, magic); err != nil || string(magic) != string(runMagic) {
+	if _, err := io.ReadFull(rd, magic); err != nil || string(magic) != string(runMagic) {
 		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
 	}
-	n, err := binary.ReadUvarint(&crcByteReader{r: r.br, crc: r.crc})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: count: %v", ErrRun, name, err)
+	if err := r.fill(); err != nil {
+		return nil, err
 	}
+	n, k := binary.Uvarint(r.buf[r.pos:r.end])
+	if k <= 0 {
+		return nil, fmt.Errorf("%w: %s: bad count", ErrRun, name)
+	}
+	r.pos += k
 	r.left = n
 	return r, nil
+}
+
+// fill checksums the decoded bytes, moves the rest to the front and reads
+// until the buffer holds at least maxEntryBytes + 4 bytes or the input
+// ends.
+func (r *runReader) fill() error {
+	r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
+	n := copy(r.buf, r.buf[r.pos:r.end])
+	r.pos, r.end = 0, n
+	for !r.eof && r.end < len(r.buf) {
+		m, err := r.rd.Read(r.buf[r.end:])
+		r.end += m
+		if err == io.EOF {
+			r.eof = true
+		} else if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrRun, r.name, err)
+		}
+		if r.end >= maxEntryBytes+4 && m == 0 {
+			break
+		}
+	}
+	return nil
 }
 
 // next advances to the next entry; ok is false at the end (after the
 // checksum was verified).
 func (r *runReader) next() (ok bool, err error) {
+	if r.end-r.pos < maxEntryBytes+4 && !r.eof {
+		if err := r.fill(); err != nil {
+			return false, err
+		}
+	}
 	if r.left == 0 {
-		var sum [4]byte
-		if _, err := io.ReadFull(r.br, sum[:]); err != nil {
+		r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
+		rest := r.buf[r.pos:r.end]
+		if len(rest) < 4 {
 			return false, fmt.Errorf("%w: %s: missing checksum", ErrRun, r.name)
 		}
-		if binary.BigEndian.Uint32(sum[:]) != r.crc.Sum32() {
+		if binary.BigEndian.Uint32(rest) != r.crc {
 			return false, fmt.Errorf("%w: %s: checksum mismatch", ErrRun, r.name)
 		}
-		if _, err := r.br.ReadByte(); err != io.EOF {
+		if len(rest) > 4 {
 			return false, fmt.Errorf("%w: %s: trailing bytes", ErrRun, r.name)
 		}
+		r.pos = r.end
 		return false, nil
 	}
-	cb := &crcByteReader{r: r.br, crc: r.crc}
-	d, err := binary.ReadUvarint(cb)
-	if err != nil {
-		return false, fmt.Errorf("%w: %s: truncated entry: %v", ErrRun, r.name, err)
+	b := r.buf[r.pos:r.end]
+	d, k := binary.Uvarint(b)
+	if k <= 0 {
+		return false, fmt.Errorf("%w: %s: truncated entry", ErrRun, r.name)
 	}
-	aux, err := binary.ReadUvarint(cb)
-	if err != nil || aux > 1<<32-1 {
-		return false, fmt.Errorf("%w: %s: bad aux (%v)", ErrRun, r.name, err)
+	aux, k2 := binary.Uvarint(b[k:])
+	if k2 <= 0 || aux > 1<<32-1 {
+		return false, fmt.Errorf("%w: %s: bad aux", ErrRun, r.name)
 	}
-	k := r.prev + d
-	if k < r.prev {
+	r.pos += k + k2
+	key := r.prev + d
+	if key < r.prev {
 		return false, fmt.Errorf("%w: %s: key overflow", ErrRun, r.name)
 	}
-	e := entry{key: k, aux: uint32(aux)}
+	e := entry{key: key, aux: uint32(aux)}
 	if d == 0 && r.started && e.aux < r.cur.aux {
 		return false, fmt.Errorf("%w: %s: entries out of order", ErrRun, r.name)
 	}
-	r.cur, r.prev, r.started = e, k, true
+	r.cur, r.prev, r.started = e, key, true
 	r.left--
 	return true, nil
 }
@@ -271,22 +314,32 @@ func (r *runReader) close() error {
 	return r.c.Close()
 }
 
-// merger is a k-way merge of runs in (key, aux) order.
+// merger is a k-way merge of runs in (key, aux) order: a binary heap of
+// the runs' current entries, hand-rolled (container/heap's interface calls
+// cost more than the comparisons here).
 type merger struct {
-	h mergeHeap
+	h []*runReader
 }
 
-type mergeHeap []*runReader
+func (m *merger) less(i, j int) bool { return entryCmp(m.h[i].cur, m.h[j].cur) < 0 }
 
-func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return entryCmp(h[i].cur, h[j].cur) < 0 }
-func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (m *merger) down(i int) {
+	n := len(m.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && m.less(r, l) {
+			j = r
+		}
+		if !m.less(j, i) {
+			return
+		}
+		m.h[i], m.h[j] = m.h[j], m.h[i]
+		i = j
+	}
 }
 
 // newMerger opens every run; the caller closes the merger.
@@ -309,7 +362,9 @@ func newMerger(paths []string) (*merger, error) {
 		}
 		m.h = append(m.h, r)
 	}
-	heap.Init(&m.h)
+	for i := len(m.h)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
 	return m, nil
 }
 
@@ -324,13 +379,15 @@ func (m *merger) next() (entry, bool, error) {
 	if err != nil {
 		return entry{}, false, err
 	}
-	if ok {
-		heap.Fix(&m.h, 0)
-	} else {
-		heap.Pop(&m.h)
+	if !ok {
+		m.h[0] = m.h[len(m.h)-1]
+		m.h = m.h[:len(m.h)-1]
 		if err := top.close(); err != nil {
 			return entry{}, false, err
 		}
+	}
+	if len(m.h) > 1 {
+		m.down(0)
 	}
 	return e, true, nil
 }

@@ -3,6 +3,7 @@ package bulkload
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simdex/simdex/fingerprint"
 )
 
 func TestSortEntries(t *testing.T) {
@@ -266,5 +269,54 @@ func TestResumeRefusesOtherInputs(t *testing.T) {
 	cfg.Inputs = []string{b}
 	if _, err := Run(bg, ix, cfg); !errors.Is(err, ErrInputChanged) {
 		t.Errorf("err %v, want ErrInputChanged", err)
+	}
+}
+
+// parseFPLineRef is the straightforward parser (split, trim, fingerprint.Parse,
+// parseTime) that the allocation-free parseFPLine must agree with.
+func parseFPLineRef(line []byte) (record, error) {
+	s := strings.TrimSpace(string(line))
+	if s == "" || s[0] == '#' {
+		return record{}, errSkip
+	}
+	sep := ","
+	if strings.Contains(s, "\t") {
+		sep = "\t"
+	}
+	parts := strings.Split(s, sep)
+	if len(parts) != 3 {
+		return record{}, fmt.Errorf("want 3 fields")
+	}
+	fp, err := fingerprint.Parse(parts[1])
+	if err != nil {
+		return record{}, err
+	}
+	at, err := parseTime(strings.TrimSpace(parts[2]))
+	if err != nil {
+		return record{}, err
+	}
+	return record{id: strings.TrimSpace(parts[0]), fp: fp, at: at}, nil
+}
+
+// TestParseFPLineMatchesReference: on generated lines mixing every field
+// form, separators, spaces and garbage, the fast parser accepts exactly
+// what the reference accepts, with the same result.
+func TestParseFPLineMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	for range 20000 {
+		fp := pick(fmt.Sprintf("%016x", r.Uint64()), fmt.Sprintf("%016X", r.Uint64()), fmt.Sprint(r.Uint64()), "0x1f", "d:123", "0123456789abcdeg", " 0123456789abcdef", "", "-1")
+		at := pick(fmt.Sprint(r.Int64N(2e9)), "1700000000.25", "2026-01-02T03:04:05Z", "00000000001", "123456789012", "", "x1", "+5")
+		id := pick("a", " b ", "id-"+fmt.Sprint(r.IntN(100)), "")
+		sep := pick(",", "\t")
+		line := id + sep + fp + sep + at
+		if r.IntN(10) == 0 {
+			line += sep + "extra"
+		}
+		got, gerr := parseFPLine([]byte(line))
+		want, werr := parseFPLineRef([]byte(line))
+		if (gerr == nil) != (werr == nil) || (gerr == nil && (got.id != want.id || got.fp != want.fp || !got.at.Equal(want.at))) {
+			t.Fatalf("%q: fast %+v %v, reference %+v %v", line, got, gerr, want, werr)
+		}
 	}
 }

@@ -2,26 +2,23 @@ package bulkload
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
+	"slices"
 	"sync"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/simdex/simdex/kvindex"
 )
 
-// This file is the loader's write path for stores that other processes read
-// while a load runs and that take writes best in large concurrent batches
-// (HBase: Config.IndexFirst, Config.InFlight). The index rows are applied
-// in batches of about ApplyBytes, InFlight at a time; the fp and docs cells,
-// held in document runs during phase 1, are written after every index row
-// (the index's write order: a document is never visible before its
-// fingerprint is findable), fp cells before docs cells within each batch.
+// This file is the loader's write path for stores without a sorted-cell
+// ingest (HBase): the sorted cells of each table are applied as batches of
+// puts of about ApplyBytes, at most InFlight Apply calls at a time across
+// the whole merge phase (HBase takes large batches best several at once).
+// phase2 orders the tables for such stores: every index row first, then
+// the fp cells, then the docs cells (the index's write order: a document is
+// never visible before its fingerprint is findable).
 
-// applier runs Apply calls with at most n in flight; the first error is
-// kept and returned by later submits and by wait.
+// applier runs Apply calls of one writer; sem, shared by every writer of a
+// merge phase, bounds the calls in flight. The first error is kept and
+// returned by later submits and by wait.
 type applier struct {
 	ix  Index
 	sem chan struct{}
@@ -29,10 +26,6 @@ type applier struct {
 	// mu protects err.
 	mu  sync.Mutex
 	err error
-}
-
-func newApplier(ix Index, n int) *applier {
-	return &applier{ix: ix, sem: make(chan struct{}, max(1, n))}
 }
 
 func (a *applier) failed() error {
@@ -47,7 +40,7 @@ func (a *applier) submit(ctx context.Context, muts []kvindex.Mutation) error {
 	if len(muts) == 0 {
 		return a.failed()
 	}
-	if cap(a.sem) == 1 {
+	if cap(a.sem) <= 1 {
 		return a.ix.Apply(ctx, muts)
 	}
 	select {
@@ -72,88 +65,58 @@ func (a *applier) submit(ctx context.Context, muts []kvindex.Mutation) error {
 	return nil
 }
 
-// wait joins every submitted call and returns the first error.
+// wait joins every call submitted by this writer and returns the first
+// error.
 func (a *applier) wait() error {
 	a.wg.Wait()
 	return a.failed()
 }
 
-// writeDocRuns applies the fp and docs cells of every document run, in
-// batches of about ApplyBytes on InFlight lanes. A document goes to the
-// lane of its docs row (its id), and each lane applies its batches in
-// order, so a repeated id's last record still wins, as when phase 1 writes
-// them itself.
-func (l *loader) writeDocRuns(ctx context.Context) error {
-	n := max(1, l.cfg.InFlight)
-	lanes := make([]chan []kvindex.Mutation, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for i := range lanes {
-		lanes[i] = make(chan []kvindex.Mutation, 1)
-		wg.Go(func() {
-			for muts := range lanes[i] {
-				if errs[i] != nil {
-					continue // drain
-				}
-				if errs[i] = l.ix.Apply(ctx, muts); errs[i] != nil {
-					cancel()
-				}
-			}
-		})
+// putWriter is the CellWriter of stores without their own: puts in
+// batches of about ApplyBytes, applied on the merge phase's InFlight
+// lanes. The cells of one table have distinct keys, so its batches may be
+// applied in any order. It is not atomic, which the loader does not need:
+// the merge phase rewrites every cell when resumed.
+type putWriter struct {
+	ctx      context.Context // of the merge that owns the writer
+	t        kvindex.Table
+	a        *applier
+	maxBytes int
+	muts     []kvindex.Mutation
+	bytes    int
+}
+
+func (l *loader) newPutWriter(ctx context.Context, t kvindex.Table) *putWriter {
+	return &putWriter{ctx: ctx, t: t, a: &applier{ix: l.ix, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
+}
+
+func (p *putWriter) Put(row, qual, val []byte) error {
+	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val)})
+	p.bytes += len(row) + len(qual) + len(val) + 16
+	if p.bytes >= p.maxBytes {
+		return p.flush(p.ctx)
 	}
-	bufs := make([][]kvindex.Mutation, n)
-	sizes := make([]int, n)
-	send := func(i int) error {
-		if len(bufs[i]) == 0 {
-			return nil
-		}
-		select {
-		case lanes[i] <- bufs[i]:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		bufs[i], sizes[i] = nil, 0
-		return nil
+	return nil
+}
+
+func (p *putWriter) flush(ctx context.Context) error {
+	muts := p.muts
+	p.muts, p.bytes = nil, 0
+	return p.a.submit(ctx, muts) // owns muts now
+}
+
+// Commit applies the last batch and waits for every batch in flight.
+func (p *putWriter) Commit(ctx context.Context) error {
+	err := p.flush(ctx)
+	if werr := p.a.wait(); err == nil {
+		err = werr
 	}
-	var err error
-	for run := range l.cp.Runs {
-		path := filepath.Join(l.cfg.CheckpointDir, runName(run, "docs"))
-		err = readDocRun(path, func(rec []kvindex.Mutation) error {
-			key := rec[0].Row
-			for _, m := range rec {
-				if m.Table == kvindex.TableDocs {
-					key = m.Row
-				}
-			}
-			i := int(xxhash.Sum64(key) % uint64(n))
-			for _, m := range rec {
-				sizes[i] += len(m.Row) + len(m.Qualifier) + len(m.Value) + 16
-			}
-			bufs[i] = append(bufs[i], rec...)
-			l.pRows.Add(1)
-			if sizes[i] >= l.cfg.ApplyBytes {
-				return send(i)
-			}
-			return nil
-		})
-		if err != nil {
-			break
-		}
-	}
-	for i := range n {
-		if err == nil {
-			err = send(i)
-		}
-		close(lanes[i])
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("bulkload: writing documents: %w", err)
-	}
+	return err
+}
+
+// Abort drops the unsent cells and waits for the batches in flight.
+func (p *putWriter) Abort() error {
+	p.muts = nil
+	p.a.wait()
 	return nil
 }

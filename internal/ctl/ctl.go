@@ -52,6 +52,7 @@ func Verbs() []Verb {
 		distanceVerb,
 		compactVerb,
 		schemaVerb,
+		seenVerb,
 	}
 	slices.SortFunc(v, func(a, b Verb) int { return strings.Compare(a.Name, b.Name) })
 	return v

@@ -28,6 +28,8 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 	b := fs.Int("layout-b", fingerprint.DefaultLayout.B, "layout blocks B (index pre-split keys)")
 	k := fs.Int("layout-k", fingerprint.DefaultLayout.K, "layout distance K")
 	regions := fs.Int("index-regions", 1, "index table regions at creation (rounded up to a multiple of the layout's table count)")
+	seenTTL := fs.Duration("seen-ttl", schema.DefaultSeenTTL, "TTL of seen-table cells: seen retention plus one bucket (negative: forever)")
+	seenRegions := fs.Int("seen-regions", 1, "seen table regions at creation (equal ranges of the 2-byte user salt)")
 	yes := fs.Bool("yes", false, "confirm drop")
 	fps := fs.Int64("fingerprints", 0, "plan: expected fingerprints at load")
 	rate := fs.Float64("insert-rate", 0, "plan: inserts per second")
@@ -46,7 +48,7 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stdout, p.String())
 		return nil
 	}
-	sc := schema.Schema{Namespace: *ns, Compression: *compression, Retention: *retention, Layout: fingerprint.Layout{B: *b, K: *k}, IndexRegions: *regions}.WithDefaults()
+	sc := schema.Schema{Namespace: *ns, Compression: *compression, Retention: *retention, Layout: fingerprint.Layout{B: *b, K: *k}, IndexRegions: *regions, SeenTTL: *seenTTL, SeenRegions: *seenRegions}.WithDefaults()
 	if err := sc.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}

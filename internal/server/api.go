@@ -195,6 +195,8 @@ type resolved struct {
 	titleFP  fingerprint.Fingerprint
 	exact    uint64
 	features int
+	sketch   fingerprint.Sketch // nil for a bare fingerprint
+	chars    int
 }
 
 // resolve fingerprints text, or parses a bare fingerprint.
@@ -221,7 +223,7 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features}, nil
+	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars}, nil
 }
 
 func validLang(lang string) error {
@@ -295,7 +297,13 @@ func validateAttrs(attrs map[string]string) error {
 
 func (s *Server) check(c *gin.Context) {
 	var req checkRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastCheckRequest(body, &req) {
+			return nil
+		}
+		req = checkRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -311,6 +319,9 @@ func (s *Server) check(c *gin.Context) {
 	}
 	opt.ExactHash = r.exact
 	res, err := s.ix.Lookup(c.Request.Context(), r.fp, opt)
+	if err == nil {
+		res.Hits, err = s.confirmHits(c.Request.Context(), r, res.Hits)
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -347,7 +358,7 @@ func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[stri
 	if t != nil {
 		when = t.UTC()
 	}
-	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs}, r, nil
+	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars}, r, nil
 }
 
 func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {
@@ -431,6 +442,10 @@ func (s *Server) checkBatch(c *gin.Context) {
 			return
 		}
 		for j, lr := range res {
+			if lr.Hits, err = s.confirmHits(c.Request.Context(), rs[j], lr.Hits); err != nil {
+				s.fail(c, err)
+				return
+			}
 			out.Results[idx[j]] = checkResult(rs[j], opt.K, lr)
 		}
 		if err := s.markExact(c.Request.Context(), out.Results, idx, rs); err != nil {

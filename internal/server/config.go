@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/seen"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -62,6 +64,18 @@ type Config struct {
 	CompactEvery time.Duration
 	// CompactRetention is the retention window of those runs (0: keep all).
 	CompactRetention time.Duration
+	// RowCacheBytes is the embedded store's row cache budget (0: the
+	// default, pebblestore.DefaultRowCacheBytes; negative: off).
+	RowCacheBytes int64
+	// PprofAddr, when set, serves net/http/pprof on this loopback address
+	// (for profiling under load; never on a network address).
+	PprofAddr string
+	// Rule is the duplicate decision applied to the candidates a lookup
+	// finds (package decide); the zero Rule means decide.DefaultRule().
+	Rule decide.Rule
+	// SeenRetention is how long per-user seen marks are kept (package seen;
+	// default 30 days). The compaction timer also folds seen rows.
+	SeenRetention time.Duration
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
@@ -77,8 +91,10 @@ func DefaultConfig() Config {
 		MaxBatch:        1000,
 		MaxLimit:        1000,
 		Layout:          fingerprint.DefaultLayout,
+		Rule:            decide.DefaultRule(),
 		LogFormat:       "text",
 		LogLevel:        "info",
+		SeenRetention:   seen.DefaultRetention,
 	}
 }
 
@@ -129,8 +145,20 @@ func (c Config) Validate() error {
 	if err := c.Layout.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	if err := c.Rule.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if c.CompactEvery < 0 || c.CompactRetention < 0 {
 		return bad("compact-every %s, compact-retention %s: want >= 0", c.CompactEvery, c.CompactRetention)
+	}
+	if c.PprofAddr != "" {
+		host, _, err := net.SplitHostPort(c.PprofAddr)
+		if err != nil || !isLoopback(host) {
+			return bad("pprof addr %q: want a loopback host:port", c.PprofAddr)
+		}
+	}
+	if err := c.seenConfig().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("log format %q: want text or json", c.LogFormat)
@@ -180,6 +208,9 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
 	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
+	fs.Int64Var(&cfg.RowCacheBytes, "row-cache-bytes", cfg.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
+	fs.DurationVar(&cfg.SeenRetention, "seen-retention", cfg.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
 	fs.Usage = func() {

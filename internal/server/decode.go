@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -16,13 +17,34 @@ import (
 // the body-limit middleware) and decodes it strictly into v: valid UTF-8
 // only (encoding/json would silently turn bad bytes into U+FFFD), no
 // unknown fields, exactly one JSON value.
+//
+// The body is read into a pooled buffer sized from Content-Length: decoding
+// copies every string it keeps, so the buffer can be reused once v is
+// filled.
 func decodeJSON(c *gin.Context, v any) error {
-	body, err := io.ReadAll(c.Request.Body)
-	if err != nil {
+	return withBody(c, func(body []byte) error { return decodeBytes(body, v) })
+}
+
+// withBody calls fn with the whole request body, which is only valid
+// during the call.
+func withBody(c *gin.Context, fn func([]byte) error) error {
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 { // do not keep the memory of a rare huge body
+			bodyBufs.Put(buf)
+		}
+	}()
+	if n := c.Request.ContentLength; n > 0 && n < 1<<20 {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before it sees EOF
+	}
+	if _, err := buf.ReadFrom(c.Request.Body); err != nil {
 		return err
 	}
-	return decodeBytes(body, v)
+	return fn(buf.Bytes())
 }
+
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func decodeBytes(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {

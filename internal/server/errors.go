@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -72,6 +74,9 @@ func classify(err error) problem {
 	)
 	p := func(status int, kind, title, detail string) problem {
 		return problem{Type: "urn:simdex:problem:" + kind, Title: title, Status: status, Detail: detail, Kind: kind}
+	}
+	if status, kind, title, ok := seenProblem(err); ok {
+		return p(status, kind, title, err.Error())
 	}
 	switch {
 	case errors.As(err, &re):
@@ -169,12 +174,32 @@ func (s *Server) fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// encodeBufs holds response buffers; the body is written before the
+// buffer is put back, so none outlives its request.
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func writeJSON(c *gin.Context, status int, contentType string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 { // do not keep the memory of a rare huge answer
+			encodeBufs.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(v); err != nil { // Encode ends the value with '\n'
 		// Every response type is plain data; a failure here is a bug.
-		status, b = http.StatusInternalServerError, []byte(`{"type":"urn:simdex:problem:internal","title":"Internal error","status":500,"kind":"internal"}`)
-		contentType = "application/problem+json"
+		status, contentType = http.StatusInternalServerError, "application/problem+json"
+		buf.Reset()
+		buf.WriteString(`{"type":"urn:simdex:problem:internal","title":"Internal error","status":500,"kind":"internal"}` + "\n")
 	}
-	c.Data(status, contentType+"; charset=utf-8", append(b, '\n'))
+	switch contentType { // constant strings: no concatenation per response
+	case "application/json":
+		contentType = "application/json; charset=utf-8"
+	case "application/problem+json":
+		contentType = "application/problem+json; charset=utf-8"
+	default:
+		contentType += "; charset=utf-8"
+	}
+	c.Data(status, contentType, buf.Bytes())
 }

@@ -22,6 +22,14 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		if i := strings.Index(path, "*"); i >= 0 {
 			path = path[:i] + "{" + path[i+1:] + "}"
 		}
+		// gin's :name segments are OpenAPI's {name}.
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if name, ok := strings.CutPrefix(seg, ":"); ok {
+				segs[i] = "{" + name + "}"
+			}
+		}
+		path = strings.Join(segs, "/")
 		key := r[0] + " " + path
 		registered[key] = true
 		item := docT.Paths.Find(path)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	// An existing index keeps the layout and bucket width it was created
 	// with (the flags shape new indexes only); a recipe or format mismatch
 	// is still refused by kvindex.Open.
-	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg}
+	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.rule().Confirm}
 	var st kvindex.Store
 	switch cfg.Store {
 	case "hbase":
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
-		ps, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log})
+		ps, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log, RowCacheBytes: cfg.RowCacheBytes, Registerer: reg})
 		if err != nil {
 			return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
 		}
@@ -86,7 +87,11 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}
 
-	srv, err := New(cfg, ix, fpr, log, reg)
+	seenSvc, err := openSeen(ctx, cfg, ix, kcfg.Locker, log, reg)
+	if err != nil {
+		return errors.Join(err, ix.Close())
+	}
+	srv, err := New(cfg, ix, fpr, log, reg, WithSeen(seenSvc))
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
@@ -94,6 +99,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
+	stopCompactor = withSeenFolder(ctx, cfg, seenSvc, log, stopCompactor)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		stopCompactor()
@@ -103,6 +109,13 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		log.Warn("no API keys configured: write endpoints are open, so the server listens on loopback only", "addr", ln.Addr().String())
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "store", cfg.Store, "data_dir", cfg.DataDir, "layout", ix.Layout().String())
+
+	stopPprof, err := startPprof(cfg.PprofAddr, log)
+	if err != nil {
+		stopCompactor()
+		return errors.Join(err, ln.Close(), ix.Close())
+	}
+	defer stopPprof()
 
 	hs := &http.Server{
 		Handler:           srv,
@@ -208,4 +221,31 @@ func (c Config) hbaseStoreConfig() hbasestore.Config {
 		lease = l
 	}
 	return hbasestore.Config{ZooKeeper: zk, Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, LockLease: lease}
+}
+
+// startPprof serves net/http/pprof on addr (loopback, checked by
+// Validate) until the returned stop is called; stop closes the listener
+// and waits for the serving goroutine.
+func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("server: pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() { // owned by Run: stopped by ps.Close, joined through done
+		defer close(done)
+		_ = ps.Serve(ln)
+	}()
+	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { ps.Close(); <-done }, nil
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,16 +58,19 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	engine  *gin.Engine
+	seen    Seen // nil: seen routes answer 501 (seen.go)
 	// draining is set when shutdown begins, so /readyz turns away new traffic
 	// from load balancers while in-flight requests finish.
 	draining atomic.Bool
+	// observers caches the request histogram's series by routeKey.
+	observers sync.Map
 }
 
 const requestIDKey = "request_id"
 
 // New builds the handler. reg may be nil (no metrics registered); log may
-// be nil (discard).
-func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+// be nil (discard); opts add optional parts (WithSeen).
+func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheus.Registerer, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,6 +82,9 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 		return nil, err
 	}
 	s := &Server{cfg: cfg, ix: ix, fp: fp, log: log, metrics: m}
+	for _, o := range opts {
+		o(s)
+	}
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -107,6 +114,7 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	w.POST("/documents", s.insert)
 	w.POST("/documents/batch", s.insertBatch)
 	w.DELETE("/documents/*id", s.deleteDocument)
+	s.seenRoutes(v1, w)
 	s.engine = e
 	return s, nil
 }
@@ -158,16 +166,49 @@ func (s *Server) recoverer(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) requestID(c *gin.Context) {
-	id := c.GetHeader("X-Request-ID")
-	if id == "" || len(id) > 128 {
-		var b [8]byte
+// requestIDPrefix makes this process's request ids unique across restarts
+// and processes; a counter makes them unique within the process. Ids only
+// need to be unique, not secret, so no crypto/rand read per request.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
 		_, _ = rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
+		return hex.EncodeToString(b[:]) + "-"
+	}()
+	requestIDSeq atomic.Uint64
+)
+
+// headerRequestID is X-Request-ID in canonical form, so that setting it
+// needs no canonicalization per request.
+const headerRequestID = "X-Request-Id"
+
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader(headerRequestID)
+	if id == "" || len(id) > 128 {
+		var b [64]byte
+		id = string(strconv.AppendUint(append(b[:0], requestIDPrefix...), requestIDSeq.Add(1), 36))
 	}
 	c.Set(requestIDKey, id)
-	c.Header("X-Request-ID", id)
+	c.Writer.Header()[headerRequestID] = []string{id}
 	c.Next()
+}
+
+// routeKey names one series of the request-duration histogram.
+type routeKey struct {
+	route, method string
+	status        int
+}
+
+// observer returns the histogram series of k, caching it: the label lookup
+// (hashing three strings, formatting the status) is done once per series
+// instead of once per request.
+func (s *Server) observer(k routeKey) prometheus.Observer {
+	if o, ok := s.observers.Load(k); ok {
+		return o.(prometheus.Observer)
+	}
+	o := s.metrics.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status))
+	s.observers.Store(k, o)
+	return o
 }
 
 func (s *Server) observe(c *gin.Context) {
@@ -179,9 +220,13 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	status := c.Writer.Status()
 	d := time.Since(start)
-	s.metrics.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Observe(d.Seconds())
-	s.log.InfoContext(c.Request.Context(), "request", "method", c.Request.Method, "route", route, "status", status,
-		"duration_ms", float64(d.Microseconds())/1000, "request_id", c.GetString(requestIDKey))
+	s.observer(routeKey{route, c.Request.Method, status}).Observe(d.Seconds())
+	// Checked first so that a disabled level costs no argument boxing.
+	if ctx := c.Request.Context(); s.log.Enabled(ctx, slog.LevelInfo) {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", c.Request.Method), slog.String("route", route),
+			slog.Int("status", status), slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+			slog.String("request_id", c.GetString(requestIDKey)))
+	}
 }
 
 func (s *Server) limitBody(c *gin.Context) {

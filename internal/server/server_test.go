@@ -23,7 +23,9 @@ func readText(t testing.TB, name string) string {
 // differs from its source.
 func lightEdit(s string) string {
 	if strings.Contains(s, "。") {
-		return strings.Replace(s, "业内专家认为", "有业内人士认为", 1) + "（记者 王明）"
+		// Recipe 3 drops the trailing sign-off line; the word change is
+		// the edit (2 bits from the original).
+		return strings.Replace(s, "专家建议", "专家们建议", 1) + "（记者 王明）"
 	}
 	return strings.Replace(s, "Critics on the council", "Some critics on the council", 1) + " Reporting by staff."
 }

@@ -120,7 +120,7 @@ type Store struct {
 	cfg    Config
 	c      *hbase.Client
 	fam    []byte
-	tables [4]string // HBase table name per kvindex.Table
+	tables map[kvindex.Table]string // HBase table name per kvindex.Table
 
 	// mu protects closed.
 	mu     sync.Mutex
@@ -149,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: hbase client: %w", kvindex.ErrStore, err)
 	}
-	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family)}
+	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family), tables: map[kvindex.Table]string{}}
 	for _, t := range kvindex.Tables {
 		s.tables[t] = TableName(cfg.Namespace, t)
 	}

@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/kvindex"
 )
@@ -45,7 +46,18 @@ type Options struct {
 	// log, so writes since the last Flush are lost by a crash. Never for a
 	// serving index. Implies NoSync.
 	Bulk bool
+	// RowCacheBytes is the memory budget of the row cache, which keeps
+	// whole rows read by Get so that repeated lookups skip Pebble's seeks
+	// (rowcache.go has the coherence argument). 0 means the default, 128
+	// MiB; negative turns the cache off. Bulk stores never cache.
+	RowCacheBytes int64
+	// Registerer receives the row cache's metrics (nil: not registered).
+	Registerer prometheus.Registerer
 }
+
+// DefaultRowCacheBytes is the row cache's default budget: at the default
+// layout it holds every index row of about 10^6 online-inserted documents.
+const DefaultRowCacheBytes = 128 << 20
 
 // Store is a kvindex.Store on Pebble.
 type Store struct {
@@ -58,6 +70,10 @@ type Store struct {
 	closed bool
 	dir    string
 	bulk   bool // no WAL: Close flushes the memtable first
+	// rows caches whole rows for Get (nil: off). Every write must
+	// invalidate the rows it touches after committing and before
+	// returning; Mutate does.
+	rows *rowCache
 }
 
 var _ kvindex.Store = (*Store)(nil)
@@ -93,13 +109,33 @@ func Open(dir string, opt Options) (*Store, error) {
 	if opt.NoSync {
 		wo = pebble.NoSync
 	}
-	return &Store{db: db, wo: wo, dir: dir, bulk: opt.Bulk}, nil
+	s := &Store{db: db, wo: wo, dir: dir, bulk: opt.Bulk}
+	if budget := opt.RowCacheBytes; budget >= 0 && !opt.Bulk {
+		if budget == 0 {
+			budget = DefaultRowCacheBytes
+		}
+		s.rows = newRowCache(budget)
+		if err := s.rows.m.register(opt.Registerer); err != nil {
+			return nil, errors.Join(fmt.Errorf("pebblestore: metrics: %w", err), db.Close())
+		}
+	}
+	return s, nil
 }
 
 // Dir is the directory of the store.
 func (s *Store) Dir() string { return s.dir }
 
-// DB exposes the Pebble database (for metrics and disk-usage reports).
+// CacheStats reports the row cache's counters (all zero when it is off).
+func (s *Store) CacheStats() CacheStats {
+	if s.rows == nil {
+		return CacheStats{}
+	}
+	return s.rows.stats()
+}
+
+// DB exposes the Pebble database (for metrics and disk-usage reports). It
+// must not be written through: writes that bypass Mutate would leave the
+// row cache stale.
 func (s *Store) DB() *pebble.DB { return s.db }
 
 func (s *Store) acquire(ctx context.Context) error {
@@ -159,30 +195,43 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 	return nil, nil, fmt.Errorf("key %x: no row terminator", k)
 }
 
-// Get implements kvindex.Store.
+// Get implements kvindex.Store. Rows in the row cache are answered from
+// it; the others are read with one Pebble iterator, in key order, and cached.
 func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	it, err := s.db.NewIter(nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
-	}
-	defer it.Close()
 	rows := make([]kvindex.Row, len(keys))
-	// Seek the rows in key order with one unbounded iterator: forward seeks
-	// let Pebble reuse its position, and no SetBounds per row.
 	prefixes := make([][]byte, len(keys))
-	order := make([]int, len(keys))
+	gens := make([]uint64, len(keys))
+	order := make([]int, 0, len(keys)) // the rows to read from Pebble
 	for i, k := range keys {
 		if !k.Table.Valid() {
 			return nil, fmt.Errorf("pebblestore: unknown table %d", k.Table)
 		}
 		rows[i].Key = append([]byte(nil), k.Key...)
 		prefixes[i] = rowPrefix(nil, k.Table, k.Key)
-		order[i] = i
+		if s.rows != nil {
+			cells, ok, gen := s.rows.get(prefixes[i])
+			if ok {
+				rows[i].Cells = cells
+				continue
+			}
+			gens[i] = gen // noted before the iterator's snapshot
+		}
+		order = append(order, i)
 	}
+	if len(order) == 0 {
+		return rows, nil
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	}
+	defer it.Close()
+	// Seek the rows in key order with one unbounded iterator: forward seeks
+	// let Pebble reuse its position, and no SetBounds per row.
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(prefixes[a], prefixes[b]) })
 	for n, i := range order {
 		lo := prefixes[i]
@@ -202,6 +251,9 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		}
 		if err := it.Error(); err != nil {
 			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		}
+		if s.rows != nil {
+			s.rows.put(lo, rows[i].Cells, gens[i])
 		}
 	}
 	return rows, nil
@@ -245,6 +297,16 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if s.rows != nil {
+		// After the commit (whatever its outcome) and before returning:
+		// the coherence argument in rowcache.go.
+		defer func() {
+			for _, m := range muts {
+				key = rowPrefix(key[:0], m.Table, m.Row)
+				s.rows.invalidate(key)
+			}
+		}()
 	}
 	if err := b.Commit(s.wo); err != nil {
 		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)

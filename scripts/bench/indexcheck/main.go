@@ -76,6 +76,19 @@ func run(dir, input string, queries int) error {
 	T := ix.NumTables()
 	fmt.Printf("documents %d, fingerprints %d (input lines %d); index rows %d, index bytes %d = %.2f bytes per fingerprint per table\n",
 		stats.Documents, stats.Fingerprints, len(fps), stats.IndexRows, stats.IndexBytes, float64(stats.IndexBytes)/float64(stats.Fingerprints)/float64(T))
+	// On-disk bytes of each table's key range (Pebble's estimate: sstable
+	// bytes after block compression, including keys).
+	for _, t := range []kvindex.Table{kvindex.TableIndex, kvindex.TableFP, kvindex.TableDocs} {
+		n, err := st.DB().EstimateDiskUsage([]byte{byte(t)}, []byte{byte(t) + 1})
+		if err != nil {
+			return err
+		}
+		per := float64(n) / float64(stats.Fingerprints)
+		if t == kvindex.TableIndex {
+			per /= float64(T)
+		}
+		fmt.Printf("table %s on disk: %d bytes = %.2f bytes per fingerprint%s\n", t, n, per, map[bool]string{true: " per permutation table"}[t == kvindex.TableIndex])
+	}
 	r := rand.New(rand.NewPCG(5, 5))
 	K := ix.Layout().K
 	var total time.Duration

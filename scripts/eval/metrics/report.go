@@ -63,11 +63,11 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		svc = "the real service (REST on loopback, embedded Pebble store)"
 	}
 	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
-	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: k = %d (the service's default)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
+	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original; the service confirms candidates within k with its decision rule, internal/decide)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)
 	}
-	p("\n## Summary at the default rule (k = %d)\n\n", m.DefaultK)
+	p("\n## Summary at the default rule (service answer, k = %d)\n\n", m.DefaultK)
 	tot := Total(os, rule)
 	p("| pairs | TP | FP | TN | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|\n")
 	p("| %d | %d | %d | %d | %d | %s | %s | %s |\n\n", tot.N(), tot.TP, tot.FP, tot.TN, tot.FN, F(tot.Precision()), F(tot.Recall()), F(tot.F1()))
@@ -151,7 +151,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		p("| %s | %d | %d | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), D(med))
 	}
 
-	p("\n## Curve over k\n\nDecision \"duplicate iff the fingerprints are within distance k\". For k ≤ %d this is what the service answers (checked below); larger k are computed from the fingerprints the service returned, i.e. what an index built with a larger K would answer.\n\n", m.DefaultK)
+	p("\n## Curve over k\n\nDecision \"duplicate iff the fingerprints are within distance k\", simhash alone, without the service's second check (its decision rule, internal/decide, confirms candidates by their stored sketches, so its answer at k ≤ %d can be stricter: see \"Other checks\"). Larger k are computed from the fingerprints the service returned.\n\n", m.DefaultK)
 	p("| k | precision | recall | F1 | short P | short R | medium P | medium R | long P | long R |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	all := Curve(os, m.CurveMax, nil)
 	per := map[string][]Point{}
@@ -184,7 +184,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	p("- \"Any copy\" rule (the check returned the pair's document in any stored form, bare or in another site's template, within k = %d): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ch.Precision()), F(ch.Recall()), F(ch.F1()), ch.TP, ch.FP, ch.FN)
 	for k := 0; k <= m.DefaultK; k++ {
 		d := Disagreements(os, k)
-		p("- Index vs fingerprint distance at k = %d: %d disagreements", k, len(d))
+		p("- Service answer vs simhash distance alone at k = %d: %d differences (pairs the decision rule rejected, or index misses)", k, len(d))
 		if len(d) > 0 {
 			var ids []string
 			for _, o := range d[:min(5, len(d))] {

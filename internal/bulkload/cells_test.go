@@ -1,0 +1,117 @@
+package bulkload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCellRunsMergeKeepsLast: cells spread over several runs, with keys
+// repeated within and across runs, merge into each key once, in key order,
+// with the value of its last occurrence in input order (the map oracle).
+func TestCellRunsMergeKeepsLast(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 4))
+	want := map[string]string{}
+	var paths []string
+	seq := 0
+	for run := range 4 {
+		var c cellBuf
+		for range 500 {
+			row := make([]byte, r.IntN(10)) // short rows: prefixes of others, 0x00 bytes
+			for i := range row {
+				row[i] = byte(r.IntN(3))
+			}
+			qual := []byte{byte(r.IntN(4))}
+			val := fmt.Appendf(nil, "v%d", seq)
+			seq++
+			c.add(row, qual, val)
+			want[string(row)+"\xff|"+string(qual)] = string(val)
+		}
+		c.sort(nil)
+		p := filepath.Join(dir, fmt.Sprintf("run%d", run))
+		if _, err := writeCellRun(p, &c); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	m, err := newCellMerger(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	var prevRow, prevQual []byte
+	n, dups := 0, 0
+	for {
+		row, qual, val, d, ok, err := m.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if n > 0 && cellKeyCmp(prevRow, prevQual, row, qual) >= 0 {
+			t.Fatalf("cell %x/%x not after %x/%x", row, qual, prevRow, prevQual)
+		}
+		k := string(row) + "\xff|" + string(qual)
+		if want[k] != string(val) {
+			t.Fatalf("cell %x/%x = %s, want the last value %s", row, qual, val, want[k])
+		}
+		prevRow, prevQual = bytes.Clone(row), bytes.Clone(qual)
+		n++
+		dups += d
+	}
+	if n != len(want) || n+dups != seq {
+		t.Errorf("%d cells (%d duplicates dropped), want %d of %d", n, dups, len(want), seq)
+	}
+}
+
+// FuzzCellRunReader: arbitrary bytes never panic the cell-run decoder, and
+// what it decodes is in key order.
+func FuzzCellRunReader(f *testing.F) {
+	dir := f.TempDir()
+	p := filepath.Join(dir, "seed")
+	var c cellBuf
+	c.add([]byte("a"), []byte("q"), []byte("v1"))
+	c.add([]byte("a\x00"), []byte(""), nil)
+	c.add([]byte("b"), []byte("q"), []byte("v3"))
+	c.sort(nil)
+	if _, err := writeCellRun(p, &c); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(p)
+	f.Add(seed)
+	f.Add(seed[:len(seed)-3])
+	f.Add([]byte("SDXCEL01"))
+	f.Add(append([]byte("SDXCEL01"), 1, 0xff, 0xff, 0xff, 0xff, 0x0f))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := newCellRunReader("fuzz", bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrRun) {
+				t.Fatalf("error %v does not wrap ErrRun", err)
+			}
+			return
+		}
+		var prevRow, prevQual []byte
+		for i := 0; ; i++ {
+			ok, err := r.next()
+			if err != nil {
+				if !errors.Is(err, ErrRun) {
+					t.Fatalf("error %v does not wrap ErrRun", err)
+				}
+				return
+			}
+			if !ok {
+				return
+			}
+			if i > 0 && cellKeyCmp(prevRow, prevQual, r.row, r.qual) > 0 {
+				t.Fatalf("decoded cells out of order")
+			}
+			prevRow, prevQual = bytes.Clone(r.row), bytes.Clone(r.qual)
+		}
+	})
+}

@@ -1,0 +1,370 @@
+package bulkload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Ids that repeat, within the load or against the index, follow one rule:
+// the last record of an id wins, as a sequence of online inserts
+// (InsertAlways) in input order would have it. A record superseded by a
+// later one of the same id, and a stored document replaced by a loaded one,
+// no longer carry their fingerprint: their fp cell goes (unless the winner
+// has the same fingerprint), a fingerprint left with no document is not
+// indexed (when it came only from the load) or gets tombstones (when it was
+// stored, as an online delete does), and the counters count documents and
+// fingerprints once.
+//
+// The plan holds what the merge phase needs for that. It is computed
+// before the merge phase writes anything (the reads see the index as it
+// was before the load) and saved in the checkpoint directory, so a resumed
+// merge phase uses the same plan. A load into an empty store whose ids are
+// all distinct needs no plan.
+
+// plan is plan.json, version 1.
+type plan struct {
+	Version int `json:"version"`
+	// NewDocs and FPDelta are the counter additions.
+	NewDocs int64 `json:"new_docs"`
+	FPDelta int64 `json:"fp_delta"`
+	// Fingerprints is the number of distinct fingerprints the load's
+	// winning records carry (for the summary).
+	Fingerprints int64 `json:"fingerprints"`
+	// SkipFP: fp cells of superseded records, not written.
+	SkipFP []fpID `json:"skip_fp,omitempty"`
+	// DeleteFP: stored fp cells of documents the load replaces with
+	// another fingerprint.
+	DeleteFP []fpID `json:"delete_fp,omitempty"`
+	// NoIndex: fingerprints no winning record carries; their index
+	// entries from superseded records are dropped.
+	NoIndex []uint64 `json:"no_index,omitempty"`
+	// Tombstone: stored fingerprints no document carries after the load.
+	Tombstone []uint64 `json:"tombstone,omitempty"`
+}
+
+type fpID struct {
+	FP uint64 `json:"fp"`
+	ID string `json:"id"`
+}
+
+const planVersion = 1
+
+func (l *loader) planPath() string { return filepath.Join(l.cfg.CheckpointDir, "plan.json") }
+
+// ensurePlan computes and saves the plan, or reads the saved one. It
+// returns nil when none is needed.
+func (l *loader) ensurePlan(ctx context.Context) (*plan, error) {
+	if l.cp.PlanDone {
+		if !l.cp.HasPlan {
+			return nil, nil
+		}
+		b, err := os.ReadFile(l.planPath())
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+		var p plan
+		if err := json.Unmarshal(b, &p); err != nil || p.Version != planVersion {
+			return nil, fmt.Errorf("bulkload: plan %s unreadable (%v): remove the checkpoint directory to start over", l.planPath(), err)
+		}
+		return &p, nil
+	}
+	p, err := l.makePlan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		tmp := l.planPath() + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+		if err := os.Rename(tmp, l.planPath()); err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+	}
+	l.cp.PlanDone, l.cp.HasPlan = true, p != nil
+	if err := l.saveCheckpoint(); err != nil {
+		return nil, fmt.Errorf("bulkload: checkpoint: %w", err)
+	}
+	return p, nil
+}
+
+// getBatch is the number of rows read per Get while planning.
+const getBatch = 1024
+
+func (l *loader) makePlan(ctx context.Context) (*plan, error) {
+	_, idDups, _, err := l.distinct(l.runPaths("ids"), false)
+	if err != nil {
+		return nil, err
+	}
+	if l.cp.FreshDocs && idDups == 0 {
+		return nil, nil
+	}
+	p := &plan{Version: planVersion}
+	type cand struct {
+		winners int
+	}
+	cands := map[uint64]*cand{}
+	skip := map[fpID]bool{}
+
+	// Pass 1: the docs cells. The merger yields each id's last record and
+	// reports the earlier ones.
+	m, err := newCellMerger(l.runPaths(cellKinds[1]))
+	if err != nil {
+		return nil, fmt.Errorf("bulkload: %w", err)
+	}
+	defer m.close()
+	var dropped []uint64
+	var decodeErr error
+	m.onDropped = func(row, qual, val []byte) {
+		d, err := l.ix.DecodeDocument(kvindex.Row{Key: row, Cells: []kvindex.Cell{{Qualifier: qual, Value: val}}})
+		if err != nil {
+			decodeErr = err
+			return
+		}
+		dropped = append(dropped, uint64(d.Fingerprint))
+	}
+	var pending []fpID // winners whose stored version is to be read
+	var distinctIDs, existing int64
+	readStored := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		keys := make([]kvindex.RowKey, len(pending))
+		for i, w := range pending {
+			keys[i] = kvindex.RowKey{Table: kvindex.TableDocs, Key: []byte(w.ID)}
+		}
+		rows, err := l.ix.Store().Get(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			if len(r.Cells) == 0 {
+				continue
+			}
+			existing++
+			old, err := l.ix.DecodeDocument(r)
+			if err != nil {
+				return err
+			}
+			if of := uint64(old.Fingerprint); of != pending[i].FP {
+				p.DeleteFP = append(p.DeleteFP, fpID{of, pending[i].ID})
+				if cands[of] == nil {
+					cands[of] = &cand{}
+				}
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for {
+		dropped = dropped[:0]
+		row, qual, val, _, ok, err := m.next()
+		if err == nil {
+			err = decodeErr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+		if !ok {
+			break
+		}
+		distinctIDs++
+		w, err := l.ix.DecodeDocument(kvindex.Row{Key: row, Cells: []kvindex.Cell{{Qualifier: qual, Value: val}}})
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+		id, wfp := string(row), uint64(w.Fingerprint)
+		for _, d := range dropped {
+			if d != wfp {
+				skip[fpID{d, id}] = true
+				if cands[d] == nil {
+					cands[d] = &cand{}
+				}
+			}
+		}
+		if !l.cp.FreshDocs {
+			pending = append(pending, fpID{wfp, id})
+			if len(pending) >= getBatch {
+				if err := readStored(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := readStored(); err != nil {
+		return nil, err
+	}
+	p.NewDocs = distinctIDs - existing
+	for k := range skip {
+		p.SkipFP = append(p.SkipFP, k)
+	}
+
+	// Pass 2: the fp cells, without the superseded ones: count the
+	// winners of candidate fingerprints and the fingerprints new to the
+	// index.
+	fm, err := newCellMerger(l.runPaths(cellKinds[0]))
+	if err != nil {
+		return nil, fmt.Errorf("bulkload: %w", err)
+	}
+	defer fm.close()
+	var newFPs []uint64 // distinct winning fingerprints whose existence is to be read
+	var fpNew int64
+	readFPs := func() error {
+		if len(newFPs) == 0 {
+			return nil
+		}
+		keys := make([]kvindex.RowKey, len(newFPs))
+		for i, f := range newFPs {
+			keys[i] = kvindex.RowKey{Table: kvindex.TableFP, Key: kvindex.FPRowKey(f)}
+		}
+		rows, err := l.ix.Store().Get(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if len(r.Cells) == 0 {
+				fpNew++
+			}
+		}
+		newFPs = newFPs[:0]
+		return nil
+	}
+	first, prev := true, uint64(0)
+	for {
+		row, qual, _, _, ok, err := fm.next()
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: plan: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if len(row) != 8 {
+			return nil, fmt.Errorf("bulkload: plan: fp cell row of %d bytes", len(row))
+		}
+		f := uint64(row[0])<<56 | uint64(row[1])<<48 | uint64(row[2])<<40 | uint64(row[3])<<32 | uint64(row[4])<<24 | uint64(row[5])<<16 | uint64(row[6])<<8 | uint64(row[7])
+		if skip[fpID{f, string(qual)}] {
+			continue
+		}
+		if c := cands[f]; c != nil {
+			c.winners++
+		}
+		if first || f != prev {
+			p.Fingerprints++
+			if l.cp.FreshDocs {
+				fpNew++
+			} else if newFPs = append(newFPs, f); len(newFPs) >= getBatch {
+				if err := readFPs(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		first, prev = false, f
+	}
+	if err := readFPs(); err != nil {
+		return nil, err
+	}
+
+	// Candidates: fingerprints that lost a carrier.
+	deleted := map[fpID]bool{}
+	for _, d := range p.DeleteFP {
+		deleted[d] = true
+	}
+	var fps []uint64
+	for f := range cands {
+		fps = append(fps, f)
+	}
+	slices.Sort(fps)
+	for i := 0; i < len(fps); i += getBatch {
+		part := fps[i:min(i+getBatch, len(fps))]
+		stored := make([]kvindex.Row, len(part))
+		if !l.cp.FreshDocs {
+			keys := make([]kvindex.RowKey, len(part))
+			for j, f := range part {
+				keys[j] = kvindex.RowKey{Table: kvindex.TableFP, Key: kvindex.FPRowKey(f)}
+			}
+			if stored, err = l.ix.Store().Get(ctx, keys); err != nil {
+				return nil, err
+			}
+		}
+		for j, f := range part {
+			if cands[f].winners > 0 {
+				continue
+			}
+			p.NoIndex = append(p.NoIndex, f)
+			before := len(stored[j].Cells)
+			after := 0
+			for _, c := range stored[j].Cells {
+				if !deleted[fpID{f, string(c.Qualifier)}] && !skip[fpID{f, string(c.Qualifier)}] {
+					after++
+				}
+			}
+			if before > 0 && after == 0 {
+				p.Tombstone = append(p.Tombstone, f)
+			}
+		}
+	}
+	p.FPDelta = fpNew - int64(len(p.Tombstone))
+	return p, nil
+}
+
+// skipSet is the plan's SkipFP as a set.
+func (p *plan) skipSet() map[fpID]bool {
+	if p == nil || len(p.SkipFP) == 0 {
+		return nil
+	}
+	s := make(map[fpID]bool, len(p.SkipFP))
+	for _, k := range p.SkipFP {
+		s[k] = true
+	}
+	return s
+}
+
+// noIndexSet is the plan's NoIndex as a set.
+func (p *plan) noIndexSet() map[uint64]bool {
+	if p == nil || len(p.NoIndex) == 0 {
+		return nil
+	}
+	s := make(map[uint64]bool, len(p.NoIndex))
+	for _, f := range p.NoIndex {
+		s[f] = true
+	}
+	return s
+}
+
+// applyStoreChanges deletes the fp cells of replaced documents and writes
+// the tombstones of fingerprints left without a document.
+func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
+	if p == nil {
+		return nil
+	}
+	var muts []kvindex.Mutation
+	for _, d := range p.DeleteFP {
+		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableFP, Row: kvindex.FPRowKey(d.FP), Qualifier: []byte(d.ID)})
+	}
+	for _, f := range p.Tombstone {
+		for t, pm := range l.perms {
+			v := pm.Permute(fingerprint.Fingerprint(f))
+			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: kvindex.IndexRowKey(nil, t, pm.Prefix(v), pm.PrefixBits),
+				Qualifier: kvindex.TombstoneQualifier(pm.Residual(v)), Value: []byte{}})
+		}
+	}
+	if len(muts) == 0 {
+		return nil
+	}
+	if err := l.ix.Apply(ctx, muts); err != nil {
+		return errors.Join(errors.New("bulkload: replacing stored documents"), err)
+	}
+	return nil
+}

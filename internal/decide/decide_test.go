@@ -1,0 +1,70 @@
+package decide
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// seq returns the sketch {from, from+1, ..., from+n-1}.
+func seq(from, n uint32) fingerprint.Sketch {
+	s := make(fingerprint.Sketch, n)
+	for i := range s {
+		s[i] = from + uint32(i)
+	}
+	return s
+}
+
+func TestDuplicate(t *testing.T) {
+	r := DefaultRule()
+	long, short := 1500, 120
+	full := seq(0, 40)           // a 40-feature set
+	minusOne := seq(0, 37)       // three features fewer: J = 37/40 = 0.925
+	swapped := seq(3, 40)        // three replaced: J = 37/43 = 0.86
+	half := seq(20, 40)          // J = 20/60 = 0.33
+	twoThirds := seq(0, 40)[:27] // J = 27/40 = 0.675
+	for _, tc := range []struct {
+		name string
+		q, s Side
+		d    int
+		want bool
+	}{
+		{"exact content at distance 0", Side{ExactHash: 7}, Side{ExactHash: 7}, 0, true},
+		{"no sketch: simhash rule, within", Side{}, Side{Sketch: full, Chars: long}, 3, true},
+		{"no sketch: simhash rule, beyond", Side{Sketch: full, Chars: long}, Side{}, 4, false},
+		{"long, far but similar sets", Side{Sketch: full, Chars: long}, Side{Sketch: twoThirds, Chars: long}, 8, true},
+		{"long, close but dissimilar sets", Side{Sketch: full, Chars: long}, Side{Sketch: half, Chars: long}, 1, false},
+		{"short, one word swapped", Side{Sketch: full, Chars: short}, Side{Sketch: swapped, Chars: short}, 2, false},
+		{"short, near-identical", Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}, 2, true},
+		{"short, near-identical but far", Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}, 5, false},
+		{"one side short is short", Side{Sketch: full, Chars: long}, Side{Sketch: swapped, Chars: short}, 1, false},
+	} {
+		if got := r.Duplicate(tc.q, tc.s, tc.d); got != tc.want {
+			t.Errorf("%s: Duplicate = %v, want %v (J = %.3f)", tc.name, got, tc.want, fingerprint.Jaccard(tc.q.Sketch, tc.s.Sketch))
+		}
+		if got := r.Duplicate(tc.s, tc.q, tc.d); got != tc.want {
+			t.Errorf("%s: not symmetric", tc.name)
+		}
+	}
+	// Confirm sees the same documents through kvindex.
+	a := kvindex.Document{Sketch: full, Chars: short}
+	b := kvindex.Document{Sketch: swapped, Chars: short}
+	if r.Confirm(a, b, 1) {
+		t.Error("Confirm accepted a one-word swap")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := DefaultRule().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Rule{
+		{FallbackK: -1}, {ShortK: 65}, {ShortChars: -1}, {ShortMinJaccard: 1.5}, {MinJaccard: -0.1},
+	} {
+		if err := bad.Validate(); !errors.Is(err, ErrBadRule) {
+			t.Errorf("%+v: Validate = %v, want ErrBadRule", bad, err)
+		}
+	}
+}

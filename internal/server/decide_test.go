@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+// newRuleEnv is newEnv with the index opened the way Run opens it: the
+// decision rule confirms insert-if-unique candidates too.
+func newRuleEnv(t *testing.T) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	e := &testEnv{t: t, dir: dir, cfg: cfg, reg: prometheus.NewRegistry()}
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ix, err = kvindex.Open(context.Background(), st, kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: e.reg, Confirm: cfg.rule().Confirm})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	if e.srv, err = New(cfg, e.ix, sharedFingerprinter(t), nil, e.reg); err != nil {
+		t.Fatal(err)
+	}
+	e.http = httptest.NewServer(e.srv)
+	e.router = openAPIRouter(t)
+	t.Cleanup(e.close)
+	return e
+}
+
+// On a short text, a copy with one key word swapped (a different fact) is
+// not a duplicate although its simhash is within k, while a restyled copy
+// is; check, batch check and insert-if-unique agree, and a bare-fingerprint
+// check falls back to the distance rule.
+func TestShortTextKeywordSwapIsNotADuplicate(t *testing.T) {
+	e := newRuleEnv(t)
+	orig := "The city council approved twelve electric buses for the northern routes on Monday, officials said after a long vote in the old town hall."
+	swapped := strings.Replace(orig, "town", "harbour", 1) // 3 bits, Jaccard 0.8
+	restyled := strings.ReplaceAll(orig, ",", " -")
+
+	fpr := sharedFingerprinter(t)
+	fo, _ := fpr.Fingerprint(fingerprint.Document{Body: orig})
+	fs, _ := fpr.Fingerprint(fingerprint.Document{Body: swapped})
+	if d := fingerprint.Distance(fo.Simhash, fs.Simhash); d > e.cfg.Layout.K {
+		t.Fatalf("test text: the swap is %d bits away; it must be within k = %d for the rule to matter", d, e.cfg.Layout.K)
+	}
+
+	if r := e.do("POST", "/v1/documents", map[string]any{"id": "orig", "text": orig}); r.status != http.StatusCreated {
+		t.Fatalf("insert: %d %s", r.status, r.body)
+	}
+	check := func(text string) checkResponse {
+		t.Helper()
+		var c checkResponse
+		r := e.do("POST", "/v1/check", map[string]any{"text": text})
+		if r.status != 200 {
+			t.Fatalf("check: %d %s", r.status, r.body)
+		}
+		r.json(t, &c)
+		return c
+	}
+	if c := check(swapped); c.Duplicate || len(c.Duplicates) != 0 {
+		t.Errorf("one word swapped: duplicate %v %+v, want none", c.Duplicate, c.Duplicates)
+	}
+	if c := check(restyled); !c.Duplicate || len(c.Duplicates) != 1 || c.Duplicates[0].ID != "orig" {
+		t.Errorf("restyled: duplicate %v %+v, want orig", c.Duplicate, c.Duplicates)
+	}
+
+	var bc batchCheckResponse
+	r := e.do("POST", "/v1/check/batch", map[string]any{"items": []map[string]any{{"text": swapped}, {"text": restyled}, {"fingerprint": fs.Simhash.String()}}})
+	if r.status != 200 {
+		t.Fatalf("batch check: %d %s", r.status, r.body)
+	}
+	r.json(t, &bc)
+	if len(bc.Results) != 3 || bc.Results[0].Duplicate || !bc.Results[1].Duplicate || !bc.Results[2].Duplicate {
+		t.Errorf("batch: swapped %v, restyled %v, bare fingerprint %v; want false, true, true (bare: distance rule)",
+			bc.Results[0].Duplicate, bc.Results[1].Duplicate, bc.Results[2].Duplicate)
+	}
+
+	var ins insertResponse
+	r = e.do("POST", "/v1/documents", map[string]any{"id": "swapped", "text": swapped, "mode": "insert-if-unique"})
+	r.json(t, &ins)
+	if r.status != http.StatusCreated || !ins.Stored || len(ins.Duplicates) != 0 {
+		t.Errorf("insert-if-unique of the swap: %d %+v, want stored with no duplicates", r.status, ins)
+	}
+	ins = insertResponse{}
+	r = e.do("POST", "/v1/documents", map[string]any{"id": "restyled", "text": restyled, "mode": "insert-if-unique"})
+	r.json(t, &ins)
+	if ins.Stored || ins.DuplicateOf != "orig" {
+		t.Errorf("insert-if-unique of the restyled copy: %d %+v, want a duplicate of orig", r.status, ins)
+	}
+	// The stored document carries its sketch.
+	d, err := e.ix.Get(context.Background(), "orig")
+	if err != nil || len(d.Sketch) == 0 || d.Chars == 0 {
+		t.Errorf("stored orig: sketch %v chars %d err %v, want a sketch", d.Sketch, d.Chars, err)
+	}
+}

@@ -1,0 +1,405 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/seen"
+)
+
+// Seen is what the server needs of the seen-set service (*seen.Service).
+type Seen interface {
+	MarkBatch(ctx context.Context, batch []seen.UserMarks) ([]seen.MarkResult, error)
+	CheckBatch(ctx context.Context, reqs []seen.CheckRequest) ([][]bool, error)
+	FilterBatch(ctx context.Context, reqs []seen.FilterRequest) ([]seen.FilterResult, error)
+	Delete(ctx context.Context, user, item string) error
+	Forget(ctx context.Context, user string) error
+}
+
+var _ Seen = (*seen.Service)(nil)
+
+// Option adds an optional part to a Server.
+type Option func(*Server)
+
+// WithSeen serves the seen-set routes (/v1/users/{user}/seen...,
+// /v1/seen/...) from svc. Without it those routes answer 501.
+func WithSeen(svc Seen) Option { return func(s *Server) { s.seen = svc } }
+
+// errSeenDisabled answers seen routes of a server built without WithSeen.
+var errSeenDisabled = errors.New("server: seen sets are not enabled on this server")
+
+// DefaultSeenK is the near-duplicate distance of a filter that names none.
+const DefaultSeenK = 3
+
+// seenRoutes registers the seen-set routes: reads on r, writes on w (auth).
+func (s *Server) seenRoutes(r, w *gin.RouterGroup) {
+	r.POST("/users/:user/seen/check", s.seenCheck)
+	r.POST("/users/:user/seen/filter", s.seenFilter)
+	r.POST("/seen/check", s.seenCheckBatch)
+	r.POST("/seen/filter", s.seenFilterBatch)
+	w.POST("/users/:user/seen", s.seenMark)
+	w.POST("/seen/mark", s.seenMarkBatch)
+	w.DELETE("/users/:user/seen", s.seenForget)
+	w.DELETE("/users/:user/seen/items/*item", s.seenDelete)
+}
+
+// seenItem is one item of a mark or filter request.
+type seenItem struct {
+	ID          string                   `json:"id"`
+	DocID       string                   `json:"doc_id,omitempty"`
+	Fingerprint *fingerprint.Fingerprint `json:"fingerprint,omitempty"`
+}
+
+type seenMarkRequest struct {
+	Items []seenItem `json:"items"`
+}
+
+type seenMarkResponse struct {
+	User          string   `json:"user"`
+	Marked        int      `json:"marked"`
+	UnknownDocIDs []string `json:"unknown_doc_ids,omitempty"`
+}
+
+type seenCheckRequest struct {
+	IDs []string `json:"ids"`
+}
+
+type seenCheckResponse struct {
+	User string `json:"user"`
+	Seen []bool `json:"seen"`
+}
+
+type seenFilterRequest struct {
+	// Candidates or IDs (plain ids, no fingerprints: cheaper to decode),
+	// not both.
+	Candidates []seenItem `json:"candidates"`
+	IDs        []string   `json:"ids"`
+	Near       bool       `json:"near,omitempty"`
+	K          *int       `json:"k,omitempty"`
+}
+
+type seenDropped struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Reason   string `json:"reason"`
+	Distance *int   `json:"distance,omitempty"`
+}
+
+type seenFilterResponse struct {
+	User          string        `json:"user"`
+	Kept          []string      `json:"kept"`
+	Dropped       []seenDropped `json:"dropped"`
+	UnknownDocIDs []string      `json:"unknown_doc_ids,omitempty"`
+}
+
+// Batch bodies: one entry per user.
+type (
+	seenMarkBatchRequest struct {
+		Users []struct {
+			User string `json:"user"`
+			seenMarkRequest
+		} `json:"users"`
+	}
+	seenCheckBatchRequest struct {
+		Users []struct {
+			User string `json:"user"`
+			seenCheckRequest
+		} `json:"users"`
+	}
+	seenFilterBatchRequest struct {
+		Users []struct {
+			User string `json:"user"`
+			seenFilterRequest
+		} `json:"users"`
+	}
+	seenBatchResponse[T any] struct {
+		Results []T `json:"results"`
+	}
+)
+
+func (s *Server) seenReady(c *gin.Context) bool {
+	if s.seen == nil {
+		s.fail(c, errSeenDisabled)
+		return false
+	}
+	return true
+}
+
+func toMarks(items []seenItem) []seen.Mark {
+	out := make([]seen.Mark, len(items))
+	for i, it := range items {
+		out[i] = seen.Mark{ID: it.ID, DocID: it.DocID}
+		if it.Fingerprint != nil {
+			out[i].Fingerprint, out[i].HasFingerprint = *it.Fingerprint, true
+		}
+	}
+	return out
+}
+
+func toFilter(user string, r seenFilterRequest) (seen.FilterRequest, error) {
+	if r.Candidates != nil && r.IDs != nil {
+		return seen.FilterRequest{}, badField("ids", "give candidates or ids, not both")
+	}
+	fr := seen.FilterRequest{User: user, Near: r.Near, K: DefaultSeenK, Candidates: make([]seen.Candidate, len(r.Candidates), len(r.Candidates)+len(r.IDs))}
+	if r.K != nil {
+		fr.K = *r.K
+	}
+	for _, id := range r.IDs {
+		fr.Candidates = append(fr.Candidates, seen.Candidate{ID: id})
+	}
+	for i, it := range r.Candidates {
+		fr.Candidates[i] = seen.Candidate{ID: it.ID, DocID: it.DocID}
+		if it.Fingerprint != nil {
+			fr.Candidates[i].Fingerprint, fr.Candidates[i].HasFingerprint = *it.Fingerprint, true
+		}
+	}
+	return fr, nil
+}
+
+func markResponse(user string, r seen.MarkResult) seenMarkResponse {
+	return seenMarkResponse{User: user, Marked: r.Marked, UnknownDocIDs: r.UnknownDocs}
+}
+
+func filterResponse(user string, r seen.FilterResult) seenFilterResponse {
+	out := seenFilterResponse{User: user, Kept: r.Kept, Dropped: make([]seenDropped, len(r.Dropped)), UnknownDocIDs: r.UnknownDocs}
+	for i, d := range r.Dropped {
+		out.Dropped[i] = seenDropped{Index: d.Index, ID: d.ID, Reason: d.Reason}
+		if d.Reason == seen.ReasonNear {
+			out.Dropped[i].Distance = &d.Distance
+		}
+	}
+	return out
+}
+
+func (s *Server) seenMark(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenMarkRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	user := c.Param("user")
+	res, err := s.seen.MarkBatch(c.Request.Context(), []seen.UserMarks{{User: user, Marks: toMarks(req.Items)}})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", markResponse(user, res[0]))
+}
+
+func (s *Server) seenMarkBatch(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenMarkBatchRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	batch := make([]seen.UserMarks, len(req.Users))
+	for i, u := range req.Users {
+		batch[i] = seen.UserMarks{User: u.User, Marks: toMarks(u.Items)}
+	}
+	res, err := s.seen.MarkBatch(c.Request.Context(), batch)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := seenBatchResponse[seenMarkResponse]{Results: make([]seenMarkResponse, len(res))}
+	for i, r := range res {
+		out.Results[i] = markResponse(batch[i].User, r)
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+func (s *Server) seenCheck(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenCheckRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	user := c.Param("user")
+	res, err := s.seen.CheckBatch(c.Request.Context(), []seen.CheckRequest{{User: user, IDs: req.IDs}})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", seenCheckResponse{User: user, Seen: res[0]})
+}
+
+func (s *Server) seenCheckBatch(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenCheckBatchRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	reqs := make([]seen.CheckRequest, len(req.Users))
+	for i, u := range req.Users {
+		reqs[i] = seen.CheckRequest{User: u.User, IDs: u.IDs}
+	}
+	res, err := s.seen.CheckBatch(c.Request.Context(), reqs)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := seenBatchResponse[seenCheckResponse]{Results: make([]seenCheckResponse, len(res))}
+	for i, r := range res {
+		out.Results[i] = seenCheckResponse{User: reqs[i].User, Seen: r}
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+func (s *Server) seenFilter(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenFilterRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	user := c.Param("user")
+	fr, err := toFilter(user, req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.seen.FilterBatch(c.Request.Context(), []seen.FilterRequest{fr})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", filterResponse(user, res[0]))
+}
+
+func (s *Server) seenFilterBatch(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	var req seenFilterBatchRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	reqs := make([]seen.FilterRequest, len(req.Users))
+	for i, u := range req.Users {
+		var err error
+		if reqs[i], err = toFilter(u.User, u.seenFilterRequest); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	res, err := s.seen.FilterBatch(c.Request.Context(), reqs)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := seenBatchResponse[seenFilterResponse]{Results: make([]seenFilterResponse, len(res))}
+	for i, r := range res {
+		out.Results[i] = filterResponse(reqs[i].User, r)
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
+}
+
+func (s *Server) seenDelete(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	item := strings.TrimPrefix(c.Param("item"), "/")
+	if err := s.seen.Delete(c.Request.Context(), c.Param("user"), item); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) seenForget(c *gin.Context) {
+	if !s.seenReady(c) {
+		return
+	}
+	if err := s.seen.Forget(c.Request.Context(), c.Param("user")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// seenProblem maps the seen package's errors (called by classify).
+func seenProblem(err error) (status int, kind, title string, ok bool) {
+	switch {
+	case errors.Is(err, errSeenDisabled):
+		return http.StatusNotImplemented, "seen-disabled", "Seen sets not enabled", true
+	case errors.Is(err, seen.ErrBadUser):
+		return http.StatusBadRequest, "bad-user", "Bad user id", true
+	case errors.Is(err, seen.ErrBadItem):
+		return http.StatusBadRequest, "bad-id", "Bad item id", true
+	case errors.Is(err, seen.ErrTooMany):
+		return http.StatusBadRequest, "too-many-items", "Too many items", true
+	case errors.Is(err, seen.ErrBadK):
+		return http.StatusBadRequest, "k-out-of-range", "Distance out of range", true
+	}
+	return 0, "", "", false
+}
+
+// seenConfig is the seen service's configuration from the server's.
+func (c Config) seenConfig() seen.Config {
+	return seen.Config{Retention: c.SeenRetention, MaxItems: seen.DefaultMaxItems, MaxUsers: min(c.MaxBatch, 10000)}
+}
+
+// openSeen opens the seen-set service on the index's store, resolving
+// document ids through the index.
+func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, locker kvindex.Locker, log *slog.Logger, reg prometheus.Registerer) (*seen.Service, error) {
+	sc := cfg.seenConfig()
+	sc.Locker, sc.Docs, sc.Logger, sc.Registerer = locker, seen.IndexDocs{Index: ix}, log, reg
+	svc, err := seen.Open(ctx, ix.Store(), sc)
+	if err != nil {
+		return nil, fmt.Errorf("server: opening seen sets: %w", err)
+	}
+	return svc, nil
+}
+
+// withSeenFolder folds seen rows on the compaction timer (cfg.CompactEvery)
+// in a goroutine of its own, and returns a stop that stops it and then
+// calls stopCompactor. The goroutine is owned by Run: stopped by cancel,
+// joined through done.
+func withSeenFolder(ctx context.Context, cfg Config, svc *seen.Service, log *slog.Logger, stopCompactor func()) func() {
+	if cfg.CompactEvery <= 0 {
+		return stopCompactor
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(cfg.CompactEvery)
+		defer tk.Stop()
+		for {
+			select {
+			case <-fctx.Done():
+				return
+			case <-tk.C:
+				if _, err := svc.FoldAll(fctx); err != nil && fctx.Err() == nil {
+					log.Error("seen fold failed", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done; stopCompactor() }
+}

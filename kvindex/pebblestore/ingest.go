@@ -1,0 +1,205 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/simdex/simdex/kvindex"
+)
+
+// The bulk write path: cells arrive sorted, are written straight into
+// Pebble sorted string tables (sstables) in a staging directory with the
+// store's own key encoding (rowPrefix + qualifier), and the finished files
+// are handed to Pebble's Ingest, which links them into the LSM in one
+// atomic manifest update. No memtable insert, no write-ahead log, no
+// flush: the bytes are written once by us and then only by later
+// compactions.
+
+// DefaultSSTableBytes is the size at which a BulkWriter starts a new
+// sstable: big enough that a 10^8 load makes tens of files, not
+// thousands, small enough that later compactions work in pieces.
+const DefaultSSTableBytes = 128 << 20
+
+// mergerName must equal the merger the store opens Pebble with: Ingest
+// refuses sstables written for another merger.
+const mergerName = "simdex.add.v1"
+
+// BulkWriter is a kvindex.CellWriter that builds sstables of one table and
+// ingests them at Commit.
+type BulkWriter struct {
+	s      *Store
+	t      kvindex.Table
+	dir    string
+	target int64
+	wo     sstable.WriterOptions
+
+	w     *sstable.Writer // current file, nil before the first Put
+	size  int64           // bytes put into w
+	paths []string        // finished and current files
+	key   []byte          // scratch: the encoded key of the current Put
+	last  []byte          // the previous encoded key
+	err   error           // sticky: a failed Put poisons the writer
+	done  bool
+}
+
+var _ kvindex.CellWriter = (*BulkWriter)(nil)
+
+// NewCellWriter returns a BulkWriter for table t that stages its sstables
+// in dir (created if needed; it should be on the store's file system so
+// that Ingest links instead of copying). Files it leaves behind after a
+// crash are garbage: remove dir's *.sst before reusing it.
+func (s *Store) NewCellWriter(t kvindex.Table, dir string) (kvindex.CellWriter, error) {
+	return s.NewBulkWriter(t, dir, DefaultSSTableBytes)
+}
+
+// NewBulkWriter is NewCellWriter with the size at which a new sstable is
+// started (bytes of keys and values; <= 0 means DefaultSSTableBytes).
+func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (*BulkWriter, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("pebblestore: unknown table %d", t)
+	}
+	if t == kvindex.TableMeta {
+		// The meta table holds counters (merge operands); it is written
+		// through Mutate only.
+		return nil, fmt.Errorf("pebblestore: no bulk writer for the meta table")
+	}
+	if sstableBytes <= 0 {
+		sstableBytes = DefaultSSTableBytes
+	}
+	if err := s.acquire(context.Background()); err != nil {
+		return nil, err
+	}
+	format := s.db.FormatMajorVersion().MaxTableFormat()
+	s.mu.RUnlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+	}
+	po := &pebble.Options{Merger: &pebble.Merger{Name: mergerName, Merge: newAdder}}
+	po.EnsureDefaults()
+	wo := po.MakeWriterOptions(0, format)
+	return &BulkWriter{s: s, t: t, dir: dir, target: sstableBytes, wo: wo}, nil
+}
+
+// Put implements kvindex.CellWriter.
+func (w *BulkWriter) Put(row, qualifier, value []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("%w: bulk writer used after Commit or Abort", kvindex.ErrStore)
+	}
+	w.key = append(rowPrefix(w.key[:0], w.t, row), qualifier...)
+	if w.last != nil && bytes.Compare(w.key, w.last) <= 0 {
+		w.err = fmt.Errorf("pebblestore: bulk writer: cell %x/%x not after the previous one", row, qualifier)
+		return w.err
+	}
+	if w.w == nil || w.size >= w.target {
+		if err := w.next(); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	if err := w.w.Set(w.key, value); err != nil {
+		w.err = fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		return w.err
+	}
+	w.size += int64(len(w.key) + len(value))
+	w.last = append(w.last[:0], w.key...)
+	return nil
+}
+
+// next finishes the current sstable and starts another.
+func (w *BulkWriter) next() error {
+	if err := w.finishFile(); err != nil {
+		return err
+	}
+	p := filepath.Join(w.dir, fmt.Sprintf("%s-%06d.sst", w.t, len(w.paths)))
+	f, err := vfs.Default.Create(p, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+	}
+	w.paths = append(w.paths, p)
+	w.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), w.wo)
+	w.size = 0
+	return nil
+}
+
+func (w *BulkWriter) finishFile() error {
+	if w.w == nil {
+		return nil
+	}
+	err := w.w.Close() // syncs and closes the file
+	w.w = nil
+	if err != nil {
+		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+	}
+	return nil
+}
+
+// Commit implements kvindex.CellWriter: the staged sstables are ingested in
+// one call (Pebble applies an ingest atomically, in one manifest edit, and
+// syncs it). A cell that already exists is shadowed by the ingested one,
+// as by a Put.
+func (w *BulkWriter) Commit(ctx context.Context) error {
+	if w.err != nil {
+		return errors.Join(w.err, w.Abort())
+	}
+	if w.done {
+		return fmt.Errorf("%w: bulk writer used after Commit or Abort", kvindex.ErrStore)
+	}
+	if err := w.finishFile(); err != nil {
+		return errors.Join(err, w.Abort())
+	}
+	w.done = true
+	if len(w.paths) == 0 {
+		return nil
+	}
+	if err := w.s.acquire(ctx); err != nil {
+		return errors.Join(err, w.removeFiles())
+	}
+	err := w.s.db.Ingest(ctx, w.paths)
+	// Ingested cells do not go through Mutate, so they name no rows to the
+	// row cache: drop it whole, before Commit returns, or a reader could
+	// be answered from a row the ingest changed (rowcache.go's argument).
+	if w.s.rows != nil {
+		w.s.rows.invalidateAll()
+	}
+	w.s.mu.RUnlock()
+	if err != nil {
+		return errors.Join(fmt.Errorf("%w: ingest: %w", kvindex.ErrStore, err), w.removeFiles())
+	}
+	// Ingest links (or copies) the files into the store; the staged names
+	// are ours to remove.
+	return w.removeFiles()
+}
+
+// Abort implements kvindex.CellWriter.
+func (w *BulkWriter) Abort() error {
+	w.done = true
+	var err error
+	if w.w != nil {
+		err = w.w.Close()
+		w.w = nil
+	}
+	return errors.Join(err, w.removeFiles())
+}
+
+func (w *BulkWriter) removeFiles() error {
+	var errs []error
+	for _, p := range w.paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	w.paths = nil
+	return errors.Join(errs...)
+}

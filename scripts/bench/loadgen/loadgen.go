@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// How the load is driven and measured.
+//
+// Each connection is one goroutine with one request in flight: it builds
+// the request into a reused buffer (the body's varying part, a random
+// fingerprint or a numbered sentence appended to the text, is formatted in
+// place; the rest is prepared once), writes it, and reads the answer with a
+// reused bufio.Reader. An answer counts as a success only if its status is
+// the expected one (200 for checks, 201 for inserts), its body has exactly
+// Content-Length bytes and it is the expected JSON object (it starts with
+// the response's first field). Anything else is an error and the
+// connection is re-opened.
+//
+// Latency is the time from writing the request to reading the last byte
+// of the answer, recorded in a log-linear histogram (1/32 relative
+// precision), so p50/p99 cost no sorting and no memory per request.
+//
+// Coordinated omission: in the default closed loop a slow answer delays
+// the connection's next request, so the latencies are those of requests
+// that were sent, not of a steady arrival stream, and the tail is
+// understated when the server stalls. With --rate R the load is open
+// loop: connection i sends its n-th request at start + n*C/R (C
+// connections) and its latency is counted from that scheduled time, so
+// queueing behind a stall is included (if the server cannot keep up, the
+// latencies grow without bound and the achieved rate falls below R).
+
+// requestMaker writes the requests of one mode.
+type requestMaker struct {
+	mode   string
+	head   []byte // request line and fixed headers, up to "Content-Length: "
+	text   []byte // check-text: the JSON string of the base text, without its closing quote
+	want   int    // expected status
+	prefix []byte // the answer body's expected start
+}
+
+func newRequestMaker(c config) (*requestMaker, error) {
+	m := &requestMaker{mode: c.mode, want: http.StatusOK}
+	path := "/v1/check"
+	switch c.mode {
+	case "check-fp":
+		m.prefix = []byte(`{"fingerprint":"`)
+	case "check-text":
+		b, err := os.ReadFile(c.textFile)
+		if err != nil {
+			return nil, err
+		}
+		q, err := json.Marshal(string(b))
+		if err != nil {
+			return nil, err
+		}
+		m.text = q[:len(q)-1]
+		m.prefix = []byte(`{"fingerprint":"`)
+	case "insert":
+		path, m.want, m.prefix = "/v1/documents", http.StatusCreated, []byte(`{"id":"load-`)
+	default:
+		return nil, fmt.Errorf("unknown mode %q", c.mode)
+	}
+	h := "POST " + path + " HTTP/1.1\r\nHost: " + c.addr + "\r\nContent-Type: application/json\r\n"
+	if c.apiKey != "" {
+		h += "Authorization: Bearer " + c.apiKey + "\r\n"
+	}
+	m.head = []byte(h + "Content-Length: ")
+	return m, nil
+}
+
+// appendRequest appends request number i of connection w to dst, using
+// body as scratch.
+func (m *requestMaker) appendRequest(dst, body []byte, r *rand.Rand, w, i int) ([]byte, []byte) {
+	body = body[:0]
+	switch m.mode {
+	case "check-fp":
+		body = append(body, `{"fingerprint":"`...)
+		body = appendHex16(body, r.Uint64())
+		body = append(body, `"}`...)
+	case "check-text":
+		body = append(body, `{"text":`...)
+		body = append(body, m.text...)
+		body = append(body, " 编号"...)
+		body = strconv.AppendInt(body, int64(w), 10)
+		body = append(body, '-')
+		body = strconv.AppendInt(body, int64(i), 10)
+		body = append(body, `。","lang":"zh"}`...)
+	case "insert":
+		body = append(body, `{"id":"load-`...)
+		body = strconv.AppendInt(body, int64(w), 10)
+		body = append(body, '-')
+		body = strconv.AppendInt(body, int64(i), 10)
+		body = append(body, `","fingerprint":"`...)
+		body = appendHex16(body, r.Uint64())
+		body = append(body, `"}`...)
+	}
+	dst = append(dst, m.head...)
+	dst = strconv.AppendInt(dst, int64(len(body)), 10)
+	dst = append(dst, "\r\n\r\n"...)
+	return append(dst, body...), body
+}
+
+func appendHex16(dst []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for s := 60; s >= 0; s -= 4 {
+		dst = append(dst, digits[v>>uint(s)&0xf])
+	}
+	return dst
+}
+
+var errResponse = errors.New("unexpected response")
+
+// readResponse reads one HTTP/1.1 answer into body (reused) and checks it.
+// close reports that the server will close the connection.
+func (m *requestMaker) readResponse(br *bufio.Reader, body []byte) (_ []byte, bodyLen int, close bool, err error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return body, 0, true, err
+	}
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
+		return body, 0, true, fmt.Errorf("%w: status line %q", errResponse, line)
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return body, 0, true, fmt.Errorf("%w: status line %q", errResponse, line)
+	}
+	n := -1
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return body, 0, true, err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return body, 0, true, fmt.Errorf("%w: header %q", errResponse, line)
+		}
+		v = bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("Content-Length")):
+			if n, err = strconv.Atoi(string(v)); err != nil || n < 0 {
+				return body, 0, true, fmt.Errorf("%w: Content-Length %q", errResponse, v)
+			}
+		case bytes.EqualFold(k, []byte("Connection")):
+			close = bytes.EqualFold(v, []byte("close"))
+		}
+	}
+	if n < 0 {
+		return body, 0, true, fmt.Errorf("%w: no Content-Length", errResponse)
+	}
+	if cap(body) < n {
+		body = make([]byte, n)
+	}
+	body = body[:n]
+	if _, err := io.ReadFull(br, body); err != nil {
+		return body, 0, true, err
+	}
+	if status != m.want {
+		return body, n, close, fmt.Errorf("%w: status %d: %s", errResponse, status, bytes.TrimSpace(body))
+	}
+	if !bytes.HasPrefix(body, m.prefix) || !bytes.HasSuffix(bytes.TrimRight(body, "\n"), []byte("}")) {
+		return body, n, close, fmt.Errorf("%w: body %.200q", errResponse, body)
+	}
+	return body, n, close, nil
+}
+
+// hist is a log-linear latency histogram of nanoseconds: values below 64
+// have a bucket each; above, each power of two has 64 buckets.
+type hist struct {
+	counts [64 * 64]uint64
+	n      uint64
+	max    time.Duration
+}
+
+func bucketOf(v uint64) int {
+	if v < 64 {
+		return int(v)
+	}
+	e := bits.Len64(v) - 6 // v >> e is in [32, 64)
+	return min(e*64+int(v>>uint(e)), 64*64-1)
+}
+
+// lowerBound is the smallest value of bucket b.
+func lowerBound(b int) uint64 {
+	if b < 64 {
+		return uint64(b)
+	}
+	e, m := b/64, b%64
+	return uint64(m) << uint(e)
+}
+
+func (h *hist) record(d time.Duration) {
+	h.counts[bucketOf(uint64(max(d, 0)))]++
+	h.n++
+	h.max = max(h.max, d)
+}
+
+func (h *hist) merge(o *hist) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+	h.max = max(h.max, o.max)
+}
+
+// quantile returns the lower bound of the bucket holding quantile q.
+func (h *hist) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	rank := uint64(q * float64(h.n))
+	var seen uint64
+	for b, c := range h.counts {
+		seen += c
+		if seen > rank {
+			return time.Duration(lowerBound(b))
+		}
+	}
+	return h.max
+}
+
+// result is what one measured run produced.
+type result struct {
+	h                  hist
+	errs               int
+	firstErr           error
+	bodyBytes          int64
+	elapsed            time.Duration
+	selfCPU, serverCPU time.Duration
+	serverCPUErr       error
+}
+
+// drive runs the connections for the warm-up and the measured time.
+func drive(ctx context.Context, c config, m *requestMaker) (*result, error) {
+	if c.warmup > 0 {
+		if _, err := driveOnce(ctx, c, m, c.warmup); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	srv0, srvErr := serverCPU(ctx, c.addr)
+	self0 := selfCPU()
+	res, err := driveOnce(ctx, c, m, c.duration)
+	if err != nil {
+		return nil, err
+	}
+	res.selfCPU = selfCPU() - self0
+	srv1, err := serverCPU(ctx, c.addr)
+	res.serverCPU, res.serverCPUErr = srv1-srv0, errors.Join(srvErr, err)
+	return res, nil
+}
+
+func driveOnce(ctx context.Context, c config, m *requestMaker, d time.Duration) (*result, error) {
+	start := time.Now()
+	deadline := start.Add(d)
+	var (
+		mu  sync.Mutex // guards res
+		res = &result{}
+		wg  sync.WaitGroup
+	)
+	var interval time.Duration
+	if c.rate > 0 {
+		interval = time.Duration(float64(c.concurrency) / c.rate * float64(time.Second))
+	}
+	for w := range c.concurrency {
+		wg.Add(1)
+		go func() { // joined by wg.Wait below; stops at the deadline
+			defer wg.Done()
+			var local result
+			conn(ctx, c, m, w, start, deadline, interval, &local)
+			mu.Lock()
+			res.h.merge(&local.h)
+			res.errs += local.errs
+			if res.firstErr == nil {
+				res.firstErr = local.firstErr
+			}
+			res.bodyBytes += local.bodyBytes
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	if res.h.n == 0 {
+		return nil, fmt.Errorf("no successful requests (%d errors, first: %v)", res.errs, res.firstErr)
+	}
+	return res, nil
+}
+
+// conn drives one keep-alive connection until the deadline.
+func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline time.Time, interval time.Duration, res *result) {
+	r := rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))
+	var (
+		nc      net.Conn
+		br      *bufio.Reader
+		req     []byte
+		body    []byte
+		scratch []byte
+		dialer  net.Dialer
+	)
+	fail := func(err error) {
+		res.errs++
+		if res.firstErr == nil {
+			res.firstErr = err
+		}
+		if nc != nil {
+			nc.Close()
+			nc = nil
+		}
+	}
+	defer func() {
+		if nc != nil {
+			nc.Close()
+		}
+	}()
+	for i := 0; ; i++ {
+		t0 := time.Now()
+		if interval > 0 {
+			// Open loop: the i-th request of this connection is due at a
+			// fixed time (connections staggered), whether or not the
+			// previous answer was late.
+			due := start.Add(time.Duration(i)*interval + time.Duration(w)*interval/time.Duration(c.concurrency))
+			if due.After(deadline) {
+				return
+			}
+			if wait := time.Until(due); wait > 0 {
+				time.Sleep(wait)
+			}
+			t0 = due
+		} else if !t0.Before(deadline) {
+			return
+		}
+		if nc == nil {
+			var err error
+			if nc, err = dialer.DialContext(ctx, "tcp", c.addr); err != nil {
+				fail(err)
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			if br == nil {
+				br = bufio.NewReaderSize(nc, 16<<10)
+			} else {
+				br.Reset(nc)
+			}
+		}
+		req, body = m.appendRequest(req[:0], body, r, w, i)
+		if _, err := nc.Write(req); err != nil {
+			fail(err)
+			continue
+		}
+		var n int
+		var closing bool
+		var err error
+		scratch, n, closing, err = m.readResponse(br, scratch)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		res.h.record(time.Since(t0))
+		res.bodyBytes += int64(len(body))
+		_ = n
+		if closing {
+			nc.Close()
+			nc = nil
+		}
+	}
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// serverCPU reads process_cpu_seconds_total from the server's /metrics.
+func serverCPU(ctx context.Context, addr string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("process_cpu_seconds_total ")); ok {
+			f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+			if err != nil {
+				return 0, err
+			}
+			return time.Duration(f * float64(time.Second)), nil
+		}
+	}
+	return 0, errors.New("no process_cpu_seconds_total in /metrics")
+}
+
+func (r *result) print(out io.Writer, c config) {
+	secs := r.elapsed.Seconds()
+	loop := "closed"
+	if c.rate > 0 {
+		loop = fmt.Sprintf("open@%.0f/s", c.rate)
+	}
+	fmt.Fprintf(out, "mode=%s concurrency=%d loop=%s duration=%v requests=%d errors=%d rate=%.0f/s p50=%v p90=%v p99=%v p99.9=%v max=%v",
+		c.mode, c.concurrency, loop, r.elapsed.Round(time.Millisecond), r.h.n, r.errs, float64(r.h.n)/secs,
+		r.h.quantile(.50), r.h.quantile(.90), r.h.quantile(.99), r.h.quantile(.999), r.h.max)
+	if c.mode == "check-text" {
+		fmt.Fprintf(out, " text_MB/s=%.2f", float64(r.bodyBytes)/secs/1e6)
+	}
+	fmt.Fprintf(out, "\ncpu: loadgen %.2fs (%.0f%% of one core, %.1f µs/request)", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs,
+		float64(r.selfCPU.Microseconds())/float64(r.h.n))
+	if r.serverCPUErr == nil {
+		fmt.Fprintf(out, "; server %.2fs (%.0f%% of one core, %.1f µs/request)", r.serverCPU.Seconds(), 100*r.serverCPU.Seconds()/secs,
+			float64(r.serverCPU.Microseconds())/float64(r.h.n))
+	} else {
+		fmt.Fprintf(out, "; server CPU unknown (%v)", r.serverCPUErr)
+	}
+	fmt.Fprintln(out)
+	if r.firstErr != nil {
+		fmt.Fprintf(out, "first error: %v\n", r.firstErr)
+	}
+}

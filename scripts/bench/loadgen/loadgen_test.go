@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHistQuantiles checks the histogram against sorting (the oracle):
+// every quantile is within the bucket precision (1/32) below the true one.
+func TestHistQuantiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h hist
+	var all []time.Duration
+	for range 20_000 {
+		d := time.Duration(r.ExpFloat64() * float64(300*time.Microsecond))
+		h.record(d)
+		all = append(all, d)
+	}
+	slices.Sort(all)
+	for _, q := range []float64{0, .5, .9, .99, .999} {
+		want := all[int(q*float64(len(all)))]
+		got := h.quantile(q)
+		if got > want || float64(want-got) > float64(want)/32+1 {
+			t.Errorf("q%v: %v, want %v (within 1/32 below)", q, got, want)
+		}
+	}
+	if h.max != all[len(all)-1] || h.n != uint64(len(all)) {
+		t.Errorf("max %v n %d", h.max, h.n)
+	}
+	for b := range 58 * 64 { // above, lower bounds overflow int64 durations
+		if b >= 64 && b%64 < 32 {
+			continue // unused buckets
+		}
+		if got := bucketOf(lowerBound(b)); got != b {
+			t.Fatalf("bucketOf(lowerBound(%d)) = %d", b, got)
+		}
+	}
+}
+
+func TestReadResponse(t *testing.T) {
+	m := &requestMaker{mode: "check-fp", want: 200, prefix: []byte(`{"fingerprint":"`)}
+	for _, tc := range []struct {
+		name, in  string
+		ok, close bool
+	}{
+		{"ok", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 22\r\n\r\n{\"fingerprint\":\"00\"}\n\n", true, false},
+		{"ok lower-case header and close", "HTTP/1.1 200 OK\r\ncontent-length: 21\r\nConnection: close\r\n\r\n{\"fingerprint\":\"00\"}\n", true, true},
+		{"problem", "HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\n\r\n{}", false, false},
+		{"wrong shape", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]", false, false},
+		{"truncated", "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{\"fingerprint\":\"00\"}", false, true},
+		{"no length", "HTTP/1.1 200 OK\r\n\r\n{}", false, true},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n", false, true},
+		{"garbage", "hello\r\n", false, true},
+		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, closing, err := m.readResponse(bufio.NewReader(strings.NewReader(tc.in)), nil)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err %v, want ok=%v", err, tc.ok)
+			}
+			if tc.ok && closing != tc.close {
+				t.Fatalf("close %v, want %v", closing, tc.close)
+			}
+		})
+	}
+}
+
+func FuzzReadResponse(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 21\r\n\r\n{\"fingerprint\":\"00\"}\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 503 x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+	m := &requestMaker{mode: "check-fp", want: 200, prefix: []byte(`{"fingerprint":"`)}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if strings.Contains(string(b), "Content-Length") && len(b) > 1<<16 {
+			return
+		}
+		_, n, _, err := m.readResponse(bufio.NewReader(strings.NewReader(string(b))), nil)
+		if err == nil && n > len(b) {
+			t.Fatalf("body of %d bytes from %d input bytes", n, len(b))
+		}
+	})
+}
+
+// TestDrive runs the load generator against a real HTTP server on loopback
+// that checks every request is well-formed JSON of the mode's shape, fails
+// every 10th one and closes the connection every 7th; the counts must add
+// up.
+func TestDrive(t *testing.T) {
+	for _, mode := range []string{"check-fp", "check-text", "insert"} {
+		t.Run(mode, func(t *testing.T) {
+			var served, failed atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := served.Add(1)
+				var body map[string]string
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+					t.Errorf("request %d: %v", n, err)
+				}
+				switch {
+				case mode == "check-fp" && len(body["fingerprint"]) != 16,
+					mode == "check-text" && (!strings.HasPrefix(body["text"], "正文") || body["lang"] != "zh"),
+					mode == "insert" && (!strings.HasPrefix(body["id"], "load-") || r.Header.Get("Authorization") != "Bearer k"):
+					t.Errorf("request %d: body %v", n, body)
+				}
+				if n%7 == 0 {
+					w.Header().Set("Connection", "close")
+				}
+				if n%10 == 0 {
+					failed.Add(1)
+					http.Error(w, "no", http.StatusServiceUnavailable)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				if mode == "insert" {
+					w.WriteHeader(http.StatusCreated)
+					io.WriteString(w, `{"id":"load-1","stored":true}`+"\n")
+					return
+				}
+				io.WriteString(w, `{"fingerprint":"0123456789abcdef","duplicates":[]}`+"\n")
+			}))
+			defer srv.Close()
+			text := t.TempDir() + "/t.txt"
+			if err := os.WriteFile(text, []byte("正文\n\"quoted\""), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k"}
+			m, err := newRequestMaker(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := driveOnce(context.Background(), c, m, c.duration)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every request sent is read to the end before the deadline is
+			// checked, so the counts are exact.
+			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() {
+				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.n, res.errs)
+			}
+			if res.errs == 0 || !errors.Is(res.firstErr, errResponse) {
+				t.Fatalf("errors %d, first %v: the 503s were not counted", res.errs, res.firstErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,500 @@
+// Command seen benchmarks per-user seen sets (package seen) on the
+// embedded Pebble store against Redis holding the same data as one set per
+// user, in the same run (scripts/bench/seen.sh starts the Redis):
+//
+//   - load: U users x N items spread over B daily buckets (Import, the
+//     folded form), the same ids SADDed to Redis with pipelining;
+//   - size: bytes per seen item on disk after a fold and a full Pebble
+//     compaction, against Redis' used_memory per item;
+//   - filter: 500 candidates (half seen) for one random user: p50/p99 at
+//     the store level (Service.Filter) and through REST (real HTTP on
+//     127.0.0.1), and SMISMEMBER p50/p99 for the same queries; answers are
+//     cross-checked;
+//   - marks/s through Service.Mark (delta cells, synced writes) with G
+//     goroutines, pages of 20 items, against SADD of the same pages.
+//
+// Usage: go run ./scripts/bench/seen -redis 127.0.0.1:PORT [-users 100000]
+// [-items 1000] [-queries 2000] [-dir DIR]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/server"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/seen"
+)
+
+var (
+	users      = flag.Int("users", 100000, "users")
+	items      = flag.Int("items", 1000, "seen items per user")
+	buckets    = flag.Int("buckets", 30, "days the items are spread over (one bucket per day)")
+	queries    = flag.Int("queries", 2000, "filter queries (each: one random user)")
+	cands      = flag.Int("candidates", 500, "candidates per filter (half of them seen)")
+	markUsers  = flag.Int("mark-users", 2000, "users receiving new marks in the marks/s phase")
+	markPages  = flag.Int("mark-pages", 5, "pages of 20 items marked per user in the marks/s phase")
+	goroutines = flag.Int("goroutines", 4, "concurrent markers")
+	redisAddr  = flag.String("redis", "", "Redis address (127.0.0.1:port); empty: no Redis comparison")
+	dir        = flag.String("dir", "", "store directory (default: a temporary one, removed)")
+)
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	d := *dir
+	if d == "" {
+		var err error
+		if d, err = os.MkdirTemp("", "seen-bench-"); err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+	}
+	var rc *redisConn
+	if *redisAddr != "" {
+		var err error
+		if rc, err = dialRedis(*redisAddr); err != nil {
+			log.Fatal(err)
+		}
+		must(rc.do("FLUSHALL"))
+	}
+	now := time.Now()
+	total := *users * *items
+	fmt.Printf("# seen benchmark: %d users x %d items (%d), %d daily buckets, %d candidates per filter, %d queries; %s\n",
+		*users, *items, total, *buckets, *cands, *queries, now.UTC().Format(time.RFC3339))
+
+	// Load (Pebble without fsync for the bulk phase, like bulk loads).
+	st, err := pebblestore.Open(d, pebblestore.Options{NoSync: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	t0 := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			marks := make([]seen.TimedMark, *items)
+			for {
+				u := int(next.Add(1) - 1)
+				if u >= *users {
+					return
+				}
+				for j := range marks {
+					marks[j] = seen.TimedMark{Mark: seen.Mark{ID: itemID(u, j)}, Time: now.Add(-time.Duration(j%*buckets)*24*time.Hour - time.Minute)}
+				}
+				if _, err := svc.Import(ctx, userID(u), marks); err != nil {
+					log.Fatal(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("load seen (Import, folded form): %.1fs, %.0f items/s\n", time.Since(t0).Seconds(), float64(total)/time.Since(t0).Seconds())
+	var redisBase int64
+	if rc != nil {
+		redisBase = redisUsedMemory(rc)
+		t0 = time.Now()
+		const inFlight = 32
+		pending := 0
+		for u := range *users {
+			args := []string{"SADD", "seen:" + userID(u)}
+			for j := range *items {
+				args = append(args, itemID(u, j))
+			}
+			rc.send(args...)
+			pending++
+			if pending == inFlight {
+				for range pending {
+					must(rc.read())
+				}
+				pending = 0
+			}
+		}
+		for range pending {
+			must(rc.read())
+		}
+		fmt.Printf("load Redis (SADD, pipelined %d): %.1fs, %.0f items/s\n", inFlight, time.Since(t0).Seconds(), float64(total)/time.Since(t0).Seconds())
+	}
+	t0 = time.Now()
+	if _, err := svc.FoldAll(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := st.DB().Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+		log.Fatal(err)
+	}
+	met := st.DB().Metrics()
+	// The data is the live sstables; the WAL and obsolete files are a
+	// bounded cost of the process (recycled), not of the items.
+	disk := met.Table.Local.LiveSize
+	all := met.DiskSpaceUsage()
+	stats, err := svc.Stats(ctx, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("fold + Pebble compaction: %.1fs\n", time.Since(t0).Seconds())
+	fmt.Printf("seen on disk: %d bytes of live sstables (%.1f MiB), %.2f bytes per item (logical cells %.2f bytes per item; %d users, %d items by stats; whole store incl. WAL and obsolete files %.1f MiB)\n",
+		disk, float64(disk)/(1<<20), float64(disk)/float64(total), stats.BytesPerItem, stats.Users, stats.Items, float64(all)/(1<<20))
+	if rc != nil {
+		used := redisUsedMemory(rc)
+		fmt.Printf("Redis used_memory: %d bytes (%.1f MiB) over an empty server's %d: %.2f bytes per item (seen on disk is %.1fx smaller)\n",
+			used, float64(used)/(1<<20), redisBase, float64(used-redisBase)/float64(total), float64(used-redisBase)/float64(disk))
+	}
+	if err := st.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	// Serve: reopen as the server does (synced writes).
+	st, err = pebblestore.Open(d, pebblestore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	svc, err = seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.DataDir = d
+	srv, err := server.New(cfg, ix, nil, nil, prometheus.NewRegistry(), server.WithSeen(svc))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln) // stopped by Shutdown below
+	defer hs.Shutdown(ctx)
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	type query struct {
+		user string
+		u    int
+		ids  []string
+		seen int
+	}
+	qs := make([]query, *queries)
+	for i := range qs {
+		u := rng.IntN(*users)
+		q := query{user: userID(u), u: u}
+		for k := range *cands {
+			if k%2 == 0 {
+				q.ids = append(q.ids, itemID(u, rng.IntN(*items)))
+			} else {
+				q.ids = append(q.ids, fmt.Sprintf("new-%x", rng.Uint64()))
+			}
+		}
+		slices.Sort(q.ids)
+		q.ids = slices.Compact(q.ids)
+		rng.Shuffle(len(q.ids), func(a, b int) { q.ids[a], q.ids[b] = q.ids[b], q.ids[a] })
+		qs[i] = q
+	}
+	// Warm-up pass (block cache), then the measured passes.
+	var storeLat, restLat, redisLat []time.Duration
+	mismatches := 0
+	for pass := range 2 {
+		for i := range qs {
+			q := &qs[i]
+			c := make([]seen.Candidate, len(q.ids))
+			for k, id := range q.ids {
+				c[k] = seen.Candidate{ID: id}
+			}
+			t := time.Now()
+			res, err := svc.Filter(ctx, seen.FilterRequest{User: q.user, Candidates: c})
+			el := time.Since(t)
+			if err != nil {
+				log.Fatal(err)
+			}
+			q.seen = len(res.Dropped)
+			if pass == 1 {
+				storeLat = append(storeLat, el)
+			}
+		}
+	}
+	body := func(q query) []byte {
+		b, _ := json.Marshal(map[string]any{"ids": q.ids}) // the plain-ids form
+		return b
+	}
+	for pass := range 2 {
+		for _, q := range qs {
+			b := body(q)
+			t := time.Now()
+			resp, err := client.Post(base+"/v1/users/"+q.user+"/seen/filter", "application/json", bytes.NewReader(b))
+			if err != nil {
+				log.Fatal(err)
+			}
+			var fr struct {
+				Kept []string `json:"kept"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&fr)
+			resp.Body.Close()
+			el := time.Since(t)
+			if err != nil || resp.StatusCode != 200 {
+				log.Fatalf("REST filter: %d %v", resp.StatusCode, err)
+			}
+			if len(q.ids)-len(fr.Kept) != q.seen {
+				mismatches++
+			}
+			if pass == 1 {
+				restLat = append(restLat, el)
+			}
+		}
+	}
+	if rc != nil {
+		for pass := range 2 {
+			for _, q := range qs {
+				args := append([]string{"SMISMEMBER", "seen:" + q.user}, q.ids...)
+				t := time.Now()
+				v, err := rc.do(args...)
+				el := time.Since(t)
+				if err != nil {
+					log.Fatal(err)
+				}
+				n := 0
+				for _, x := range v.([]any) {
+					if x.(int64) == 1 {
+						n++
+					}
+				}
+				if n != q.seen {
+					mismatches++
+				}
+				if pass == 1 {
+					redisLat = append(redisLat, el)
+				}
+			}
+		}
+	}
+	seenAvg := 0
+	for _, q := range qs {
+		seenAvg += q.seen
+	}
+	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
+	fmt.Printf("  store (Service.Filter):      p50 %s  p99 %s\n", pct(storeLat, 50), pct(storeLat, 99))
+	fmt.Printf("  REST (POST .../seen/filter, {\"ids\": [...]}, keep-alive HTTP on 127.0.0.1): p50 %s  p99 %s\n", pct(restLat, 50), pct(restLat, 99))
+	if rc != nil {
+		fmt.Printf("  Redis SMISMEMBER:            p50 %s  p99 %s\n", pct(redisLat, 50), pct(redisLat, 99))
+	}
+	fmt.Printf("  answers differing between seen, REST and Redis: %d\n", mismatches)
+
+	// Marks/s: pages of 20 new items per call, G goroutines.
+	const page = 20
+	markOne := func(worker, call int) []string {
+		ids := make([]string, page)
+		for k := range ids {
+			ids[k] = fmt.Sprintf("mark-%d-%d-%d", worker, call, k)
+		}
+		return ids
+	}
+	calls := *markUsers * *markPages
+	t0 = time.Now()
+	var nextCall atomic.Int64
+	for w := range *goroutines {
+		wg.Go(func() {
+			for {
+				c := int(nextCall.Add(1) - 1)
+				if c >= calls {
+					return
+				}
+				ids := markOne(w, c)
+				marks := make([]seen.Mark, page)
+				for k, id := range ids {
+					marks[k] = seen.Mark{ID: id}
+				}
+				if _, err := svc.Mark(ctx, userID(c%*markUsers), marks); err != nil {
+					log.Fatal(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	fmt.Printf("marks: %d calls of %d items, %d goroutines, synced writes: %.0f marks/s (%.0f calls/s)\n", calls, page, *goroutines, float64(calls*page)/el.Seconds(), float64(calls)/el.Seconds())
+	t0 = time.Now()
+	if s, err := svc.FoldAll(ctx); err != nil {
+		log.Fatal(err)
+	} else {
+		fmt.Printf("fold after the marks: %d rows, %d deltas in %.1fs\n", s.RowsFolded, s.DeltasFolded, time.Since(t0).Seconds())
+	}
+	if rc != nil {
+		conns := make([]*redisConn, *goroutines)
+		for i := range conns {
+			if conns[i], err = dialRedis(*redisAddr); err != nil {
+				log.Fatal(err)
+			}
+		}
+		nextCall.Store(0)
+		t0 = time.Now()
+		for w := range *goroutines {
+			wg.Go(func() {
+				for {
+					c := int(nextCall.Add(1) - 1)
+					if c >= calls {
+						return
+					}
+					args := append([]string{"SADD", "seen:" + userID(c%*markUsers)}, markOne(w, c)...)
+					if _, err := conns[w].do(args...); err != nil {
+						log.Fatal(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		el := time.Since(t0)
+		fmt.Printf("Redis SADD of the same pages, %d connections (no fsync: appendonly off): %.0f marks/s\n", *goroutines, float64(calls*page)/el.Seconds())
+	}
+	if err := ix.Close(); err != nil && !errors.Is(err, kvindex.ErrClosed) {
+		log.Print(err)
+	}
+}
+
+func userID(u int) string { return "user" + strconv.Itoa(u) }
+
+// itemID is a 16-hex-digit article id, distinct per (user, j).
+func itemID(u, j int) string {
+	x := uint64(u)<<20 | uint64(j)
+	x ^= x >> 31
+	x *= 0x7fb5d329728ea185
+	x ^= x >> 27
+	x *= 0x81dadef4bc2dd44d
+	x ^= x >> 33
+	return fmt.Sprintf("%016x", x)
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)].Round(time.Microsecond)
+}
+
+func must(_ any, err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// redisConn is a minimal RESP2 client (commands as arrays of bulk strings;
+// replies: simple strings, errors, integers, bulk strings, arrays).
+type redisConn struct {
+	c net.Conn
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+func dialRedis(addr string) (*redisConn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &redisConn{c: c, r: bufio.NewReaderSize(c, 1<<16), w: bufio.NewWriterSize(c, 1<<16)}, nil
+}
+
+func (r *redisConn) send(args ...string) {
+	fmt.Fprintf(r.w, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(r.w, "$%d\r\n%s\r\n", len(a), a)
+	}
+}
+
+func (r *redisConn) do(args ...string) (any, error) {
+	r.send(args...)
+	return r.read()
+}
+
+func (r *redisConn) read() (any, error) {
+	if err := r.w.Flush(); err != nil {
+		return nil, err
+	}
+	line, err := r.r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("redis: empty reply")
+	}
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-':
+		return nil, errors.New("redis: " + line[1:])
+	case ':':
+		return strconv.ParseInt(line[1:], 10, 64)
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r.r, b); err != nil {
+			return nil, err
+		}
+		return string(b[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, max(n, 0))
+		for i := range out {
+			if out[i], err = r.read(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("redis: unexpected reply %q", line)
+}
+
+func redisUsedMemory(rc *redisConn) int64 {
+	v, err := rc.do("INFO", "memory")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, l := range strings.Split(v.(string), "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				log.Fatal(err)
+			}
+			return n
+		}
+	}
+	log.Fatal("INFO memory without used_memory")
+	return 0
+}

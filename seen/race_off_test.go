@@ -1,0 +1,5 @@
+//go:build !race
+
+package seen
+
+const raceEnabled = false
