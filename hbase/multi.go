@@ -90,7 +90,15 @@ func (c *Client) multiRound(ctx context.Context, table string, actions []Action,
 	byServer := map[string][]*regionBatch{}
 	byRegion := map[*region]*regionBatch{}
 	var retry []int
-	for _, i := range todo {
+	for n, i := range todo {
+		// A ctx that ended stops the locating: with HBase down, each
+		// locate of a large batch would otherwise try ZooKeeper in turn.
+		if err := ctx.Err(); err != nil {
+			for _, j := range todo[n:] {
+				out[j] = ActionResult{Err: err}
+			}
+			return nil
+		}
 		r, err := c.locate(ctx, table, actions[i].row())
 		if err != nil {
 			out[i] = ActionResult{Err: err}

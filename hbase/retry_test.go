@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestRetry(t *testing.T) {
@@ -86,5 +88,33 @@ func TestUnreachableCluster(t *testing.T) {
 	}
 	if _, err := c.Multi(ctx, "t", []Action{&Get{Row: []byte("r")}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Multi after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestMultiStopsLocatingWhenCtxEnds: a Multi whose ctx has ended does not
+// look up the region of each of its actions (against a cluster that is down,
+// every lookup would try ZooKeeper in turn, so a cancelled bulk write of
+// thousands of actions kept its caller waiting).
+func TestMultiStopsLocatingWhenCtxEnds(t *testing.T) {
+	c, err := New(Config{ZooKeeper: []string{"127.0.0.1:1"}, MaxRetries: 3, RetryBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	acts := make([]Action, 5000)
+	for i := range acts {
+		acts[i] = &Put{Row: []byte(fmt.Sprint(i)), Values: []Value{{Family: []byte("c"), Qualifier: []byte("q"), Value: []byte("v")}}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Multi(ctx, "t", acts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Multi with a cancelled ctx: %v, want context.Canceled", err)
+	}
+	var m dto.Metric
+	if err := c.m.cacheMisses.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.GetCounter().GetValue(); n != 0 {
+		t.Errorf("%v region lookups after the ctx ended, want 0", n)
 	}
 }

@@ -1,7 +1,8 @@
-// Command bulkload backfills a simdex index in an embedded store directory
-// from JSON Lines documents or delimited fingerprint lines, with bounded
-// memory, resumable from a checkpoint directory and shardable by row-key
-// range. See internal/bulkload for the pipeline; run with -h for flags.
+// Command bulkload backfills a simdex index (in an embedded store directory,
+// or in HBase with --store hbase) from JSON Lines documents or delimited
+// fingerprint lines, with bounded memory, resumable from a checkpoint
+// directory and shardable by row-key range. See internal/bulkload for the
+// pipeline; run with -h for flags.
 package main
 
 import (
@@ -15,18 +16,20 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	switch {
 	case err == nil:
@@ -40,14 +43,15 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bulkload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: bulkload --data-dir DIR [flags] INPUT...
+       bulkload --store hbase --hbase-zk HOST:PORT --checkpoint-dir CP [flags] INPUT...
 
 Loads documents or precomputed fingerprints into the simdex index in DIR
-(created if missing). INPUT is a file, a glob or - (stdin); gzip and zstd
+(created if missing), or into the index tables in HBase (--store hbase). INPUT is a file, a glob or - (stdin); gzip and zstd
 inputs are read transparently. Formats: JSON Lines documents
 {"id","title","text","time","attrs"} (fingerprinted here), or delimited
 lines "id,fingerprint,time" (comma or tab; fingerprint hex or decimal; time
@@ -58,6 +62,15 @@ loading. After a crash or kill, rerun the same command: it resumes from the
 checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
 ranges, so n processes (n machines on one HBase cluster) share a backfill;
 on the embedded store run the shards one after the other.
+
+On HBase the sorted cells are written as batched puts (--batch-bytes each,
+--in-flight calls at a time), the index rows first, then the fp cells, then
+the docs cells (so servers reading the tables never see a document they
+cannot find). Servers may keep running.
+
+Every flag can also be set with an environment variable SIMDEX_<FLAG>
+(upper case, '-' as '_', e.g. SIMDEX_HBASE_ZK), as for the server; a flag
+wins over the environment.
 
 Repeated ids: the last record of an id wins, as online inserts in input
 order would have it, whether the id repeats within the load or is already
@@ -70,8 +83,14 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
+	store := fs.String("store", "pebble", "store backend: pebble (embedded, --data-dir) or hbase (--hbase-zk)")
 	dataDir := fs.String("data-dir", "", "index directory (embedded store)")
-	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload)")
+	hbaseZK := fs.String("hbase-zk", "", "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
+	hbaseNS := fs.String("hbase-namespace", "simdex", "with --store hbase: namespace of the simdex tables")
+	hbaseCreate := fs.Bool("hbase-create-tables", false, "with --store hbase: create missing tables with the default schema (else refuse: see `simdexctl schema create`)")
+	inFlight := fs.Int("in-flight", 0, "with --store hbase: write batches in flight at once (default 4; the embedded store ingests sorted tables instead)")
+	batchBytes := fs.String("batch-bytes", "", "with --store hbase: size of one write batch of sorted cells (default 1MiB)")
+	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload; required with --store hbase)")
 	format := fs.String("format", bulkload.FormatAuto, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
 	memory := fs.String("memory", "", "memory bound, e.g. 2GiB (default a quarter of RAM)")
 	shard := fs.String("shard", "0/1", "build shard i of n (i/n)")
@@ -93,14 +112,46 @@ Flags:
 		}
 		return fmt.Errorf("%w: %v", bulkload.ErrConfig, err)
 	}
-	if *dataDir == "" {
-		return fmt.Errorf("%w: --data-dir is required", bulkload.ErrConfig)
+	if err := applyEnv(fs, getenv); err != nil {
+		return err
+	}
+	switch *store {
+	case "pebble":
+		if *dataDir == "" {
+			return fmt.Errorf("%w: --data-dir is required", bulkload.ErrConfig)
+		}
+	case "hbase":
+		if len(splitList(*hbaseZK)) == 0 {
+			return fmt.Errorf("%w: --store hbase needs --hbase-zk (SIMDEX_HBASE_ZK): the ZooKeeper quorum, host:port[,host:port...]", bulkload.ErrConfig)
+		}
+		if *cpDir == "" {
+			return fmt.Errorf("%w: --store hbase needs --checkpoint-dir (a local directory for the checkpoint and sorted runs)", bulkload.ErrConfig)
+		}
+	default:
+		return fmt.Errorf("%w: --store %q: want pebble or hbase", bulkload.ErrConfig, *store)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg := bulkload.Config{
 		Inputs: fs.Args(), Stdin: stdin, Format: *format, CheckpointDir: *cpDir, Workers: *workers,
 		RejectsPath: *rejects, Strict: *strict, DedupPath: *dedup, DedupK: *dedupK, DedupClusters: *clusters,
-		ProgressEvery: *logEvery, Logger: log,
+		ProgressEvery: *logEvery, Logger: log, InFlight: *inFlight,
+	}
+	if *store == "hbase" {
+		// Several Multi calls of ~1 MiB keep the region server busy
+		// without making any one call slow (HBase warns above 5,000 rows
+		// per call and takes longer pauses on larger ones).
+		cfg.IndexFirst = true
+		if cfg.InFlight == 0 {
+			cfg.InFlight = 4
+		}
+		cfg.ApplyBytes = 1 << 20
+	}
+	if *batchBytes != "" {
+		b, err := bulkload.ParseBytes(*batchBytes)
+		if err != nil {
+			return err
+		}
+		cfg.ApplyBytes = int(b)
 	}
 	if cfg.CheckpointDir == "" {
 		cfg.CheckpointDir = *dataDir + ".bulkload"
@@ -145,21 +196,40 @@ Flags:
 	debug.SetMemoryLimit(mem)
 	// The store's share of the bound: block cache plus the memtables Bulk
 	// mode may hold (up to 4 x 64 MiB), capped so the loader keeps some.
+	// On HBase: the batches in flight (each built, then encoded once).
 	cache := min(mem/8, 128<<20)
 	cfg.Memory = mem
 	cfg.StoreMemory = min(cache+4*(64<<20), mem/2)
+	if *store == "hbase" {
+		// Each batch in flight (and one queued per lane) costs about ten
+		// times its cell bytes: Mutation structs, the store's per-row
+		// coalescing, protobuf and cell blocks.
+		cfg.StoreMemory = min(int64(20*cfg.InFlight*max(cfg.ApplyBytes, 1<<20)), mem/2)
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 
-	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
-		return err
-	}
-	st, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: cache})
-	if err != nil {
-		return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
-	}
 	kcfg := kvindex.Config{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, RecipeVersion: fingerprint.RecipeVersion, Logger: log}
+	var st kvindex.Store
+	if *store == "hbase" {
+		hs, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: splitList(*hbaseZK), Namespace: *hbaseNS, CreateTables: *hbaseCreate, Logger: log})
+		if err != nil {
+			return fmt.Errorf("opening HBase store (namespace %s): %w", *hbaseNS, err)
+		}
+		// Servers may insert meanwhile: a load into rows that exist merges
+		// under the cross-process row locks they take too.
+		st, kcfg.Locker = hs, hs.Locker()
+	} else {
+		if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+			return err
+		}
+		ps, err := pebblestore.Open(*dataDir, pebblestore.Options{Logger: log, Bulk: true, CacheBytes: cache})
+		if err != nil {
+			return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
+		}
+		st = ps
+	}
 	meta, exists, err := kvindex.ReadMeta(ctx, st)
 	if err != nil {
 		return errors.Join(err, st.Close())
@@ -174,6 +244,38 @@ Flags:
 	sum, runErr := bulkload.Run(ctx, ix, cfg)
 	fmt.Fprintln(stderr, "summary:", sum)
 	return errors.Join(runErr, ix.Close())
+}
+
+// applyEnv sets every flag not given on the command line from its
+// SIMDEX_<FLAG> environment variable (as the server does), through the
+// flag's own parser.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := "SIMDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%w: %s=%q: %v", bulkload.ErrConfig, env, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func isTerminal(w io.Writer) bool {

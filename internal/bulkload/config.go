@@ -19,7 +19,8 @@
 //     index row's residuals in order; each row's base-set cells are written
 //     once (merged under the row lock with what the row already holds, so a
 //     load into a non-empty index, a second shard or a resumed load all
-//     simply union). No delta cell is written.
+//     simply union). No delta cell is written. Batches of rows are
+//     applied InFlight at a time.
 //  5. Counters (documents = distinct ids, fingerprints = distinct
 //     fingerprints) come from merged runs of id hashes and fingerprints and
 //     are added once, together with a marker cell (meta row "bulkload",
@@ -28,8 +29,10 @@
 // Writing: the fp and docs cells are spilled as sorted cell runs too, so
 // every table is written in key order after the input is read: on the
 // embedded store as sorted string tables ingested by Pebble (one atomic
-// ingest per table), elsewhere as batched puts. Nothing is written to the
-// store while the input is read.
+// ingest per table), elsewhere (HBase) as batched puts of about ApplyBytes,
+// InFlight Apply calls at a time, and then in the index's write order:
+// every index row first, then the fp cells, then the docs cells
+// (IndexFirst). Nothing is written to the store while the input is read.
 //
 // Repeated ids (plan.go): the last record of an id wins, as online inserts
 // in input order would have it, within the load and against stored
@@ -127,20 +130,38 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Logger receives start, checkpoint and summary lines (default discard).
 	Logger *slog.Logger
+	// IndexFirst writes the fp and docs cells after every index row (fp
+	// before docs), so that no document is visible before its fingerprint
+	// is findable (the index's write order). For stores that servers read
+	// during the load (HBase); it is implied for every store without a
+	// sorted-cell ingest. The embedded store, which one process owns,
+	// otherwise writes all tables at once.
+	IndexFirst bool
+	// InFlight is the number of Apply calls the merge phase keeps running
+	// at once on stores without a sorted-cell ingest (default 1: each
+	// batch is applied before the next is built).
+	// HBase takes large batches best several at a time.
+	InFlight int
+	// ApplyBytes is the size of one Apply batch of sorted cells on stores
+	// without a sorted-cell ingest (default 4 MiB).
+	ApplyBytes int
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
 	// entries; afterBatch runs after each committed batch; beforeCommit
 	// runs before the sorted cells of a table (named by its run kind) are
-	// committed.
+	// committed; onPhase runs as each write phase ("merge", "docs": the fp
+	// and docs cells written after the index rows) starts.
 	spillEvery   int
 	afterBatch   func()
 	beforeCommit func(kind string)
+	onPhase      func(string)
 }
 
 // Defaults.
 const (
-	DefaultBatchDocs = 4096
-	MinMemory        = 64 << 20
+	DefaultBatchDocs  = 4096
+	DefaultApplyBytes = 4 << 20
+	MinMemory         = 64 << 20
 )
 
 func (c Config) withDefaults() Config {
@@ -173,6 +194,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProgressEvery == 0 {
 		c.ProgressEvery = 10 * time.Second
+	}
+	if c.InFlight == 0 {
+		c.InFlight = 1
+	}
+	if c.ApplyBytes == 0 {
+		c.ApplyBytes = DefaultApplyBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -209,6 +236,12 @@ func (c Config) Validate() error {
 	}
 	if c.BatchDocs < 1 || c.BatchDocs > 1<<20 {
 		errs = append(errs, fmt.Errorf("batch %d: want 1..2^20", c.BatchDocs))
+	}
+	if c.InFlight < 1 || c.InFlight > 256 {
+		errs = append(errs, fmt.Errorf("in-flight %d: want 1..256", c.InFlight))
+	}
+	if c.ApplyBytes < 1<<10 || c.ApplyBytes > 256<<20 {
+		errs = append(errs, fmt.Errorf("apply bytes %d: want 1KiB..256MiB", c.ApplyBytes))
 	}
 	if c.DedupK < -1 {
 		errs = append(errs, fmt.Errorf("dedup k %d: want >= 0", c.DedupK))

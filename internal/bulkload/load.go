@@ -131,6 +131,8 @@ type loader struct {
 	cells       [2]cellBuf
 	cellCap     int
 	cellScratch []cellRef
+	// applySem bounds the merge phase's Apply calls in flight (InFlight).
+	applySem chan struct{}
 	// plan is the merge phase's plan for repeated ids (nil: none needed).
 	plan    *plan
 	fpr     *fingerprint.Fingerprinter
@@ -209,6 +211,9 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	l.sum.InputBytes, l.sum.Runs = l.cp.InputBytes, l.cp.Runs
 	l.sum.BytesWritten = l.cp.BytesWritten
 	l.phase.Store("merge")
+	if l.cfg.onPhase != nil {
+		l.cfg.onPhase("merge")
+	}
 	for _, p := range l.perms {
 		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
 	}
@@ -288,9 +293,13 @@ var (
 )
 
 // noRowsInRange reports whether the index table has no row in this shard's
-// range (rows of the shards before it are skipped over).
+// range (rows of the shards before it are skipped over). The scan starts at
+// the first table that holds rows of this shard, shard*T/n (rowShard of any
+// row of an earlier table is below shard), so a later shard of a large
+// index does not read the earlier shards' rows.
 func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
-	err := l.ix.Store().Scan(ctx, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error {
+	first := []byte{byte(l.cfg.Shard * l.T / l.cfg.Shards)}
+	err := l.ix.Store().Scan(ctx, kvindex.TableIndex, first, nil, func(r kvindex.Row) error {
 		t := int(r.Key[0])
 		if t >= l.T || len(r.Key) < 2 {
 			return errFound // not ours to judge: take the careful path
@@ -744,21 +753,29 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	if err := os.RemoveAll(l.stageDir()); err != nil {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
+	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
+	_, ingests := l.ix.Store().(cellIngester)
+	indexFirst := l.cfg.IndexFirst || !ingests
 	sem := make(chan struct{}, max(1, l.cfg.Workers))
 	var wg sync.WaitGroup
-	for i := range cellKinds {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			b, err := l.writeCells(ctx, i, skip)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			written += b
-		})
+	cells := func(i int) {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		b, err := l.writeCells(ctx, i, skip)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		written += b
+	}
+	if !indexFirst {
+		// Ingested tables become visible atomically, each at its commit,
+		// and one process owns the store: no order to keep.
+		for i := range cellKinds {
+			wg.Go(func() { cells(i) })
+		}
 	}
 	for t := range l.T {
 		wg.Go(func() {
@@ -778,6 +795,22 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		})
 	}
 	wg.Wait()
+	if indexFirst {
+		// The index's write order, for stores that servers read during
+		// the load: every index row, then the fp cells, then the docs
+		// cells, so that no document is visible before its fingerprint
+		// is findable.
+		l.phase.Store("docs")
+		if l.cfg.onPhase != nil {
+			l.cfg.onPhase("docs")
+		}
+		for i := range cellKinds {
+			if len(errs) > 0 {
+				break
+			}
+			cells(i)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -989,7 +1022,7 @@ func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (
 		}
 		return w, nil
 	}
-	return &putWriter{ctx: ctx, ix: l.ix, t: t}, nil
+	return l.newPutWriter(ctx, t), nil
 }
 
 // commit commits w, after the test hook.
@@ -1039,39 +1072,6 @@ func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int
 		written += int64(len(row) + len(qual) + len(val))
 	}
 	return written, l.commit(ctx, w, cellKinds[i])
-}
-
-// putWriter is the CellWriter of stores without their own: puts in
-// batches of about 4 MiB. It is not atomic, which the loader does not
-// need: the merge phase rewrites every cell when resumed.
-type putWriter struct {
-	ctx   context.Context // of the merge that owns the writer
-	ix    Index
-	t     kvindex.Table
-	muts  []kvindex.Mutation
-	bytes int
-}
-
-func (p *putWriter) Put(row, qual, val []byte) error {
-	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val)})
-	p.bytes += len(row) + len(qual) + len(val)
-	if p.bytes >= 4<<20 {
-		return p.flush(p.ctx)
-	}
-	return nil
-}
-
-func (p *putWriter) flush(ctx context.Context) error {
-	err := p.ix.Apply(ctx, p.muts)
-	p.muts, p.bytes = p.muts[:0], 0
-	return err
-}
-
-func (p *putWriter) Commit(ctx context.Context) error { return p.flush(ctx) }
-
-func (p *putWriter) Abort() error {
-	p.muts = nil
-	return nil
 }
 
 // rowMutations builds a row's base-set mutations, merged with the row's

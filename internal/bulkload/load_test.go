@@ -423,6 +423,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(childLoad(spec))
 	}
+	if spec := os.Getenv(childHBaseEnv); spec != "" {
+		os.Exit(childHBaseLoad(spec))
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The bulk loader on HBase against the embedded store, in the same run, at N
+# precomputed fingerprints (scripts/bench/bulkload's generator: times over a
+# year, 2% near-copies): load wall time and the time of each write phase
+# (index rows, then fp/docs cells), client CPU (the loader's user+sys) and
+# HBase's CPU (the JVM's, from /proc), then store-level lookups on each
+# loaded index (scripts/bench/storelookup: p50/p99, lookups/s with 1, 4 and
+# 16 goroutines, every query checked to find its document).
+#
+#   scripts/bench/hbbulk.sh [N] [BUCKET]   (defaults 1000000 and 720h, the
+#                                          index's default bucket width)
+#
+# Uses the HBase at SIMDEX_HBASE_ZK (its JVM's pid from SIMDEX_HBASE_PID or
+# $SIMDEX_HBASE_DATA/hbase.pid, for the CPU figure), else starts
+# scripts/hbase/start.sh's. Work files go to SIMDEX_BENCH_DIR (default
+# /tmp/simdex-hbbulk); the HBase namespace hbbulk_<N>_<time> is left for
+# inspection (drop it with `simdexctl schema drop --yes`). Output also goes
+# to scripts/bench/out/hbbulk-<time>.txt (gitignored).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+n="${1:-1000000}"
+bucket="${2:-720h}"
+work="${SIMDEX_BENCH_DIR:-/tmp/simdex-hbbulk}"
+if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
+	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
+fi
+export SIMDEX_HBASE_ZK
+pid="${SIMDEX_HBASE_PID:-}"
+if [ -z "$pid" ]; then
+	pidf="${SIMDEX_HBASE_DATA:-${SIMDEX_HBASE_HOME:-.hbase}/data}/hbase.pid"
+	[ -s "$pidf" ] && pid="$(cat "$pidf")"
+fi
+mkdir -p "$work" scripts/bench/out
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+out="scripts/bench/out/hbbulk-$stamp.txt"
+ns="hbbulk_${n}_${stamp//[^0-9]/}"
+
+jvm_cpu() { # seconds of user+system CPU the HBase JVM has used
+	if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then
+		awk -v hz="$(getconf CLK_TCK)" '{print ($14+$15)/hz}' "/proc/$pid/stat"
+	else
+		echo 0
+	fi
+}
+
+{
+	echo "# N=$n bucket=$bucket, HBase at $SIMDEX_HBASE_ZK (pid ${pid:-unknown}), $(nproc) cores, $(date -u), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	go build -o "$work/bulkload" ./cmd/bulkload
+	go build -o "$work/storelookup" ./scripts/bench/storelookup
+	in="$work/fp$n.csv"
+	[ -s "$in" ] || go run ./scripts/bench/bulkload -n "$n" -kind fp >"$in"
+
+	echo "## embedded store (Pebble)"
+	rm -rf "$work/pebble$n" "$work/pebble$n.bulkload"
+	/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
+		"$work/bulkload" --data-dir "$work/pebble$n" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
+		grep -E 'input read|index rows written|bulk load done|wall|error' || true
+	"$work/storelookup" -data-dir "$work/pebble$n" -input "$in"
+
+	echo "## HBase (namespace $ns)"
+	rm -rf "$work/cp$n"
+	before="$(jvm_cpu)"
+	/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
+		"$work/bulkload" --store hbase --hbase-namespace "$ns" --hbase-create-tables --checkpoint-dir "$work/cp$n" \
+		--bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
+		grep -E 'input read|index rows written|documents written|bulk load done|wall|error' || true
+	after="$(jvm_cpu)"
+	echo "HBase JVM CPU during the load: $(awk -v a="$before" -v b="$after" 'BEGIN{print b-a}') s"
+	"$work/storelookup" -hbase-zk "$SIMDEX_HBASE_ZK" -hbase-namespace "$ns" -input "$in"
+	echo "# done $(date -u), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} 2>&1 | tee "$out"
