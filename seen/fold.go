@@ -15,9 +15,10 @@ import (
 	"github.com/simdex/simdex/kvindex"
 )
 
-// LockKind is the kind of the Locker names folds take: name = LockKind<<16
-// | (xxhash64(row key) mod 2^16). kvindex uses kinds 1 (document ids) and 2
-// (index rows); processes sharing a store must agree on names.
+// LockKind is the kind of the Locker names that folds, deletes and forgets
+// take: name = LockKind<<16 | (xxhash64(row key) mod 2^16). kvindex uses
+// kinds 1 (document ids) and 2 (index rows); processes sharing a store must
+// agree on names.
 const LockKind = 3
 
 // FoldSummary is what a fold did.
@@ -150,6 +151,9 @@ func (s *Service) foldRowWith(ctx context.Context, key []byte, extra []kvindex.C
 		return FoldSummary{}, fmt.Errorf("seen: fold read: %w", err)
 	}
 	row := rows[0]
+	if s.afterFoldRead != nil {
+		s.afterFoldRead(key)
+	}
 	row.Cells = append(row.Cells, extra...)
 	muts, sum, err := foldMutations(row, s.liveFrom(s.cfg.Now()), s.cfg.HashBits, s.cfg.MaxCellBytes, s.buckets)
 	if err != nil || len(muts) == 0 {

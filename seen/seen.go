@@ -56,6 +56,9 @@ type Service struct {
 	// foldLocks are in-process stripes: holding foldLocks[i] is the right to
 	// read-then-rewrite every seen row whose hash falls on stripe i.
 	foldLocks [256]sync.Mutex
+	// afterFoldRead, when set (tests), runs in a fold between its read of
+	// a row and its rewrite, with the row's lock held.
+	afterFoldRead func(key []byte)
 }
 
 // The meta table row holding the seen table's fixed parameters.
@@ -290,7 +293,12 @@ func (s *Service) MarkBatch(ctx context.Context, batch []UserMarks) ([]MarkResul
 
 // Delete forgets one item of user: a tombstone that hides it in every
 // bucket's folded cells until a fold removes it there, and deletes of its
-// delta cells in every live bucket. No read of the row.
+// delta cells in every live bucket. No read of the row, but it holds the
+// row's fold lock: a fold deletes the delta cells it read by qualifier,
+// and a delete followed by a new mark of the same item rewrites the very
+// qualifier the fold read, so a delete inside a fold's read-rewrite window
+// would let the fold erase the new mark (marks alone need no lock: a
+// rewritten delta of an item the fold folds in stays seen).
 func (s *Service) Delete(ctx context.Context, user, item string) error {
 	if err := checkID(user, true); err != nil {
 		return err
@@ -312,6 +320,11 @@ func (s *Service) Delete(ctx context.Context, user, item string) error {
 			kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h)},
 			kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h)})
 	}
+	unlock, err := s.lockRow(ctx, row)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := s.st.Mutate(ctx, muts); err != nil {
 		return fmt.Errorf("seen: deleting an item: %w", err)
 	}
@@ -319,12 +332,20 @@ func (s *Service) Delete(ctx context.Context, user, item string) error {
 	return nil
 }
 
-// Forget deletes everything of user (the whole row).
+// Forget deletes everything of user (the whole row), under the row's fold
+// lock: a fold that read the row before the delete would otherwise write
+// its folded cells back after it.
 func (s *Service) Forget(ctx context.Context, user string) error {
 	if err := checkID(user, true); err != nil {
 		return err
 	}
-	if err := s.st.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.DeleteRow, Table: kvindex.TableSeen, Row: RowKey(user)}}); err != nil {
+	row := RowKey(user)
+	unlock, err := s.lockRow(ctx, row)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.st.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.DeleteRow, Table: kvindex.TableSeen, Row: row}}); err != nil {
 		return fmt.Errorf("seen: forgetting a user: %w", err)
 	}
 	s.metrics.forgets.Inc()
