@@ -110,17 +110,19 @@ type (
 			seenMarkRequest
 		} `json:"users"`
 	}
+	seenCheckBatchUser struct {
+		User string `json:"user"`
+		seenCheckRequest
+	}
 	seenCheckBatchRequest struct {
-		Users []struct {
-			User string `json:"user"`
-			seenCheckRequest
-		} `json:"users"`
+		Users []seenCheckBatchUser `json:"users"`
+	}
+	seenFilterBatchUser struct {
+		User string `json:"user"`
+		seenFilterRequest
 	}
 	seenFilterBatchRequest struct {
-		Users []struct {
-			User string `json:"user"`
-			seenFilterRequest
-		} `json:"users"`
+		Users []seenFilterBatchUser `json:"users"`
 	}
 	seenBatchResponse[T any] struct {
 		Results []T `json:"results"`
@@ -229,7 +231,13 @@ func (s *Server) seenCheck(c *gin.Context) {
 		return
 	}
 	var req seenCheckRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastSeenCheck(body, &req) {
+			return nil
+		}
+		req = seenCheckRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -239,7 +247,7 @@ func (s *Server) seenCheck(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, "application/json", seenCheckResponse{User: user, Seen: res[0]})
+	writeAppended(c, func(b []byte) []byte { return append(appendCheckObject(b, user, res[0]), '\n') })
 }
 
 func (s *Server) seenCheckBatch(c *gin.Context) {
@@ -247,7 +255,13 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 		return
 	}
 	var req seenCheckBatchRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastSeenCheckBatch(body, &req) {
+			return nil
+		}
+		req = seenCheckBatchRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -260,11 +274,9 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := seenBatchResponse[seenCheckResponse]{Results: make([]seenCheckResponse, len(res))}
-	for i, r := range res {
-		out.Results[i] = seenCheckResponse{User: reqs[i].User, Seen: r}
-	}
-	writeJSON(c, http.StatusOK, "application/json", out)
+	writeAppended(c, func(b []byte) []byte {
+		return appendBatch(b, len(res), func(b []byte, i int) []byte { return appendCheckObject(b, reqs[i].User, res[i]) })
+	})
 }
 
 func (s *Server) seenFilter(c *gin.Context) {
@@ -272,7 +284,13 @@ func (s *Server) seenFilter(c *gin.Context) {
 		return
 	}
 	var req seenFilterRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastSeenFilter(body, &req) {
+			return nil
+		}
+		req = seenFilterRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -287,7 +305,7 @@ func (s *Server) seenFilter(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, "application/json", filterResponse(user, res[0]))
+	writeAppended(c, func(b []byte) []byte { return appendFilterResponse(b, user, res[0]) })
 }
 
 func (s *Server) seenFilterBatch(c *gin.Context) {
@@ -295,7 +313,13 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 		return
 	}
 	var req seenFilterBatchRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := withBody(c, func(body []byte) error {
+		if fastSeenFilterBatch(body, &req) {
+			return nil
+		}
+		req = seenFilterBatchRequest{}
+		return decodeBytes(body, &req)
+	}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -312,11 +336,9 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := seenBatchResponse[seenFilterResponse]{Results: make([]seenFilterResponse, len(res))}
-	for i, r := range res {
-		out.Results[i] = filterResponse(reqs[i].User, r)
-	}
-	writeJSON(c, http.StatusOK, "application/json", out)
+	writeAppended(c, func(b []byte) []byte {
+		return appendBatch(b, len(res), func(b []byte, i int) []byte { return appendFilterObject(b, reqs[i].User, res[i]) })
+	})
 }
 
 func (s *Server) seenDelete(c *gin.Context) {

@@ -1,0 +1,366 @@
+package server
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// Reflection-free decoders for the seen routes' read requests (check and
+// filter, single user and batch), the shapes feed servers send hundreds of
+// times a second with up to 1,000 ids each. Like fastCheckRequest they
+// accept only the common shape: one JSON object with exactly the field
+// names of the API (no case variants), each at most once, string values
+// with at most the one-character escapes, booleans, small integers, no
+// nulls. They report false, leaving the request in an unspecified state,
+// for anything else, valid or not; the caller then decodes with
+// decodeBytes, which defines what the API accepts and every error message.
+// So these paths never reject a request, and what they accept they decode
+// exactly as decodeBytes would (FuzzSeenFastDecode checks that against
+// encoding/json).
+//
+// Why: encoding/json decoded the 500 ids of a filter through reflection,
+// scanning the body twice and allocating one string per id: about half of
+// the handler's CPU (BENCHMARKS.seenrest.md). Here the body is converted
+// to one string once and every id without escapes is a substring of it,
+// so decoding allocates a handful of slices however many ids there are.
+
+// seenParser is a fastParser whose strings alias one copy of the body.
+type seenParser struct {
+	fastParser
+	s string // string(body): ids are substrings of it (one allocation)
+	// hint is the capacity of the first id or candidate list (an upper
+	// bound on its length for a single-user body; 0: grow by append).
+	hint int
+	// fps backs the fingerprints of candidates, a chunk at a time, so a
+	// candidate with a fingerprint costs no allocation of its own.
+	fps []fingerprint.Fingerprint
+}
+
+func newSeenParser(body []byte, single bool) (*seenParser, bool) {
+	if !utf8.Valid(body) {
+		return nil, false
+	}
+	p := &seenParser{fastParser: fastParser{b: body}, s: string(body)}
+	if single {
+		// Each element but the last is followed by a comma: an upper
+		// bound on the length of the one list, found at memory speed.
+		p.hint = bytes.Count(body, []byte{','}) + 1
+	}
+	return p, true
+}
+
+// aliasStr reads a string value: a substring of p.s when it holds no
+// escape, else a copy with the escapes decoded (fastParser.str).
+func (p *seenParser) aliasStr() (string, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return "", false
+	}
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			p.i = j + 1
+			return p.s[start:j], true
+		case c == '\\':
+			return p.str() // p.i is still on the opening quote
+		case c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// open reads the opening bracket c ('[' or '{') of an array or object:
+// more is false for an empty one (its closing bracket read too).
+// Loops over elements are written out, not passed as closures, so that
+// per-element variables stay on the stack.
+func (p *seenParser) open(c byte) (more, ok bool) {
+	if !p.byte(c) {
+		return false, false
+	}
+	p.ws()
+	if p.byte(c + 2) { // ']' is '[' + 2, '}' is '{' + 2
+		return false, true
+	}
+	p.ws()
+	return true, true
+}
+
+// next reads what follows an element: a comma (more) or the closing
+// bracket c.
+func (p *seenParser) next(c byte) (more, ok bool) {
+	p.ws()
+	if p.byte(',') {
+		p.ws()
+		return true, true
+	}
+	return false, p.byte(c)
+}
+
+// key reads an object key and its colon; the key aliases the body
+// (compare, never keep); keys with escapes are declined.
+func (p *seenParser) key() ([]byte, bool) {
+	k, ok := p.rawKey()
+	if !ok {
+		return nil, false
+	}
+	p.ws()
+	if !p.byte(':') {
+		return nil, false
+	}
+	p.ws()
+	return k, true
+}
+
+func (p *seenParser) strList() ([]string, bool) {
+	out := make([]string, 0, p.hint) // [] is an empty list, not nil, as for encoding/json
+	p.hint = 0
+	more, ok := p.open('[')
+	for ; ok && more; more, ok = p.next(']') {
+		var s string
+		if s, ok = p.aliasStr(); !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, ok
+}
+
+func (p *seenParser) boolean() (bool, bool) {
+	switch {
+	case bytes.HasPrefix(p.b[p.i:], []byte("true")):
+		p.i += 4
+		return true, true
+	case bytes.HasPrefix(p.b[p.i:], []byte("false")):
+		p.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// fingerprint reads a fingerprint string as Fingerprint.UnmarshalText does;
+// one it cannot parse is left to the general path (and its error).
+func (p *seenParser) fingerprint() (*fingerprint.Fingerprint, bool) {
+	s, ok := p.aliasStr()
+	if !ok {
+		return nil, false
+	}
+	fp, err := fingerprint.Parse(s)
+	if err != nil {
+		return nil, false
+	}
+	if len(p.fps) == cap(p.fps) {
+		p.fps = make([]fingerprint.Fingerprint, 0, 64)
+	}
+	p.fps = append(p.fps, fp)
+	return &p.fps[len(p.fps)-1], true
+}
+
+func (p *seenParser) candidates() ([]seenItem, bool) {
+	out := make([]seenItem, 0, p.hint)
+	p.hint = 0
+	more, ok := p.open('[')
+	for ; ok && more; more, ok = p.next(']') {
+		out = append(out, seenItem{})
+		if !p.candidate(&out[len(out)-1]) {
+			return nil, false
+		}
+	}
+	return out, ok
+}
+
+func (p *seenParser) candidate(it *seenItem) bool {
+	var have uint8
+	more, ok := p.open('{')
+	for ; ok && more; more, ok = p.next('}') {
+		key, ok := p.key()
+		if !ok {
+			return false
+		}
+		var bit uint8
+		switch string(key) { // no allocation for a switch on a converted slice
+		case "id":
+			bit = 1
+			it.ID, ok = p.aliasStr()
+		case "doc_id":
+			bit = 2
+			it.DocID, ok = p.aliasStr()
+		case "fingerprint":
+			bit = 4
+			it.Fingerprint, ok = p.fingerprint()
+		default:
+			return false
+		}
+		if !ok || have&bit != 0 {
+			return false
+		}
+		have |= bit
+	}
+	return ok
+}
+
+// filterFields decodes one user's filter object into r; with user != nil
+// (the batch form) it also takes the "user" field.
+func (p *seenParser) filterFields(r *seenFilterRequest, user *string) bool {
+	var have uint8
+	more, ok := p.open('{')
+	for ; ok && more; more, ok = p.next('}') {
+		key, ok := p.key()
+		if !ok {
+			return false
+		}
+		var bit uint8
+		switch string(key) {
+		case "candidates":
+			bit = 1
+			r.Candidates, ok = p.candidates()
+		case "ids":
+			bit = 2
+			r.IDs, ok = p.strList()
+		case "near":
+			bit = 4
+			r.Near, ok = p.boolean()
+		case "k":
+			bit = 8
+			var k int
+			k, ok = p.smallInt()
+			r.K = &k
+		case "user":
+			if user == nil {
+				return false
+			}
+			bit = 16
+			*user, ok = p.aliasStr()
+		default:
+			return false
+		}
+		if !ok || have&bit != 0 {
+			return false
+		}
+		have |= bit
+	}
+	return ok
+}
+
+// checkFields decodes one user's check object into r (see filterFields).
+func (p *seenParser) checkFields(r *seenCheckRequest, user *string) bool {
+	var have uint8
+	more, ok := p.open('{')
+	for ; ok && more; more, ok = p.next('}') {
+		key, ok := p.key()
+		if !ok {
+			return false
+		}
+		var bit uint8
+		switch string(key) {
+		case "ids":
+			bit = 1
+			r.IDs, ok = p.strList()
+		case "user":
+			if user == nil {
+				return false
+			}
+			bit = 2
+			*user, ok = p.aliasStr()
+		default:
+			return false
+		}
+		if !ok || have&bit != 0 {
+			return false
+		}
+		have |= bit
+	}
+	return ok
+}
+
+// fastSeenFilter decodes POST /v1/users/{user}/seen/filter's body.
+func fastSeenFilter(body []byte, req *seenFilterRequest) bool {
+	p, ok := newSeenParser(body, true)
+	if !ok {
+		return false
+	}
+	p.ws()
+	return p.filterFields(req, nil) && p.end()
+}
+
+// fastSeenCheck decodes POST /v1/users/{user}/seen/check's body.
+func fastSeenCheck(body []byte, req *seenCheckRequest) bool {
+	p, ok := newSeenParser(body, true)
+	if !ok {
+		return false
+	}
+	p.ws()
+	return p.checkFields(req, nil) && p.end()
+}
+
+// users reads the batch bodies' {"users": [...]} up to the first element:
+// present is false for {} (no list), more false for an empty list.
+func (p *seenParser) users() (present, more, ok bool) {
+	p.ws()
+	if more, ok = p.open('{'); !ok || !more {
+		return false, false, ok
+	}
+	key, ok := p.key()
+	if !ok || string(key) != "users" {
+		return false, false, false
+	}
+	more, ok = p.open('[')
+	return true, more, ok
+}
+
+// usersEnd reads what follows the batch list: the object's end (a second
+// "users" is declined) and nothing else.
+func (p *seenParser) usersEnd() bool {
+	p.ws()
+	return p.byte('}') && p.end()
+}
+
+// fastSeenFilterBatch decodes POST /v1/seen/filter's body.
+func fastSeenFilterBatch(body []byte, req *seenFilterBatchRequest) bool {
+	p, ok := newSeenParser(body, false)
+	if !ok {
+		return false
+	}
+	present, more, ok := p.users()
+	if !ok {
+		return false
+	}
+	if !present {
+		return p.end()
+	}
+	req.Users = make([]seenFilterBatchUser, 0, 4) // [] is an empty list, not nil
+	for ; ok && more; more, ok = p.next(']') {
+		req.Users = append(req.Users, seenFilterBatchUser{})
+		u := &req.Users[len(req.Users)-1]
+		if !p.filterFields(&u.seenFilterRequest, &u.User) {
+			return false
+		}
+	}
+	return ok && p.usersEnd()
+}
+
+// fastSeenCheckBatch decodes POST /v1/seen/check's body.
+func fastSeenCheckBatch(body []byte, req *seenCheckBatchRequest) bool {
+	p, ok := newSeenParser(body, false)
+	if !ok {
+		return false
+	}
+	present, more, ok := p.users()
+	if !ok {
+		return false
+	}
+	if !present {
+		return p.end()
+	}
+	req.Users = make([]seenCheckBatchUser, 0, 4)
+	for ; ok && more; more, ok = p.next(']') {
+		req.Users = append(req.Users, seenCheckBatchUser{})
+		u := &req.Users[len(req.Users)-1]
+		if !p.checkFields(&u.seenCheckRequest, &u.User) {
+			return false
+		}
+	}
+	return ok && p.usersEnd()
+}
