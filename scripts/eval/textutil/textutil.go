@@ -142,11 +142,14 @@ func Shingles(s string, n int) map[string]struct{} {
 }
 
 // Jaccard is |a ∩ b| / |a ∪ b|; 1 for two empty sets.
-func Jaccard(a, b map[string]struct{}) float64 {
+func Jaccard(a, b map[string]struct{}) float64 { return jaccard(a, b) }
+
+// jaccard is Jaccard for sets of any key (Shingles and HashedShingles).
+func jaccard[K comparable](a, b map[K]struct{}) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
-	if len(a) > len(b) {
+	if len(a) > len(b) { // probe the larger set with the smaller one
 		a, b = b, a
 	}
 	in := 0
@@ -210,18 +213,4 @@ func HashedShingles(s string, n int) map[uint64]struct{} {
 }
 
 // HashedJaccard is Jaccard for HashedShingles sets.
-func HashedJaccard(a, b map[uint64]struct{}) float64 {
-	if len(a) == 0 && len(b) == 0 {
-		return 1
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	in := 0
-	for k := range a {
-		if _, ok := b[k]; ok {
-			in++
-		}
-	}
-	return float64(in) / float64(len(a)+len(b)-in)
-}
+func HashedJaccard(a, b map[uint64]struct{}) float64 { return jaccard(a, b) }
