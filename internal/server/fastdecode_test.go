@@ -86,21 +86,7 @@ func TestFastCheckRequestRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	accepted := 0
 	for i := range 20000 {
-		b := []byte(seeds[i%len(seeds)])
-		for range 1 + r.IntN(3) {
-			j := r.IntN(len(b))
-			switch r.IntN(3) {
-			case 0: // replace
-				b[j] = alphabet[r.IntN(len(alphabet))]
-			case 1: // insert
-				b = append(b[:j], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[j:]...)...)
-			case 2: // delete
-				b = append(b[:j], b[j+1:]...)
-			}
-			if len(b) == 0 {
-				b = []byte("{")
-			}
-		}
+		b := mutateJSON(r, []byte(seeds[i%len(seeds)]), alphabet)
 		var fast checkRequest
 		if !fastCheckRequest(b, &fast) {
 			continue

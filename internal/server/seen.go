@@ -231,13 +231,7 @@ func (s *Server) seenCheck(c *gin.Context) {
 		return
 	}
 	var req seenCheckRequest
-	if err := withBody(c, func(body []byte) error {
-		if fastSeenCheck(body, &req) {
-			return nil
-		}
-		req = seenCheckRequest{}
-		return decodeBytes(body, &req)
-	}); err != nil {
+	if err := decodeFast(c, &req, fastSeenCheck); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -255,13 +249,7 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 		return
 	}
 	var req seenCheckBatchRequest
-	if err := withBody(c, func(body []byte) error {
-		if fastSeenCheckBatch(body, &req) {
-			return nil
-		}
-		req = seenCheckBatchRequest{}
-		return decodeBytes(body, &req)
-	}); err != nil {
+	if err := decodeFast(c, &req, fastSeenCheckBatch); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -284,13 +272,7 @@ func (s *Server) seenFilter(c *gin.Context) {
 		return
 	}
 	var req seenFilterRequest
-	if err := withBody(c, func(body []byte) error {
-		if fastSeenFilter(body, &req) {
-			return nil
-		}
-		req = seenFilterRequest{}
-		return decodeBytes(body, &req)
-	}); err != nil {
+	if err := decodeFast(c, &req, fastSeenFilter); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -313,13 +295,7 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 		return
 	}
 	var req seenFilterBatchRequest
-	if err := withBody(c, func(body []byte) error {
-		if fastSeenFilterBatch(body, &req) {
-			return nil
-		}
-		req = seenFilterBatchRequest{}
-		return decodeBytes(body, &req)
-	}); err != nil {
+	if err := decodeFast(c, &req, fastSeenFilterBatch); err != nil {
 		s.fail(c, err)
 		return
 	}

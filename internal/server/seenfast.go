@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"unicode/utf8"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/simdex/simdex/fingerprint"
 )
 
@@ -38,11 +40,11 @@ type seenParser struct {
 	fps []fingerprint.Fingerprint
 }
 
-func newSeenParser(body []byte, single bool) (*seenParser, bool) {
+func newSeenParser(body []byte, single bool) (seenParser, bool) {
 	if !utf8.Valid(body) {
-		return nil, false
+		return seenParser{}, false
 	}
-	p := &seenParser{fastParser: fastParser{b: body}, s: string(body)}
+	p := seenParser{fastParser: fastParser{b: body}, s: string(body)}
 	if single {
 		// Each element but the last is followed by a comma: an upper
 		// bound on the length of the one list, found at memory speed.
@@ -74,8 +76,6 @@ func (p *seenParser) aliasStr() (string, bool) {
 
 // open reads the opening bracket c ('[' or '{') of an array or object:
 // more is false for an empty one (its closing bracket read too).
-// Loops over elements are written out, not passed as closures, so that
-// per-element variables stay on the stack.
 func (p *seenParser) open(c byte) (more, ok bool) {
 	if !p.byte(c) {
 		return false, false
@@ -172,6 +172,27 @@ func (p *seenParser) candidates() ([]seenItem, bool) {
 }
 
 func (p *seenParser) candidate(it *seenItem) bool {
+	return p.fields(func(key []byte) (bit uint8, ok bool) {
+		switch string(key) { // no allocation for a switch on a converted slice
+		case "id":
+			it.ID, ok = p.aliasStr()
+			return 1, ok
+		case "doc_id":
+			it.DocID, ok = p.aliasStr()
+			return 2, ok
+		case "fingerprint":
+			it.Fingerprint, ok = p.fingerprint()
+			return 4, ok
+		}
+		return 0, false
+	})
+}
+
+// fields reads an object, calling value for each key with p.i on the
+// value: value returns the key's bit (0: not a field of this shape) and
+// whether it read the value. A key seen twice is declined. value must not
+// keep the key (it aliases the body).
+func (p *seenParser) fields(value func(key []byte) (bit uint8, ok bool)) bool {
 	var have uint8
 	more, ok := p.open('{')
 	for ; ok && more; more, ok = p.next('}') {
@@ -179,21 +200,8 @@ func (p *seenParser) candidate(it *seenItem) bool {
 		if !ok {
 			return false
 		}
-		var bit uint8
-		switch string(key) { // no allocation for a switch on a converted slice
-		case "id":
-			bit = 1
-			it.ID, ok = p.aliasStr()
-		case "doc_id":
-			bit = 2
-			it.DocID, ok = p.aliasStr()
-		case "fingerprint":
-			bit = 4
-			it.Fingerprint, ok = p.fingerprint()
-		default:
-			return false
-		}
-		if !ok || have&bit != 0 {
+		bit, ok := value(key)
+		if !ok || bit == 0 || have&bit != 0 {
 			return false
 		}
 		have |= bit
@@ -204,75 +212,47 @@ func (p *seenParser) candidate(it *seenItem) bool {
 // filterFields decodes one user's filter object into r; with user != nil
 // (the batch form) it also takes the "user" field.
 func (p *seenParser) filterFields(r *seenFilterRequest, user *string) bool {
-	var have uint8
-	more, ok := p.open('{')
-	for ; ok && more; more, ok = p.next('}') {
-		key, ok := p.key()
-		if !ok {
-			return false
-		}
-		var bit uint8
+	return p.fields(func(key []byte) (bit uint8, ok bool) {
 		switch string(key) {
 		case "candidates":
-			bit = 1
 			r.Candidates, ok = p.candidates()
+			return 1, ok
 		case "ids":
-			bit = 2
 			r.IDs, ok = p.strList()
+			return 2, ok
 		case "near":
-			bit = 4
 			r.Near, ok = p.boolean()
+			return 4, ok
 		case "k":
-			bit = 8
 			var k int
 			k, ok = p.smallInt()
 			r.K = &k
-		case "user":
-			if user == nil {
-				return false
-			}
-			bit = 16
-			*user, ok = p.aliasStr()
-		default:
-			return false
+			return 8, ok
 		}
-		if !ok || have&bit != 0 {
-			return false
-		}
-		have |= bit
-	}
-	return ok
+		return p.userField(key, user, 16)
+	})
 }
 
 // checkFields decodes one user's check object into r (see filterFields).
 func (p *seenParser) checkFields(r *seenCheckRequest, user *string) bool {
-	var have uint8
-	more, ok := p.open('{')
-	for ; ok && more; more, ok = p.next('}') {
-		key, ok := p.key()
-		if !ok {
-			return false
-		}
-		var bit uint8
-		switch string(key) {
-		case "ids":
-			bit = 1
+	return p.fields(func(key []byte) (bit uint8, ok bool) {
+		if string(key) == "ids" {
 			r.IDs, ok = p.strList()
-		case "user":
-			if user == nil {
-				return false
-			}
-			bit = 2
-			*user, ok = p.aliasStr()
-		default:
-			return false
+			return 1, ok
 		}
-		if !ok || have&bit != 0 {
-			return false
-		}
-		have |= bit
+		return p.userField(key, user, 2)
+	})
+}
+
+// userField reads the batch forms' "user" field into *user (bit: its bit);
+// anything else, or "user" in a single-user body (user nil), is declined.
+func (p *seenParser) userField(key []byte, user *string, bit uint8) (uint8, bool) {
+	if user == nil || string(key) != "user" {
+		return 0, false
 	}
-	return ok
+	var ok bool
+	*user, ok = p.aliasStr()
+	return bit, ok
 }
 
 // fastSeenFilter decodes POST /v1/users/{user}/seen/filter's body.
@@ -363,4 +343,17 @@ func fastSeenCheckBatch(body []byte, req *seenCheckBatchRequest) bool {
 		}
 	}
 	return ok && p.usersEnd()
+}
+
+// decodeFast decodes the body into req with fast, falling back to the
+// strict decoder (decodeBytes, which owns every error) when fast declines.
+func decodeFast[T any](c *gin.Context, req *T, fast func([]byte, *T) bool) error {
+	return withBody(c, func(body []byte) error {
+		if fast(body, req) {
+			return nil
+		}
+		var zero T
+		*req = zero
+		return decodeBytes(body, req)
+	})
 }

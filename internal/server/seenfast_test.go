@@ -173,21 +173,7 @@ func TestSeenFastDecodeRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	accepted := 0
 	for i := range 20000 {
-		b := []byte(seenDecodeSeeds[i%len(seenDecodeSeeds)])
-		for range 1 + r.IntN(3) {
-			j := r.IntN(len(b))
-			switch r.IntN(3) {
-			case 0: // replace
-				b[j] = alphabet[r.IntN(len(alphabet))]
-			case 1: // insert
-				b = append(b[:j], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[j:]...)...)
-			case 2: // delete
-				b = append(b[:j], b[j+1:]...)
-			}
-			if len(b) == 0 {
-				b = []byte("{")
-			}
-		}
+		b := mutateJSON(r, []byte(seenDecodeSeeds[i%len(seenDecodeSeeds)]), alphabet)
 		if compareSeenForms(t, b) > 0 {
 			accepted++
 		}
@@ -209,14 +195,31 @@ func TestSeenFastDecodeAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocs := testing.AllocsPerRun(20, func() {
-		var r seenFilterRequest
-		if !fastSeenFilter(body, &r) || len(r.IDs) != len(ids) {
-			t.Fatal("declined")
+	cands := make([]map[string]string, len(ids))
+	for i, id := range ids {
+		cands[i] = map[string]string{"id": id, "fingerprint": id}
+	}
+	candBody, err := json.Marshal(map[string]any{"candidates": cands, "near": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		max  float64
+	}{
+		{"ids", body, 3}, // the body's string, the list
+		{"candidates with fingerprints", candBody, 20}, // and a fingerprint chunk per 64
+	} {
+		allocs := testing.AllocsPerRun(20, func() {
+			var r seenFilterRequest
+			if !fastSeenFilter(tc.body, &r) || len(r.IDs)+len(r.Candidates) != len(ids) {
+				t.Fatal("declined")
+			}
+		})
+		if allocs > tc.max {
+			t.Errorf("%s: %.0f allocations to decode 1,000 candidates; want at most %.0f", tc.name, allocs, tc.max)
 		}
-	})
-	if allocs > 4 {
-		t.Fatalf("%.0f allocations to decode 1,000 ids; want a fixed few", allocs)
 	}
 }
 
@@ -297,4 +300,25 @@ func TestAppendJSONStringAllBytes(t *testing.T) {
 	for _, s := range []string{"\u2028", "\u2029", "x\u2028y", "\xe2\x80", "\xed\xa0\x80", "\U0010ffff", "\xf4\x90\x80\x80"} {
 		check(s)
 	}
+}
+
+// mutateJSON applies one to three random one-byte edits (replace, insert,
+// delete) from alphabet to b, for the fuzz properties that run as unit
+// tests.
+func mutateJSON(r *rand.Rand, b, alphabet []byte) []byte {
+	for range 1 + r.IntN(3) {
+		j := r.IntN(len(b))
+		switch r.IntN(3) {
+		case 0: // replace
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		case 1: // insert
+			b = append(b[:j], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[j:]...)...)
+		case 2: // delete
+			b = append(b[:j], b[j+1:]...)
+		}
+		if len(b) == 0 {
+			b = []byte("{")
+		}
+	}
+	return b
 }
