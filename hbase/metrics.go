@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/internal/promreg"
 )
 
 // metrics are the client's Prometheus collectors.
@@ -44,13 +46,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, method := range []string{"Get", "Mutate", "Multi", "Scan", "ListNamespaceDescriptors", "getProcedureResult"} {
 		m.observers[method] = m.latency.WithLabelValues(method)
 	}
-	if reg != nil {
-		for _, col := range m.collectors() {
-			if err := reg.Register(col); err != nil {
-				m.unregisterSome()
-				return nil, err
-			}
-		}
+	if err := promreg.Register(reg, m.collectors()...); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -59,24 +56,9 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.latency, m.retries, m.cacheMisses, m.openConns}
 }
 
-func (m *metrics) unregisterSome() {
-	for _, col := range m.collectors() {
-		m.reg.Unregister(col)
-	}
-}
-
 // unregister removes the collectors so a new Client can register again.
 func (m *metrics) unregister() error {
-	if m.reg == nil {
-		return nil
-	}
-	var errs []error
-	for _, col := range m.collectors() {
-		if !m.reg.Unregister(col) {
-			errs = append(errs, errors.New("hbase: metrics collector was not registered"))
-		}
-	}
-	return errors.Join(errs...)
+	return promreg.Unregister(m.reg, errors.New("hbase: metrics collector was not registered"), m.collectors()...)
 }
 
 // observe records one RPC's latency in seconds.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/internal/promreg"
 )
 
 // metrics are the index's Prometheus collectors. With a nil Registerer they
@@ -58,15 +60,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize}
-	if reg != nil {
-		for i, c := range m.collectors {
-			if err := reg.Register(c); err != nil {
-				for _, done := range m.collectors[:i] {
-					reg.Unregister(done)
-				}
-				return nil, err
-			}
-		}
+	if err := promreg.Register(reg, m.collectors...); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -79,14 +74,5 @@ func (m *metrics) observeStore(op string, start time.Time, err error) {
 }
 
 func (m *metrics) unregister() error {
-	if m.reg == nil {
-		return nil
-	}
-	var errs []error
-	for _, c := range m.collectors {
-		if !m.reg.Unregister(c) {
-			errs = append(errs, errors.New("kvindex: metric collector was not registered"))
-		}
-	}
-	return errors.Join(errs...)
+	return promreg.Unregister(m.reg, errors.New("kvindex: metric collector was not registered"), m.collectors...)
 }

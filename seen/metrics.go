@@ -1,6 +1,10 @@
 package seen
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/simdex/simdex/internal/promreg"
+)
 
 // metrics are the package's Prometheus collectors.
 type metrics struct {
@@ -27,13 +31,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		foldDeltas: prometheus.NewCounter(prometheus.CounterOpts{Name: "simdex_seen_fold_deltas_total", Help: "Seen delta cells folded into compact cells."}),
 	}
 	m.droppedSeen, m.droppedNear = m.dropped.WithLabelValues(ReasonSeen), m.dropped.WithLabelValues(ReasonNear)
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.marks, m.checked, m.dropped, m.deletes, m.forgets, m.foldRows, m.foldDeltas} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, m.marks, m.checked, m.dropped, m.deletes, m.forgets, m.foldRows, m.foldDeltas); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
