@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -34,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/defaults"
 )
 
 // FormatVersion is the version of the persisted layout described in
@@ -102,27 +102,13 @@ const (
 
 // withDefaults fills zero fields.
 func (c Config) withDefaults() Config {
-	if c.Layout == (fingerprint.Layout{}) {
-		c.Layout = fingerprint.DefaultLayout
-	}
-	if c.BucketWidth == 0 {
-		c.BucketWidth = DefaultBucketWidth
-	}
-	if c.MaxCellBytes == 0 {
-		c.MaxCellBytes = DefaultMaxCellBytes
-	}
-	if c.LockStripes == 0 {
-		c.LockStripes = DefaultLockStripes
-	}
-	if c.GroupMax == 0 {
-		c.GroupMax = DefaultGroupMax
-	}
-	if c.GroupsInFlight == 0 {
-		c.GroupsInFlight = DefaultGroupsInFlight
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	defaults.Set(&c.Layout, fingerprint.DefaultLayout)
+	defaults.Set(&c.BucketWidth, DefaultBucketWidth)
+	defaults.Set(&c.MaxCellBytes, DefaultMaxCellBytes)
+	defaults.Set(&c.LockStripes, DefaultLockStripes)
+	defaults.Set(&c.GroupMax, DefaultGroupMax)
+	defaults.Set(&c.GroupsInFlight, DefaultGroupsInFlight)
+	defaults.Logger(&c.Logger)
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/defaults"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -103,36 +104,18 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.BucketWidth == 0 {
-		c.BucketWidth = DefaultBucketWidth
-	}
-	if c.HashBits == 0 {
-		c.HashBits = DefaultHashBits
-	}
-	if c.MaxItems == 0 {
-		c.MaxItems = DefaultMaxItems
-	}
-	if c.MaxUsers == 0 {
-		c.MaxUsers = DefaultMaxUsers
-	}
-	if c.MaxK == 0 {
-		c.MaxK = DefaultMaxK
-	}
-	if c.MaxCellBytes == 0 {
-		c.MaxCellBytes = DefaultMaxCellBytes
-	}
-	if c.BatchRows == 0 {
-		c.BatchRows = DefaultBatchRows
-	}
+	defaults.Set(&c.Retention, DefaultRetention)
+	defaults.Set(&c.BucketWidth, DefaultBucketWidth)
+	defaults.Set(&c.HashBits, DefaultHashBits)
+	defaults.Set(&c.MaxItems, DefaultMaxItems)
+	defaults.Set(&c.MaxUsers, DefaultMaxUsers)
+	defaults.Set(&c.MaxK, DefaultMaxK)
+	defaults.Set(&c.MaxCellBytes, DefaultMaxCellBytes)
+	defaults.Set(&c.BatchRows, DefaultBatchRows)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	defaults.Logger(&c.Logger)
 	return c
 }
 
