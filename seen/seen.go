@@ -444,15 +444,30 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 	}
 	out := make([]FilterResult, len(reqs))
 	var hs hasher
+	var isSeen []bool // per candidate of the request at hand
 	for i, r := range reqs {
 		v := &views[i]
 		var nix *nearIndex
 		if r.Near && len(v.fps)*len(r.Candidates) > 1<<14 {
 			nix = newNearIndex(v.fps, r.K) // nil: the linear scan is as good
 		}
-		res := FilterResult{Kept: make([]string, 0, len(r.Candidates))}
+		// Look every id up first (hashing each once) so that Kept and
+		// Dropped are allocated at their size: growing Dropped by append
+		// was the largest allocation of a filter.
+		isSeen = slices.Grow(isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
+		nSeen := 0
 		for j, c := range r.Candidates {
-			if v.has(hs.hash(r.User, c.ID, s.cfg.HashBits)) {
+			isSeen[j] = v.has(hs.hash(r.User, c.ID, s.cfg.HashBits))
+			if isSeen[j] {
+				nSeen++
+			}
+		}
+		res := FilterResult{Kept: make([]string, 0, len(r.Candidates)-nSeen)}
+		if nSeen > 0 {
+			res.Dropped = make([]Dropped, 0, nSeen)
+		}
+		for j, c := range r.Candidates {
+			if isSeen[j] {
 				res.Dropped = append(res.Dropped, Dropped{Index: j, ID: c.ID, Reason: ReasonSeen})
 				continue
 			}

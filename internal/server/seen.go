@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,6 +20,8 @@ import (
 )
 
 // Seen is what the server needs of the seen-set service (*seen.Service).
+// Implementations must not keep the request slices they are given (the
+// filter handler reuses its candidate lists).
 type Seen interface {
 	MarkBatch(ctx context.Context, batch []seen.UserMarks) ([]seen.MarkResult, error)
 	CheckBatch(ctx context.Context, reqs []seen.CheckRequest) ([][]bool, error)
@@ -149,10 +153,16 @@ func toMarks(items []seenItem) []seen.Mark {
 }
 
 func toFilter(user string, r seenFilterRequest) (seen.FilterRequest, error) {
+	return toFilterBuf(user, r, nil)
+}
+
+// toFilterBuf is toFilter building the candidates in buf's memory when
+// it is large enough.
+func toFilterBuf(user string, r seenFilterRequest, buf []seen.Candidate) (seen.FilterRequest, error) {
 	if r.Candidates != nil && r.IDs != nil {
 		return seen.FilterRequest{}, badField("ids", "give candidates or ids, not both")
 	}
-	fr := seen.FilterRequest{User: user, Near: r.Near, K: DefaultSeenK, Candidates: make([]seen.Candidate, len(r.Candidates), len(r.Candidates)+len(r.IDs))}
+	fr := seen.FilterRequest{User: user, Near: r.Near, K: DefaultSeenK, Candidates: slices.Grow(buf[:0], len(r.Candidates)+len(r.IDs))[:len(r.Candidates)]}
 	if r.K != nil {
 		fr.K = *r.K
 	}
@@ -267,6 +277,9 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 	})
 }
 
+// candidateBufs holds the candidate lists of single-user filters.
+var candidateBufs = sync.Pool{New: func() any { return new([]seen.Candidate) }}
+
 func (s *Server) seenFilter(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
@@ -277,11 +290,21 @@ func (s *Server) seenFilter(c *gin.Context) {
 		return
 	}
 	user := c.Param("user")
-	fr, err := toFilter(user, req)
+	// The candidate list (48 bytes a candidate) is pooled: FilterBatch
+	// keeps none of it, and the answer holds only the id strings.
+	cands := candidateBufs.Get().(*[]seen.Candidate)
+	defer func() {
+		if cap(*cands) <= 4*seen.DefaultMaxItems {
+			clear((*cands)[:cap(*cands)]) // drop the id strings
+			candidateBufs.Put(cands)
+		}
+	}()
+	fr, err := toFilterBuf(user, req, *cands)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	*cands = fr.Candidates
 	res, err := s.seen.FilterBatch(c.Request.Context(), []seen.FilterRequest{fr})
 	if err != nil {
 		s.fail(c, err)
