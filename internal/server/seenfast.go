@@ -299,30 +299,21 @@ func (p *seenParser) usersEnd() bool {
 
 // fastSeenFilterBatch decodes POST /v1/seen/filter's body.
 func fastSeenFilterBatch(body []byte, req *seenFilterBatchRequest) bool {
-	p, ok := newSeenParser(body, false)
-	if !ok {
-		return false
-	}
-	present, more, ok := p.users()
-	if !ok {
-		return false
-	}
-	if !present {
-		return p.end()
-	}
-	req.Users = make([]seenFilterBatchUser, 0, 4) // [] is an empty list, not nil
-	for ; ok && more; more, ok = p.next(']') {
-		req.Users = append(req.Users, seenFilterBatchUser{})
-		u := &req.Users[len(req.Users)-1]
-		if !p.filterFields(&u.seenFilterRequest, &u.User) {
-			return false
-		}
-	}
-	return ok && p.usersEnd()
+	return fastBatch(body, &req.Users, func(p *seenParser, u *seenFilterBatchUser) bool {
+		return p.filterFields(&u.seenFilterRequest, &u.User)
+	})
 }
 
 // fastSeenCheckBatch decodes POST /v1/seen/check's body.
 func fastSeenCheckBatch(body []byte, req *seenCheckBatchRequest) bool {
+	return fastBatch(body, &req.Users, func(p *seenParser, u *seenCheckBatchUser) bool {
+		return p.checkFields(&u.seenCheckRequest, &u.User)
+	})
+}
+
+// fastBatch decodes a batch body, {"users": [...]}, into *users, each
+// element's object with elem.
+func fastBatch[U any](body []byte, users *[]U, elem func(*seenParser, *U) bool) bool {
 	p, ok := newSeenParser(body, false)
 	if !ok {
 		return false
@@ -334,11 +325,11 @@ func fastSeenCheckBatch(body []byte, req *seenCheckBatchRequest) bool {
 	if !present {
 		return p.end()
 	}
-	req.Users = make([]seenCheckBatchUser, 0, 4)
+	*users = make([]U, 0, 4) // [] is an empty list, not nil
 	for ; ok && more; more, ok = p.next(']') {
-		req.Users = append(req.Users, seenCheckBatchUser{})
-		u := &req.Users[len(req.Users)-1]
-		if !p.checkFields(&u.seenCheckRequest, &u.User) {
+		var zero U
+		*users = append(*users, zero)
+		if !elem(&p, &(*users)[len(*users)-1]) {
 			return false
 		}
 	}
