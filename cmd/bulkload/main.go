@@ -236,10 +236,20 @@ Flags:
 	}
 	if exists {
 		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
+	} else {
+		// Bulk load writes no LSH band cells (yet): an index it creates
+		// records "no bands" so that nothing later assumes text documents
+		// loaded here can be found by band.
+		kcfg.Bands = kvindex.BandsOff
 	}
 	ix, err := kvindex.Open(ctx, st, kcfg)
 	if err != nil {
 		return errors.Join(err, st.Close())
+	}
+	if ix.HasBands() && cfg.Format != bulkload.FormatFingerprints {
+		// Text documents loaded here would lack their band cells: refuse
+		// rather than leave them unfindable beyond the simhash distance.
+		return errors.Join(fmt.Errorf("%w: this index keeps LSH band rows (created by the server), and bulk load does not write band cells for text documents: insert text through the REST service, or load precomputed fingerprints with --format fp (bare fingerprints have no bands)", bulkload.ErrConfig), ix.Close())
 	}
 	sum, runErr := bulkload.Run(ctx, ix, cfg)
 	fmt.Fprintln(stderr, "summary:", sum)

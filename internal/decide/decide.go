@@ -106,6 +106,12 @@ func (r Rule) Duplicate(q, s Side, distance int) bool {
 	return j >= r.MinJaccard
 }
 
+// AnyDistance reports whether the rule can accept a document of this many
+// characters at any simhash distance (the Jaccard clause for documents of
+// ShortChars or more): only then are candidates found beyond the lookup's
+// k (through the index's LSH band rows) worth reading.
+func (r Rule) AnyDistance(chars int) bool { return chars >= r.ShortChars }
+
 // Confirm adapts the rule to kvindex.Config.Confirm.
 func (r Rule) Confirm(newDoc, stored kvindex.Document, distance int) bool {
 	return r.Duplicate(SideOf(newDoc), SideOf(stored), distance)
