@@ -46,10 +46,9 @@ func (s *Server) lookupText(ctx context.Context, rs []resolved, opt kvindex.Look
 		for _, h := range res[i].Hits {
 			d := res[i].Docs[h.ID]
 			// Hits within k are judged at their distance; band hits beyond
-			// it only by the clause that accepts at any distance (both
-			// sides long, both with sketches).
-			beyondOK := rule.AnyDistance(r.chars) && rule.AnyDistance(d.Chars) && len(r.sketch) > 0 && len(d.Sketch) > 0
-			if h.Exact || (h.Distance <= opt.K || beyondOK) && rule.Duplicate(q, decide.SideOf(d), h.Distance) {
+			// it only by the clauses that ignore the distance.
+			s := decide.SideOf(d)
+			if h.Exact || h.Distance <= opt.K && rule.Duplicate(q, s, h.Distance) || h.Distance > opt.K && rule.AtAnyDistance(q, s) {
 				kept = append(kept, h)
 			}
 		}
