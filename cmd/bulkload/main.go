@@ -57,6 +57,11 @@ inputs are read transparently. Formats: JSON Lines documents
 lines "id,fingerprint,time" (comma or tab; fingerprint hex or decimal; time
 RFC 3339 or Unix seconds).
 
+LSH band rows (near-copies beyond distance k) are not written by bulk load:
+an index created here has none, and text documents are refused by an index
+the server created with bands (insert them through REST). Precomputed
+fingerprints have no band signature and load into either kind of index.
+
 The embedded store allows one process per directory: stop the server while
 loading. After a crash or kill, rerun the same command: it resumes from the
 checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
