@@ -26,26 +26,7 @@ func TestLongNearCopyBeyondKFoundByBands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Find an edit of the text that lands beyond K but keeps most features
-	// (deterministic: the first such variant in a fixed order).
-	sentences := strings.SplitAfter(orig, ". ")
-	var copyText string
-	var dist int
-	for drop := 0; drop < len(sentences) && copyText == ""; drop++ {
-		v := strings.Join(append(append([]string{}, sentences[:drop]...), sentences[drop+1:]...), "") +
-			" Officials added that the plan would be reviewed again next spring after public hearings."
-		fv, err := fpr.Fingerprint(fingerprint.Document{Body: v})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := fingerprint.Distance(fo.Simhash, fv.Simhash)
-		if d > e.cfg.Layout.K && fingerprint.Jaccard(fo.Sketch, fv.Sketch) >= 0.75 && fingerprint.SharesBand(fo.Bands, fv.Bands) {
-			copyText, dist = v, d
-		}
-	}
-	if copyText == "" {
-		t.Fatal("test text: no one-sentence edit lands beyond K with a shared band")
-	}
+	copyText, dist := bandNearCopy(t, fpr, orig, e.cfg.Layout.K)
 	other, err := os.ReadFile("../../fingerprint/testdata/texts/en_rail.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -86,4 +67,31 @@ func TestLongNearCopyBeyondKFoundByBands(t *testing.T) {
 	if err != nil || len(d.Bands) != fingerprint.NumBands {
 		t.Errorf("stored orig: %d band hashes (%v), want %d", len(d.Bands), err, fingerprint.NumBands)
 	}
+}
+
+// bandNearCopy returns an edit of text (one sentence dropped, one added)
+// whose simhash is more than k bits away while it keeps most features and
+// shares an LSH band with text: the first such edit in a fixed order, so
+// the test is deterministic.
+func bandNearCopy(t *testing.T, fpr Fingerprinter, text string, k int) (string, int) {
+	t.Helper()
+	fo, err := fpr.Fingerprint(fingerprint.Document{Body: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sentences := strings.SplitAfter(text, ". ")
+	for drop := range sentences {
+		v := strings.Join(append(append([]string{}, sentences[:drop]...), sentences[drop+1:]...), "") +
+			" Officials added that the plan would be reviewed again next spring after public hearings."
+		fv, err := fpr.Fingerprint(fingerprint.Document{Body: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := fingerprint.Distance(fo.Simhash, fv.Simhash)
+		if d > k && fingerprint.Jaccard(fo.Sketch, fv.Sketch) >= 0.75 && fingerprint.SharesBand(fo.Bands, fv.Bands) {
+			return v, d
+		}
+	}
+	t.Fatal("test text: no one-sentence edit lands beyond K with a shared band")
+	return "", 0
 }
