@@ -320,8 +320,12 @@ func TestRetention(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var docs []kvindex.Document
 	for i := range 400 {
-		age := time.Duration(i%20) * 24 * time.Hour // 0..19 days old
-		docs = append(docs, kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: now.Add(-age)})
+		age := time.Duration(i%20) * 24 * time.Hour            // 0..19 days old
+		bands := make(fingerprint.Bands, fingerprint.NumBands) // LSH band cells expire with the document
+		for b := range bands {
+			bands[b] = r.Uint64()
+		}
+		docs = append(docs, kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: now.Add(-age), Bands: bands})
 	}
 	if _, errs, err := ix.InsertBatch(bg, docs, kvindex.InsertAlways, 3); err != nil || errors.Join(errs...) != nil {
 		t.Fatal(err, errors.Join(errs...))
@@ -356,6 +360,26 @@ func TestRetention(t *testing.T) {
 	st, _ := ix.Stats(bg)
 	if st.Documents != int64(kept) || st.Fingerprints != int64(kept) {
 		t.Errorf("counters %d/%d, want %d", st.Documents, st.Fingerprints, kept)
+	}
+	// Band cells: exactly those of the kept documents are left.
+	live := map[string]bool{}
+	for _, d := range docs {
+		if ix.Buckets().Of(d.Time) >= cutoff {
+			live[d.ID] = true
+		}
+	}
+	bandCells := 0
+	err = ix.Store().Scan(bg, kvindex.TableBands, nil, nil, func(row kvindex.Row) error {
+		for _, c := range row.Cells {
+			if !live[string(c.Qualifier)] {
+				return fmt.Errorf("band row %x keeps expired document %s", row.Key, c.Qualifier)
+			}
+			bandCells++
+		}
+		return nil
+	})
+	if err != nil || bandCells != kept*fingerprint.NumBands {
+		t.Errorf("band cells after retention: %d (%v), want %d", bandCells, err, kept*fingerprint.NumBands)
 	}
 	// No cell of an expired bucket is left.
 	err = ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(row kvindex.Row) error {

@@ -84,6 +84,10 @@ type Result struct {
 	// Sketch is the bottom-k MinHash sketch of the body's distinct
 	// features (see Sketch); the second check on candidates compares it.
 	Sketch Sketch `json:"sketch,omitempty"`
+	// Bands is the LSH band signature of the same features (see Bands):
+	// the index finds candidates by it beyond the simhash distance. Nil
+	// when the body has no features.
+	Bands Bands `json:"bands,omitempty"`
 }
 
 //go:embed stopwords_en.txt
@@ -341,6 +345,7 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 	}
 	res.Features = len(s.feats)
 	res.Sketch, s.sketchBuf = buildSketch(s.feats, s.sketchBuf)
+	res.Bands = buildBands(s.feats)
 	if res.Words < f.cfg.MinFeatures {
 		return res, nil, fmt.Errorf("%w: %d distinct content words < %d", ErrLowInformation, res.Words, f.cfg.MinFeatures)
 	}

@@ -64,17 +64,21 @@ func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64,
 }
 
 // DocMutations returns the fp and docs cells of a document, unchecked (bulk
-// load has deduplicated ids and checked documents itself). The document's
-// Time must be set.
+// load has deduplicated ids and checked documents itself), and, when the
+// index has bands and the document a band signature, its band cells
+// (between the fp and the docs cell, the order inserts write them in). The
+// document's Time must be set. An index without bands drops the signature.
 func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	d.Time = d.Time.UTC()
+	if !ix.bands {
+		d.Bands = nil
+	}
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	return []Mutation{
-		{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)},
-		{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)},
-	}, nil
+	muts := []Mutation{{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)}}
+	muts = append(muts, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
+	return append(muts, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)}), nil
 }
 
 // CounterMutations returns the mutations that add to the document and

@@ -50,6 +50,12 @@ type Document struct {
 	// Chars is the length of the normalized body in characters (0 when
 	// unknown); the decision rule picks its thresholds by it.
 	Chars int
+	// Bands is the LSH band signature of the body (nil for a bare
+	// fingerprint). In an index with bands (Index.HasBands) a document is
+	// also stored in its NumBands band rows, and the docs cell keeps the
+	// hashes so delete and replace can remove those cells; an index
+	// without bands ignores them.
+	Bands fingerprint.Bands
 }
 
 // MaxChars bounds Document.Chars (the fingerprinter's default MaxBytes).
@@ -84,6 +90,9 @@ func (d *Document) validate() error {
 	if err := d.Sketch.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadDocument, err)
 	}
+	if err := d.Bands.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadDocument, err)
+	}
 	if d.Chars < 0 || d.Chars > MaxChars {
 		return fmt.Errorf("%w: chars %d outside 0..%d", ErrBadDocument, d.Chars, MaxChars)
 	}
@@ -107,11 +116,14 @@ func (d *Document) validate() error {
 var docQualifier = []byte("d")
 
 // Docs cell formats. 0x01 has no sketch; 0x02 (since recipe 3) adds the
-// body's length and sketch. A document without either is still written as
-// 0x01, so fingerprint-only documents keep their old bytes.
+// body's length and sketch; 0x03 adds the band hashes after the sketch (a
+// document stored in an index with bands). A document without a sketch is
+// still written as 0x01 and one without bands as 0x02, so older documents
+// keep their bytes.
 const (
 	docFormat       = 0x01
 	docFormatSketch = 0x02
+	docFormatBands  = 0x03
 )
 
 // encodeDoc is the docs cell value (docs/FORMAT.md, "docs table"):
@@ -121,23 +133,32 @@ const (
 //	bytes 9-16  title fingerprint
 //	bytes 17-24 exact hash
 //	bytes 25-32 time, Unix nanoseconds, big-endian two's complement
-//	0x02 only:  uvarint chars; byte n (0..64); n sketch values, 4 bytes
+//	0x02, 0x03: uvarint chars; byte n (0..64); n sketch values, 4 bytes
 //	            each, big-endian, strictly ascending
+//	0x03 only:  byte m (fingerprint.NumBands = 32); m band hashes, 8 bytes
+//	            each, big-endian, in band order
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
 func encodeDoc(d Document) []byte {
-	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Attrs)*16)
+	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Attrs)*16)
 	b[0] = docFormat
 	binary.BigEndian.PutUint64(b[1:], uint64(d.Fingerprint))
 	binary.BigEndian.PutUint64(b[9:], uint64(d.TitleFingerprint))
 	binary.BigEndian.PutUint64(b[17:], d.ExactHash)
 	binary.BigEndian.PutUint64(b[25:], uint64(d.Time.UnixNano()))
-	if len(d.Sketch) > 0 || d.Chars > 0 {
+	if len(d.Sketch) > 0 || d.Chars > 0 || len(d.Bands) > 0 {
 		b[0] = docFormatSketch
 		b = binary.AppendUvarint(b, uint64(d.Chars))
 		b = append(b, byte(len(d.Sketch)))
 		for _, v := range d.Sketch {
 			b = binary.BigEndian.AppendUint32(b, v)
+		}
+		if len(d.Bands) > 0 {
+			b[0] = docFormatBands
+			b = append(b, byte(len(d.Bands)))
+			for _, h := range d.Bands {
+				b = binary.BigEndian.AppendUint64(b, h)
+			}
 		}
 	}
 	keys := make([]string, 0, len(d.Attrs))
@@ -158,7 +179,7 @@ func encodeDoc(d Document) []byte {
 var errCell = errors.New("bad cell")
 
 func decodeDoc(id string, v []byte) (Document, error) {
-	if len(v) < 34 || v[0] != docFormat && v[0] != docFormatSketch {
+	if len(v) < 34 || v[0] != docFormat && v[0] != docFormatSketch && v[0] != docFormatBands {
 		return Document{}, fmt.Errorf("%w: docs cell of %d bytes, format %#x", errCell, len(v), first(v))
 	}
 	d := Document{
@@ -169,7 +190,7 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
 	}
 	p := v[33:]
-	if v[0] == docFormatSketch {
+	if v[0] == docFormatSketch || v[0] == docFormatBands {
 		chars, k := binary.Uvarint(p)
 		if k <= 0 || chars > MaxChars {
 			return Document{}, fmt.Errorf("%w: chars", errCell)
@@ -190,6 +211,17 @@ func decodeDoc(id string, v []byte) (Document, error) {
 			}
 		}
 		p = p[4*n:]
+	}
+	if v[0] == docFormatBands {
+		if len(p) < 1 || int(p[0]) != fingerprint.NumBands || len(p) < 1+8*int(p[0]) {
+			return Document{}, fmt.Errorf("%w: bands length", errCell)
+		}
+		m := int(p[0])
+		d.Bands = make(fingerprint.Bands, m)
+		for i := range d.Bands {
+			d.Bands[i] = binary.BigEndian.Uint64(p[1+8*i:])
+		}
+		p = p[1+8*m:]
 	}
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > MaxAttrs {

@@ -225,10 +225,12 @@ func FuzzDecodeCells(f *testing.F) {
 	f.Add(encodeFPCell(time.Unix(9, 0), 3), []byte("x12345678"))
 	d.Sketch, d.Chars = fingerprint.Sketch{1, 5, 1 << 31}, 180
 	f.Add(encodeDoc(d), []byte("b\x00\x00\x50\x21\x00\x01"))
+	d.Bands = testBands(7)
+	f.Add(encodeDoc(d), BandRowKey(31, 0xfeedface))
 	f.Fuzz(func(t *testing.T, v, q []byte) {
 		if doc, err := decodeDoc("id", v); err == nil {
 			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) ||
-				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars {
+				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars || !slices.Equal(again.Bands, doc.Bands) {
 				t.Fatalf("doc round trip: %v", err)
 			}
 		}
@@ -251,6 +253,9 @@ func FuzzDecodeCells(f *testing.F) {
 				t.Fatalf("qualifier round trip %x -> %x", q, back)
 			}
 		}
+		if band, h, err := ParseBandRowKey(q); err == nil && !bytes.Equal(BandRowKey(band, h), q) {
+			t.Fatal("band row key round trip")
+		}
 		bitsPer := []int{16, 16, 16, 16}
 		if tb, p, err := ParseIndexRowKey(q, bitsPer); err == nil {
 			if !bytes.Equal(IndexRowKey(nil, tb, p, 16), q) {
@@ -263,9 +268,10 @@ func FuzzDecodeCells(f *testing.F) {
 // A document with a sketch survives the docs cell, and one without keeps
 // the format 0x01 bytes (fingerprint-only documents did not change).
 func FuzzDocCellRoundTrip(f *testing.F) {
-	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire")
-	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "")
-	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string) {
+	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire", uint64(0))
+	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "", uint64(0))
+	f.Add(uint64(3), int64(5), 900, []byte{0, 0, 0, 1}, "", "", uint64(12345))
+	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64) {
 		var sk fingerprint.Sketch
 		for i := 0; i+4 <= len(raw) && len(sk) < fingerprint.SketchSize; i += 4 {
 			x := binary.BigEndian.Uint32(raw[i:])
@@ -274,6 +280,9 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 			}
 		}
 		d := Document{ID: "id", Fingerprint: fingerprint.Fingerprint(fp), Time: time.Unix(0, ns).UTC(), Sketch: sk, Chars: chars}
+		if bandSeed != 0 {
+			d.Bands = testBands(bandSeed)
+		}
 		if k != "" {
 			d.Attrs = map[string]string{k: v}
 		}
@@ -281,14 +290,18 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 			return
 		}
 		cell := encodeDoc(d)
-		if want := byte(docFormat); len(sk) == 0 && chars == 0 && cell[0] != want {
+		if want := byte(docFormat); len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && cell[0] != want {
 			t.Fatalf("no sketch: format %#x, want %#x", cell[0], want)
+		}
+		if want := byte(docFormatSketch); (len(sk) > 0 || chars > 0) && len(d.Bands) == 0 && cell[0] != want {
+			t.Fatalf("sketch without bands: format %#x, want %#x", cell[0], want)
 		}
 		got, err := decodeDoc("id", cell)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if got.Fingerprint != d.Fingerprint || !got.Time.Equal(d.Time) || got.Chars != d.Chars || !slices.Equal(got.Sketch, d.Sketch) || len(got.Attrs) != len(d.Attrs) {
+		if got.Fingerprint != d.Fingerprint || !got.Time.Equal(d.Time) || got.Chars != d.Chars || !slices.Equal(got.Sketch, d.Sketch) || len(got.Attrs) != len(d.Attrs) ||
+			!slices.Equal(got.Bands, d.Bands) {
 			t.Fatalf("round trip: got %+v, want %+v", got, d)
 		}
 		for i := range len(cell) - 1 { // every strict prefix is rejected, never a panic
@@ -334,6 +347,9 @@ func TestGoldenCells(t *testing.T) {
 		"docs cell":                                        hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}})),
 		"docs cell v2 (sketch)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"lang": "en"},
 			Sketch: fingerprint.Sketch{0x00000007, 0x0000ff00, 0x12345678, 0xfffffffe}, Chars: 300})),
+		"docs cell v3 (sketch and bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 300, Bands: testBands(1)})),
+		"band row key (band 5, hash 0123456789abcdef)": hex.EncodeToString(BandRowKey(5, 0x0123456789abcdef)),
 		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
 	path := filepath.Join("testdata", "golden_cells.json")
@@ -380,4 +396,13 @@ func TestCoverTables(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testBands is a valid band signature: NumBands hashes seed, seed+1, ...
+func testBands(seed uint64) fingerprint.Bands {
+	b := make(fingerprint.Bands, fingerprint.NumBands)
+	for i := range b {
+		b[i] = seed + uint64(i)
+	}
+	return b
 }

@@ -38,8 +38,44 @@ import (
 
 // FormatVersion is the version of the persisted layout described in
 // docs/FORMAT.md. It is stored in the meta table; an index written with
-// another version is refused.
-const FormatVersion = 1
+// another version is refused. Version 2 is version 1 plus the bands table
+// and docs cells of format 0x03: an index with bands records 2 (so a
+// binary that predates bands refuses it instead of leaving its band rows
+// stale), one without bands keeps recording 1, and this code opens both.
+const FormatVersion = 2
+
+// formatNoBands is the format an index without bands records.
+const formatNoBands = 1
+
+// BandsMode says whether an index keeps LSH band rows (TableBands).
+type BandsMode int
+
+const (
+	// BandsAuto: a new index gets bands; an existing index keeps what it
+	// was created with (an index created before bands existed has none).
+	BandsAuto BandsMode = iota
+	// BandsOn: a new index gets bands; an existing index without them is
+	// refused (ErrMetaMismatch).
+	BandsOn
+	// BandsOff: a new index gets no bands; an existing index with them is
+	// refused (ErrMetaMismatch), since writes through this process would
+	// leave its band rows stale. Bulk loads that do not write band cells
+	// create their indexes this way.
+	BandsOff
+)
+
+// String is "auto", "on" or "off".
+func (m BandsMode) String() string {
+	switch m {
+	case BandsAuto:
+		return "auto"
+	case BandsOn:
+		return "on"
+	case BandsOff:
+		return "off"
+	}
+	return fmt.Sprintf("BandsMode(%d)", int(m))
+}
 
 // Config configures an Index. The zero value of each field means its default.
 type Config struct {
@@ -73,6 +109,14 @@ type Config struct {
 	// Fingerprint when the cell is missing). nil: every document within k
 	// counts. It must be cheap and must not call the Index.
 	Confirm func(newDoc, stored Document, distance int) bool
+	// Bands says whether the index keeps LSH band rows (default BandsAuto:
+	// new indexes do). With bands, every document inserted with a band
+	// signature (Document.Bands: text documents) is also stored in its
+	// band rows, and LookupDocuments and check-and-insert (with Confirm)
+	// take candidates from the query's band rows as well as from its
+	// index rows: near-copies beyond the simhash distance are found and
+	// Confirm decides on them. Fixed when the index is created (meta).
+	Bands BandsMode
 	// GroupWindow, when positive, turns on group commit of single inserts
 	// (Insert): concurrent inserts arriving within this window of the first
 	// one are decided together by one InsertBatch (group.go), so a store
@@ -133,6 +177,9 @@ func (c Config) Validate() error {
 	if c.LockStripes < 1 || c.LockStripes > 1<<20 {
 		return fmt.Errorf("%w: LockStripes %d: want 1..2^20", ErrConfig, c.LockStripes)
 	}
+	if c.Bands < BandsAuto || c.Bands > BandsOff {
+		return fmt.Errorf("%w: Bands %d: want BandsAuto, BandsOn or BandsOff", ErrConfig, c.Bands)
+	}
 	if c.GroupWindow < 0 || c.GroupWindow > time.Second {
 		return fmt.Errorf("%w: GroupWindow %s: want 0..1s", ErrConfig, c.GroupWindow)
 	}
@@ -159,7 +206,9 @@ type Index struct {
 	log     *slog.Logger
 	m       *metrics
 	grp     *grouper // nil: no group commit
-	closed  atomic.Bool
+	// bands: the index keeps band rows (meta; fixed after Open).
+	bands  bool
+	closed atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -174,6 +223,7 @@ var (
 	qualCreated      = []byte("created")
 	qualDocuments    = []byte("documents")
 	qualFingerprints = []byte("fingerprints")
+	qualBands        = []byte("bands")
 )
 
 // Open opens the index kept in st, creating its metadata when the store holds
@@ -218,41 +268,68 @@ type MetaValues struct {
 	Layout        fingerprint.Layout
 	RecipeVersion uint32
 	BucketWidth   time.Duration
+	// Bands is the band recipe (fingerprint.BandsVersion) of an index with
+	// band rows, "" for one without.
+	Bands string
 }
 
-func (ix *Index) wantMeta() map[string]string {
-	return map[string]string{
-		string(qualFormat): strconv.Itoa(FormatVersion),
+// wantMeta is the metadata this process writes for a new index (bands
+// says whether it gets band rows).
+func (ix *Index) wantMeta(bands bool) map[string]string {
+	m := map[string]string{
+		string(qualFormat): strconv.Itoa(formatNoBands),
 		string(qualLayout): ix.layout.String(),
 		string(qualRecipe): strconv.FormatUint(uint64(ix.cfg.RecipeVersion), 10),
 		string(qualBucket): ix.cfg.BucketWidth.String(),
 	}
+	if bands {
+		m[string(qualFormat)] = strconv.Itoa(FormatVersion)
+		m[string(qualBands)] = fingerprint.BandsVersion
+	}
+	return m
 }
+
+// HasBands reports whether the index keeps LSH band rows (Config.Bands,
+// recorded when the index was created).
+func (ix *Index) HasBands() bool { return ix.bands }
 
 func (ix *Index) checkMeta(ctx context.Context) error {
 	rows, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
 	if err != nil {
 		return err
 	}
-	want := ix.wantMeta()
 	if len(rows[0].Cells) == 0 {
+		bands := ix.cfg.Bands != BandsOff
+		want := ix.wantMeta(bands)
 		var muts []Mutation
-		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket} {
-			muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: q, Value: []byte(want[string(q)])})
+		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands} {
+			if v, ok := want[string(q)]; ok {
+				muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: q, Value: []byte(v)})
+			}
 		}
 		muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: qualCreated, Value: []byte(time.Now().UTC().Format(time.RFC3339))})
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
-		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", FormatVersion, "bucket", ix.cfg.BucketWidth.String())
+		ix.bands = bands
+		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)])
 		return nil
 	}
 	have := map[string]string{}
 	for _, c := range rows[0].Cells {
 		have[string(c.Qualifier)] = string(c.Value)
 	}
+	// The index decides whether it has bands; the process must accept that.
+	hasBands := have[string(qualBands)] != ""
+	want := ix.wantMeta(hasBands)
 	var errs []error
-	for _, q := range []string{string(qualFormat), string(qualLayout), string(qualRecipe), string(qualBucket)} {
+	switch {
+	case hasBands && ix.cfg.Bands == BandsOff:
+		errs = append(errs, fmt.Errorf("bands: index has band rows (%s) but this process was configured without them (it would leave them stale)", have[string(qualBands)]))
+	case !hasBands && ix.cfg.Bands == BandsOn:
+		errs = append(errs, fmt.Errorf("bands: index was created without band rows but this process requires them"))
+	}
+	for _, q := range []string{string(qualFormat), string(qualLayout), string(qualRecipe), string(qualBucket), string(qualBands)} {
 		if have[q] != want[q] {
 			errs = append(errs, fmt.Errorf("%s: index has %q, this process wants %q", q, have[q], want[q]))
 		}
@@ -260,6 +337,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
+	ix.bands = hasBands
 	return nil
 }
 
@@ -287,6 +365,8 @@ func ReadMeta(ctx context.Context, st Store) (m MetaValues, ok bool, err error) 
 			m.RecipeVersion = uint32(r)
 		case bytes.Equal(c.Qualifier, qualBucket):
 			m.BucketWidth, err = time.ParseDuration(v)
+		case bytes.Equal(c.Qualifier, qualBands):
+			m.Bands = v
 		}
 		if err != nil {
 			return m, false, corrupt(TableMeta, metaRow, c.Qualifier, "%v", err)

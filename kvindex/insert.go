@@ -99,6 +99,9 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			d.Time = now
 		}
 		d.Time = d.Time.UTC()
+		if !ix.bands {
+			d.Bands = nil // an index without band rows keeps no band hashes
+		}
 		if errs[i] = d.validate(); errs[i] != nil {
 			continue
 		}
@@ -137,8 +140,16 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	if err != nil {
 		return nil, nil, err
 	}
+	// With bands (and a Confirm to judge what they find), the band rows of
+	// the new documents are candidates too, so they are locked like the
+	// index rows: two near-copies that could find each other through a
+	// band share that band's row, and the second to lock it sees the
+	// first. Old versions' band rows are locked because their cells are
+	// removed.
+	useBands := ix.bands && ix.cfg.Confirm != nil
 	rowLocks := lockSet{kind: lockKindRow}
 	var newFPs []fingerprint.Fingerprint
+	var newBands []fingerprint.Bands
 	var touched []uint64 // fingerprints whose fp rows this batch may change
 	for _, i := range order {
 		if oldErrs[i] != nil {
@@ -146,10 +157,15 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			continue
 		}
 		rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, docs[i].Fingerprint)
+		rowLocks.hashes = appendBandRowHashes(rowLocks.hashes, docs[i].Bands)
 		newFPs = append(newFPs, docs[i].Fingerprint)
+		newBands = append(newBands, docs[i].Bands)
 		touched = append(touched, uint64(docs[i].Fingerprint))
 		if o, ok := old[docs[i].ID]; ok {
 			rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, o.Fingerprint)
+			if ix.bands {
+				rowLocks.hashes = appendBandRowHashes(rowLocks.hashes, o.Bands)
+			}
 			touched = append(touched, uint64(o.Fingerprint))
 		}
 	}
@@ -163,7 +179,17 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	defer unlockRows()
 
-	cands, _, err := ix.candidates(ctx, newFPs, k, bucketWindow{0, 1<<32 - 1})
+	if !useBands {
+		newBands = nil
+	}
+	cands, _, byBand, err := ix.candidates(ctx, newFPs, newBands, k, bucketWindow{0, 1<<32 - 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Documents found in band rows join the candidates through their
+	// current fingerprints (read from their docs cells): from there on they
+	// are decided like index candidates, by Confirm, at their distance.
+	bandDocs, err := ix.bandCandidateDocs(ctx, byBand, cands)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +215,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	var storedDocs map[string]Document // docs cells of candidates, for Confirm
 	if ix.cfg.Confirm != nil {
-		if storedDocs, err = ix.candidateDocs(ctx, cands, state); err != nil {
+		if storedDocs, err = ix.candidateDocs(ctx, cands, state, bandDocs); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -197,7 +223,9 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 		d := docs[i]
 		fps := candOf[i]
 		for _, j := range stored { // documents stored earlier in this batch
-			if f := uint64(docs[j].Fingerprint); bits.OnesCount64(f^uint64(d.Fingerprint)) <= k && !slices.Contains(fps, f) {
+			f := uint64(docs[j].Fingerprint)
+			near := bits.OnesCount64(f^uint64(d.Fingerprint)) <= k || useBands && fingerprint.SharesBand(docs[j].Bands, d.Bands)
+			if near && !slices.Contains(fps, f) {
 				fps = append(fps, f)
 			}
 		}
@@ -249,7 +277,8 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 
 	// Writes, ordered so that a store without multi-row atomicity never
 	// exposes a document whose fingerprint is not findable: index cells
-	// first, then fp cells, then docs; removals after additions.
+	// first, then fp cells, then band cells, then docs; removals after
+	// additions.
 	var adds, removes []Mutation
 	var newDocs int64
 	for _, i := range stored {
@@ -271,13 +300,20 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	for _, i := range stored {
 		d := docs[i]
+		adds = append(adds, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
+	}
+	for _, i := range stored {
+		d := docs[i]
 		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)})
 		o, ok := old[d.ID]
 		if !ok {
 			newDocs++
-		} else if o.Fingerprint != d.Fingerprint {
+			continue
+		}
+		if o.Fingerprint != d.Fingerprint {
 			removes = append(removes, Mutation{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(o.Fingerprint)), Qualifier: []byte(d.ID)})
 		}
+		removes = append(removes, ix.bandDeletes(o, d.Bands)...)
 	}
 	var fpDelta int64
 	seen := make(map[uint64]bool, len(touched))
@@ -373,10 +409,14 @@ func (ix *Index) readDocs(ctx context.Context, docs []Document, order []int) (ma
 }
 
 // candidateDocs reads the docs cells of every document on the candidate
-// fingerprints (one multi-get), for Config.Confirm. A missing or corrupt
-// cell leaves its id out: Confirm then sees the bare fingerprint.
-func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[uint64][]fpEntry) (map[string]Document, error) {
+// fingerprints (one multi-get), for Config.Confirm; known documents (read
+// already) are not read again. A missing or corrupt cell leaves its id out:
+// Confirm then sees the bare fingerprint.
+func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[uint64][]fpEntry, known map[string]Document) (map[string]Document, error) {
 	seen := map[string]bool{}
+	for id := range known {
+		seen[id] = true
+	}
 	var keys []RowKey
 	for _, c := range cands {
 		for _, f := range c {
@@ -385,6 +425,43 @@ func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[
 					seen[e.id] = true
 					keys = append(keys, RowKey{TableDocs, []byte(e.id)})
 				}
+			}
+		}
+	}
+	out := make(map[string]Document, len(keys)+len(known))
+	for id, d := range known {
+		out[id] = d
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		if d, err := ix.decodeDocRow(row); err == nil {
+			out[d.ID] = d
+		}
+	}
+	return out, nil
+}
+
+// bandCandidateDocs reads the docs cells of the documents found in band
+// rows (one multi-get) and adds each one's fingerprint to its query's
+// candidates (kept sorted and distinct). A missing docs cell (deleted
+// since) or a corrupt one drops the candidate.
+func (ix *Index) bandCandidateDocs(ctx context.Context, byBand [][]string, cands [][]uint64) (map[string]Document, error) {
+	var keys []RowKey
+	seen := map[string]bool{}
+	for _, ids := range byBand {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				keys = append(keys, RowKey{TableDocs, []byte(id)})
 			}
 		}
 	}
@@ -403,6 +480,14 @@ func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[
 		if d, err := ix.decodeDocRow(row); err == nil {
 			out[d.ID] = d
 		}
+	}
+	for n, ids := range byBand {
+		for _, id := range ids {
+			if d, ok := out[id]; ok && !slices.Contains(cands[n], uint64(d.Fingerprint)) {
+				cands[n] = append(cands[n], uint64(d.Fingerprint))
+			}
+		}
+		slices.Sort(cands[n])
 	}
 	return out, nil
 }
@@ -486,7 +571,11 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	unlockRows, err := ix.lock(ctx, lockSet{kind: lockKindRow, hashes: ix.appendRowHashes(nil, d.Fingerprint)})
+	rowHashes := ix.appendRowHashes(nil, d.Fingerprint)
+	if ix.bands {
+		rowHashes = appendBandRowHashes(rowHashes, d.Bands)
+	}
+	unlockRows, err := ix.lock(ctx, lockSet{kind: lockKindRow, hashes: rowHashes})
 	if err != nil {
 		return err
 	}
@@ -502,6 +591,7 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 		{Kind: DeleteCell, Table: TableDocs, Row: []byte(id), Qualifier: docQualifier},
 		{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(id)},
 	}
+	muts = append(muts, ix.bandDeletes(d, nil)...)
 	var fpDelta int64
 	if len(others) == 0 {
 		fpDelta = -1

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/simdex/simdex/fingerprint"
 )
 
 // Cell qualifier kinds in index rows. Their byte order ('b' < 'd' < 'x')
@@ -160,4 +162,27 @@ func FPRowKey(fp uint64) []byte {
 	k := make([]byte, 8)
 	binary.BigEndian.PutUint64(k, fp)
 	return k
+}
+
+// bandRowKeyLen is the length of a bands-table row key.
+const bandRowKeyLen = 1 + 8
+
+// BandRowKey is the bands-table row key of band `band` with hash h: the
+// band index (1 byte), then h (8 bytes big-endian).
+func BandRowKey(band int, h uint64) []byte {
+	k := make([]byte, bandRowKeyLen)
+	k[0] = byte(band)
+	binary.BigEndian.PutUint64(k[1:], h)
+	return k
+}
+
+// ParseBandRowKey splits a bands-table row key into band index and hash.
+func ParseBandRowKey(key []byte) (band int, h uint64, err error) {
+	if len(key) != bandRowKeyLen {
+		return 0, 0, fmt.Errorf("band row key %x: %d bytes, want %d", key, len(key), bandRowKeyLen)
+	}
+	if int(key[0]) >= fingerprint.NumBands {
+		return 0, 0, fmt.Errorf("band row key %x: band %d of %d", key, key[0], fingerprint.NumBands)
+	}
+	return int(key[0]), binary.BigEndian.Uint64(key[1:]), nil
 }

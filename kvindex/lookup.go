@@ -98,7 +98,7 @@ func (ix *Index) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint,
 		return nil, fmt.Errorf("%w: until %s is before since %s", ErrBadOptions, opt.Until.Format(time.RFC3339), opt.Since.Format(time.RFC3339))
 	}
 	win := ix.window(opt.Since, opt.Until)
-	cands, examined, err := ix.candidates(ctx, fps, opt.K, win)
+	cands, examined, _, err := ix.candidates(ctx, fps, nil, opt.K, win)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +153,12 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 // candidates reads the index rows of every query and returns, per query, the
 // distinct stored fingerprints within k (from base sets and deltas, minus
 // tombstones, in buckets of the window), sorted, and the number of residuals
-// examined.
-func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, k int, win bucketWindow) ([][]uint64, []int, error) {
+// examined. When the index has bands and bands is not nil, the same store
+// call reads the band rows of every query with a band signature (bands[i])
+// and byBand[i] lists the distinct document ids found there, sorted.
+func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, err error) {
 	tables := ix.cover[k]
-	keys := make([]RowKey, 0, len(fps)*len(tables))
+	keys := make([]RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
 	slot := make(map[string]int, len(fps)*len(tables)) // row key -> index in keys
 	rowOf := make([]int, len(fps)*len(tables))
 	var kb []byte
@@ -173,14 +175,22 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 			rowOf[i*len(tables)+j] = s
 		}
 	}
+	nIndex := len(keys)
+	bandRowOf := ix.appendBandKeys(&keys, slot, bands)
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	if bandRowOf != nil {
+		if byBand, err = ix.bandIDs(rows, bandRowOf, len(fps)); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	rows = rows[:nIndex]
 	sp := u64Pool.Get().(*[]uint64)
 	defer u64Pool.Put(sp)
 	out := make([][]uint64, len(fps))
-	examined := make([]int, len(fps))
+	examined = make([]int, len(fps))
 	for i, fp := range fps {
 		var found []uint64
 		for j, t := range tables {
@@ -191,7 +201,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 			matched, n, err := ix.scanRow(row, 64-p.PrefixBits, q, k, win, sp)
 			if err != nil {
 				ix.m.corrupt.Inc()
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			examined[i] += n
 			for _, r := range matched {
@@ -201,7 +211,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 		slices.Sort(found)
 		out[i] = slices.Compact(found)
 	}
-	return out, examined, nil
+	return out, examined, byBand, nil
 }
 
 // scanRow returns the residuals of row within distance k of q (base sets and

@@ -21,6 +21,8 @@ type metrics struct {
 	corrupt    prometheus.Counter
 	inserts    *prometheus.CounterVec
 	groupSize  prometheus.Histogram
+	// bandCandidates: documents found in a query's band rows.
+	bandCandidates prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -58,8 +60,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Documents decided together per group commit (Config.GroupWindow).",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
 		}),
+		bandCandidates: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "simdex_lookup_band_candidates",
+			Help:    "Distinct documents in a text lookup's LSH band rows (near-copies plus false candidates the decision rule rejects).",
+			Buckets: []float64{0, 1, 2, 5, 10, 50, 100, 1000, 10000},
+		}),
 	}
-	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize}
+	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize, m.bandCandidates}
 	if err := promreg.Register(reg, m.collectors...); err != nil {
 		return nil, err
 	}

@@ -26,11 +26,18 @@ const (
 	// salted row per user, time-bucketed cells (docs/FORMAT.md, "seen
 	// table").
 	TableSeen
+	// TableBands holds the LSH band rows of documents with a band
+	// signature (fingerprint.Bands): row = band index + band hash, one
+	// empty cell per document (qualifier = document id). A lookup by text
+	// reads the query's band rows beside its index rows, finding
+	// near-copies beyond the simhash distance (docs/FORMAT.md, "bands
+	// table").
+	TableBands
 	numTables
 )
 
 // Tables lists every logical table, in order.
-var Tables = []Table{TableIndex, TableFP, TableDocs, TableMeta, TableSeen}
+var Tables = []Table{TableIndex, TableFP, TableDocs, TableMeta, TableSeen, TableBands}
 
 // String is the table's name, as used for HBase table names.
 func (t Table) String() string {
@@ -45,6 +52,8 @@ func (t Table) String() string {
 		return "meta"
 	case TableSeen:
 		return "seen"
+	case TableBands:
+		return "bands"
 	}
 	return fmt.Sprintf("table(%d)", uint8(t))
 }

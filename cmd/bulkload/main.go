@@ -57,6 +57,11 @@ inputs are read transparently. Formats: JSON Lines documents
 lines "id,fingerprint,time" (comma or tab; fingerprint hex or decimal; time
 RFC 3339 or Unix seconds).
 
+LSH band rows (near-copies beyond distance k) are not written by bulk load:
+an index created here has none, and text documents are refused by an index
+the server created with bands (insert them through REST). Precomputed
+fingerprints have no band signature and load into either kind of index.
+
 The embedded store allows one process per directory: stop the server while
 loading. After a crash or kill, rerun the same command: it resumes from the
 checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
@@ -236,10 +241,20 @@ Flags:
 	}
 	if exists {
 		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
+	} else {
+		// Bulk load writes no LSH band cells (yet): an index it creates
+		// records "no bands" so that nothing later assumes text documents
+		// loaded here can be found by band.
+		kcfg.Bands = kvindex.BandsOff
 	}
 	ix, err := kvindex.Open(ctx, st, kcfg)
 	if err != nil {
 		return errors.Join(err, st.Close())
+	}
+	if ix.HasBands() && cfg.Format != bulkload.FormatFingerprints {
+		// Text documents loaded here would lack their band cells: refuse
+		// rather than leave them unfindable beyond the simhash distance.
+		return errors.Join(fmt.Errorf("%w: this index keeps LSH band rows (created by the server), and bulk load does not write band cells for text documents: insert text through the REST service, or load precomputed fingerprints with --format fp (bare fingerprints have no bands)", bulkload.ErrConfig), ix.Close())
 	}
 	sum, runErr := bulkload.Run(ctx, ix, cfg)
 	fmt.Fprintln(stderr, "summary:", sum)

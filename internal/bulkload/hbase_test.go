@@ -62,7 +62,7 @@ func openHBaseIndexNS(zk, ns string, create bool) (*kvindex.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Locker: st.Locker()})
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Locker: st.Locker(), Bands: kvindex.BandsOff})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

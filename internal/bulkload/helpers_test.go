@@ -44,7 +44,7 @@ func openIndexOpts(dir string, bulk bool) (*kvindex.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024})
+	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Bands: kvindex.BandsOff})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

@@ -496,6 +496,13 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 		}
 		format = formatOf(name, b)
 	}
+	if format == FormatDocs {
+		// Bulk load writes no LSH band cells: text documents loaded into an
+		// index that keeps band rows would silently lack them.
+		if b, ok := l.ix.(interface{ HasBands() bool }); ok && b.HasBands() {
+			return fmt.Errorf("%w: %s: text documents cannot be bulk loaded into an index with LSH band rows (bulk load does not write band cells); insert them through the REST service, or load into an index created by bulk load (no bands)", ErrConfig, name)
+		}
+	}
 	if format == FormatDocs && l.fpr == nil {
 		if l.fpr, err = l.cfg.NewFingerprinter(); err != nil {
 			return fmt.Errorf("bulkload: %w", err)

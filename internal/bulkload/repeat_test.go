@@ -169,7 +169,7 @@ func TestPutPathEqualsIngestPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	puts, err := kvindex.Open(bg, plainStore{st}, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024})
+	puts, err := kvindex.Open(bg, plainStore{st}, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Bands: kvindex.BandsOff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,8 @@ func TestDuplicate(t *testing.T) {
 	swapped := seq(3, 40)        // three replaced: J = 37/43 = 0.86
 	half := seq(20, 40)          // J = 20/60 = 0.33
 	twoThirds := seq(0, 40)[:27] // J = 27/40 = 0.675
+	sixNew := seq(6, 40)         // six replaced: J = 34/46 = 0.74, containment 0.85
+	firstHalf := seq(0, 20)      // the first half: contained in full
 	for _, tc := range []struct {
 		name string
 		q, s Side
@@ -39,7 +41,11 @@ func TestDuplicate(t *testing.T) {
 		{"short, one word swapped", Side{Sketch: full, Chars: short}, Side{Sketch: swapped, Chars: short}, 2, false},
 		{"short, near-identical", Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}, 2, true},
 		{"short, near-identical but far", Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}, 5, false},
-		{"one side short is short", Side{Sketch: full, Chars: long}, Side{Sketch: swapped, Chars: short}, 1, false},
+		{"one side short is short", Side{Sketch: full, Chars: long}, Side{Sketch: sixNew, Chars: short}, 1, false},
+		{"excerpt of a long text, far", Side{Sketch: firstHalf, Chars: 100}, Side{Sketch: full, Chars: long}, 30, true},
+		{"excerpt too short to judge", Side{Sketch: firstHalf, Chars: 40}, Side{Sketch: full, Chars: long}, 30, false},
+		{"contained but not longer enough", Side{Sketch: firstHalf, Chars: 150}, Side{Sketch: full, Chars: 160}, 30, false},
+		{"six words new in a short text, close", Side{Sketch: full, Chars: short}, Side{Sketch: sixNew, Chars: 2 * short}, 2, false},
 	} {
 		if got := r.Duplicate(tc.q, tc.s, tc.d); got != tc.want {
 			t.Errorf("%s: Duplicate = %v, want %v (J = %.3f)", tc.name, got, tc.want, fingerprint.Jaccard(tc.q.Sketch, tc.s.Sketch))
@@ -47,6 +53,12 @@ func TestDuplicate(t *testing.T) {
 		if got := r.Duplicate(tc.s, tc.q, tc.d); got != tc.want {
 			t.Errorf("%s: not symmetric", tc.name)
 		}
+	}
+	if !r.AtAnyDistance(Side{Sketch: firstHalf, Chars: 100}, Side{Sketch: full, Chars: long}) || r.AtAnyDistance(Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}) {
+		t.Error("AtAnyDistance: want the excerpt clause, not the short clause")
+	}
+	if !r.AnyDistance(60) || r.AnyDistance(40) || !r.AnyDistance(long) {
+		t.Error("AnyDistance: band candidates are worth reading from ExcerptMinChars on")
 	}
 	// Confirm sees the same documents through kvindex.
 	a := kvindex.Document{Sketch: full, Chars: short}
@@ -62,6 +74,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, bad := range []Rule{
 		{FallbackK: -1}, {ShortK: 65}, {ShortChars: -1}, {ShortMinJaccard: 1.5}, {MinJaccard: -0.1},
+		{MinContainment: 2}, {ExcerptMinChars: -1}, {MinContainment: 0.9, ExcerptRatio: 0.5},
 	} {
 		if err := bad.Validate(); !errors.Is(err, ErrBadRule) {
 			t.Errorf("%+v: Validate = %v, want ErrBadRule", bad, err)

@@ -197,6 +197,7 @@ type resolved struct {
 	features int
 	sketch   fingerprint.Sketch // nil for a bare fingerprint
 	chars    int
+	bands    fingerprint.Bands // nil for a bare fingerprint
 }
 
 // resolve fingerprints text, or parses a bare fingerprint.
@@ -223,7 +224,7 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars}, nil
+	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands}, nil
 }
 
 func validLang(lang string) error {
@@ -318,9 +319,19 @@ func (s *Server) check(c *gin.Context) {
 		return
 	}
 	opt.ExactHash = r.exact
-	res, err := s.ix.Lookup(c.Request.Context(), r.fp, opt)
-	if err == nil {
-		res.Hits, err = s.confirmHits(c.Request.Context(), r, res.Hits)
+	var res kvindex.LookupResult
+	var done bool
+	if len(r.sketch) > 0 {
+		var out []kvindex.LookupResult
+		if out, done, err = s.lookupText(c.Request.Context(), []resolved{r}, opt); done && err == nil {
+			res = out[0]
+		}
+	}
+	if !done {
+		res, err = s.ix.Lookup(c.Request.Context(), r.fp, opt)
+		if err == nil {
+			res.Hits, err = s.confirmHits(c.Request.Context(), r, res.Hits)
+		}
 	}
 	if err != nil {
 		s.fail(c, err)
@@ -358,7 +369,7 @@ func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[stri
 	if t != nil {
 		when = t.UTC()
 	}
-	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars}, r, nil
+	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars, Bands: r.bands}, r, nil
 }
 
 func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {
@@ -425,13 +436,30 @@ func (s *Server) checkBatch(c *gin.Context) {
 	var fps []fingerprint.Fingerprint
 	var idx []int
 	var rs []resolved
+	var textIdx []int // text items, checked by lookupText when the index can
+	var textRs []resolved
+	_, canText := s.ix.(docLookuper)
 	for i, it := range req.Items {
 		r, err := s.resolve(it)
 		if err != nil {
 			out.Errors = append(out.Errors, s.itemError(c, i, err))
 			continue
 		}
+		if canText && len(r.sketch) > 0 {
+			textIdx, textRs = append(textIdx, i), append(textRs, r)
+			continue
+		}
 		fps, idx, rs = append(fps, r.fp), append(idx, i), append(rs, r)
+	}
+	if len(textRs) > 0 {
+		res, _, err := s.lookupText(c.Request.Context(), textRs, opt)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		for j, lr := range res {
+			out.Results[textIdx[j]] = checkResult(textRs[j], opt.K, lr)
+		}
 	}
 	if len(fps) > 0 {
 		// Exact-duplicate detection needs each item's own exact hash, so the

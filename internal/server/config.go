@@ -13,6 +13,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/seen"
 )
 
@@ -62,6 +63,11 @@ type Config struct {
 	MaxLimit int
 	// Layout is used when a new index is created; an existing index keeps its own.
 	Layout fingerprint.Layout
+	// Bands says whether the index keeps LSH band rows: "auto" (default:
+	// a new index does, an existing one keeps what it was created with),
+	// "on" (refuse an index without them) or "off" (a new index without;
+	// refuse one with them).
+	Bands string
 	// LogFormat is "text" or "json".
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
@@ -101,6 +107,7 @@ func DefaultConfig() Config {
 		MaxBatch:            1000,
 		MaxLimit:            1000,
 		Layout:              fingerprint.DefaultLayout,
+		Bands:               "auto",
 		Rule:                decide.DefaultRule(),
 		LogFormat:           "text",
 		LogLevel:            "info",
@@ -157,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxLimit < 1 {
 		return bad("max limit %d: want >= 1", c.MaxLimit)
+	}
+	if _, err := c.bandsMode(); err != nil {
+		return err
 	}
 	if err := c.Layout.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -224,6 +234,7 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, "largest and default number of hits a lookup returns")
 	fs.IntVar(&layoutB, "layout-b", cfg.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
 	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
+	fs.StringVar(&cfg.Bands, "bands", cfg.Bands, "LSH band rows (near-copies beyond distance K for texts of 200+ characters): auto (a NEW index gets them; an existing one keeps its choice), on (refuse an index without them) or off (a NEW index without them; refuse one with them)")
 	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
 	fs.Int64Var(&cfg.RowCacheBytes, "row-cache-bytes", cfg.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
@@ -322,4 +333,17 @@ func splitKeys(s string) []string {
 		}
 	}
 	return out
+}
+
+// bandsMode maps Config.Bands to the index setting ("" is auto).
+func (c Config) bandsMode() (kvindex.BandsMode, error) {
+	switch c.Bands {
+	case "", "auto":
+		return kvindex.BandsAuto, nil
+	case "on":
+		return kvindex.BandsOn, nil
+	case "off":
+		return kvindex.BandsOff, nil
+	}
+	return 0, fmt.Errorf("%w: bands %q: want auto, on or off", ErrConfig, c.Bands)
 }

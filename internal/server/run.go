@@ -49,7 +49,11 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	// An existing index keeps the layout and bucket width it was created
 	// with (the flags shape new indexes only); a recipe or format mismatch
 	// is still refused by kvindex.Open.
-	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.rule().Confirm}
+	bands, err := cfg.bandsMode()
+	if err != nil {
+		return err
+	}
+	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.rule().Confirm, Bands: bands}
 	var st kvindex.Store
 	switch cfg.Store {
 	case "hbase":

@@ -57,6 +57,17 @@ func PartnerWithin(k int) Rule {
 	return func(o Outcome) bool { return o.PartnerHit >= 0 && o.PartnerHit <= k }
 }
 
+// PartnerReturned is the benchmark's default rule: the check of the query
+// returned the pair's original at all, at whatever distance. Before the
+// index had LSH band rows every returned hit was within the service's k, so
+// this equals PartnerWithin(k) there; with bands the service also returns
+// (and its decision rule confirms) near-copies beyond k.
+func PartnerReturned(o Outcome) bool { return o.PartnerHit >= 0 }
+
+// CopyReturned calls a pair a duplicate when the check returned any stored
+// copy of its original document, at whatever distance.
+func CopyReturned(o Outcome) bool { return o.CopyHit >= 0 }
+
 // DistanceWithin is the same decision computed from the two fingerprints
 // directly: Hamming distance <= k. For k <= K it must agree with
 // PartnerWithin (the index is exact); beyond K it is what an index built

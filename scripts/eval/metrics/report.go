@@ -55,7 +55,7 @@ var (
 func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	rule := PartnerWithin(m.DefaultK)
+	rule := Rule(PartnerReturned)
 
 	p("# Detection quality\n\n")
 	svc := m.Service
@@ -63,7 +63,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		svc = "the real service (REST on loopback, embedded Pebble store)"
 	}
 	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
-	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original; the service confirms candidates within k with its decision rule, internal/decide)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
+	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original: candidates within k from the index rows and, when the index keeps LSH band rows, near-copies at any distance from the band rows, all confirmed by the service's decision rule, internal/decide)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)
 	}
@@ -179,9 +179,9 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 
 	p("\n## Other checks\n\n")
 	ah := Total(os, AnyHit)
-	p("- \"Any hit\" rule (the check's `duplicate` flag: anything stored within k = %d, not necessarily the partner): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ah.Precision()), F(ah.Recall()), F(ah.F1()), ah.TP, ah.FP, ah.FN)
-	ch := Total(os, CopyWithin(m.DefaultK))
-	p("- \"Any copy\" rule (the check returned the pair's document in any stored form, bare or in another site's template, within k = %d): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ch.Precision()), F(ch.Recall()), F(ch.F1()), ch.TP, ch.FP, ch.FN)
+	p("- \"Any hit\" rule (the check's `duplicate` flag: any stored document the service confirmed, not necessarily the partner; k = %d): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", m.DefaultK, F(ah.Precision()), F(ah.Recall()), F(ah.F1()), ah.TP, ah.FP, ah.FN)
+	ch := Total(os, CopyReturned)
+	p("- \"Any copy\" rule (the check returned the pair's document in any stored form, bare or in another site's template): P %s, R %s, F1 %s (TP %d, FP %d, FN %d).\n", F(ch.Precision()), F(ch.Recall()), F(ch.F1()), ch.TP, ch.FP, ch.FN)
 	for k := 0; k <= m.DefaultK; k++ {
 		d := Disagreements(os, k)
 		p("- Service answer vs simhash distance alone at k = %d: %d differences (pairs the decision rule rejected, or index misses)", k, len(d))

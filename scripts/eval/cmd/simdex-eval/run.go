@@ -123,7 +123,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	tot := metrics.Total(res.Outcomes, metrics.PartnerWithin(res.K))
+	tot := metrics.Total(res.Outcomes, metrics.PartnerReturned)
 	log.Info("report written", "out", *out, "precision", metrics.F(tot.Precision()), "recall", metrics.F(tot.Recall()), "f1", metrics.F(tot.F1()))
 	return nil
 }

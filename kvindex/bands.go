@@ -1,0 +1,255 @@
+package kvindex
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// The bands table (TableBands) is the MinHash-LSH candidate stage: a text
+// document with band signature (h_0 .. h_31) has one empty cell, qualifier =
+// its id, in each row BandRowKey(i, h_i). Two documents whose feature sets
+// have Jaccard J share a row with probability 1 - (1 - J^4)^32 (0.988 at
+// J = 0.6), whatever their simhash distance, so a lookup that reads the
+// query's 32 band rows next to its T index rows finds the near-copies the
+// pigeonhole rows miss; Config.Confirm (the decision rule) then judges them
+// by their sketches.
+
+// bandRowHash is the lock hash of a band row. It shares the row-lock space
+// with index rows (table ids there are < 256, the band row uses a distinct
+// tag), so one sorted lock set covers both.
+func bandRowHash(band int, h uint64) uint64 {
+	x := (uint64(0xB0|band>>8)<<56 ^ uint64(band)<<48 ^ h) * 0x9E3779B97F4A7C15
+	return x ^ x>>31
+}
+
+// appendBandRowHashes appends the lock hashes of b's band rows.
+func appendBandRowHashes(dst []uint64, b fingerprint.Bands) []uint64 {
+	for i, h := range b {
+		dst = append(dst, bandRowHash(i, h))
+	}
+	return dst
+}
+
+// appendBandKeys appends the band-row keys of every query with a band
+// signature to keys (deduplicated through slot, which maps "table byte +
+// key" strings of keys already present) and returns, per query and band,
+// the position in keys (-1: the query has no bands). It returns nil when
+// the index has no bands or bands is nil.
+func (ix *Index) appendBandKeys(keys *[]RowKey, slot map[string]int, bands []fingerprint.Bands) []int {
+	if !ix.bands || bands == nil {
+		return nil
+	}
+	pos := make([]int, len(bands)*fingerprint.NumBands)
+	for i, b := range bands {
+		for j := range fingerprint.NumBands {
+			pos[i*fingerprint.NumBands+j] = -1
+		}
+		if len(b) != fingerprint.NumBands {
+			continue
+		}
+		for j, h := range b {
+			k := BandRowKey(j, h)
+			// Index row keys live in another table: tag band keys so the
+			// shared slot map never confuses the two.
+			name := "\xffb" + string(k)
+			s, ok := slot[name]
+			if !ok {
+				s = len(*keys)
+				slot[name] = s
+				*keys = append(*keys, RowKey{TableBands, k})
+			}
+			pos[i*fingerprint.NumBands+j] = s
+		}
+	}
+	return pos
+}
+
+// bandIDs collects, per query, the distinct document ids in its band rows.
+func (ix *Index) bandIDs(rows []Row, pos []int, n int) ([][]string, error) {
+	out := make([][]string, n)
+	for i := range n {
+		var ids []string
+		for j := range fingerprint.NumBands {
+			p := pos[i*fingerprint.NumBands+j]
+			if p < 0 {
+				continue
+			}
+			for _, c := range rows[p].Cells {
+				if err := ValidateID(string(c.Qualifier)); err != nil {
+					ix.m.corrupt.Inc()
+					return nil, corrupt(TableBands, rows[p].Key, c.Qualifier, "band cell qualifier is not a document id: %v", err)
+				}
+				ids = append(ids, string(c.Qualifier))
+			}
+		}
+		slices.Sort(ids)
+		out[i] = slices.Compact(ids)
+	}
+	return out, nil
+}
+
+// bandPuts returns the band cells of d (none when the index has no bands
+// or d no band signature), stamped with the document's bucket start so a
+// store with TTLs expires them with the document's index cells.
+func (ix *Index) bandPuts(d Document, ts time.Time) []Mutation {
+	if !ix.bands || len(d.Bands) == 0 {
+		return nil
+	}
+	muts := make([]Mutation, 0, len(d.Bands))
+	for i, h := range d.Bands {
+		muts = append(muts, Mutation{Kind: Put, Table: TableBands, Row: BandRowKey(i, h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
+	}
+	return muts
+}
+
+// bandDeletes returns the deletions of old's band cells that the new
+// version (nil for a delete) does not put again.
+func (ix *Index) bandDeletes(old Document, next fingerprint.Bands) []Mutation {
+	if !ix.bands {
+		return nil
+	}
+	var muts []Mutation
+	for i, h := range old.Bands {
+		if len(next) == len(old.Bands) && next[i] == h {
+			continue
+		}
+		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableBands, Row: BandRowKey(i, h), Qualifier: []byte(old.ID)})
+	}
+	return muts
+}
+
+// Query is one document to look up with LookupDocuments.
+type Query struct {
+	Fingerprint fingerprint.Fingerprint
+	// Bands is the document's band signature (nil: pigeonhole rows only).
+	Bands fingerprint.Bands
+	// ExactHash, when not zero, marks hits at distance 0 with the same
+	// stored exact hash as Exact.
+	ExactHash uint64
+}
+
+// DocLookupResult is the answer to one query of LookupDocuments.
+type DocLookupResult struct {
+	// Hits are the documents found, sorted by distance, then time, then
+	// id: those within the lookup's K of the fingerprint and, when the index
+	// has bands, those sharing a band row with the query at any distance
+	// (Distance is their true simhash distance, possibly above K). A hit
+	// whose docs cell is gone (deleted since its rows were read) is left
+	// out.
+	Hits []Hit
+	// Docs holds the stored document of every hit, by id.
+	Docs map[string]Document
+	// Candidates is the number of residuals examined in index rows.
+	Candidates int
+	// BandCandidates is the number of distinct documents in the query's
+	// band rows.
+	BandCandidates int
+}
+
+// LookupDocuments looks up documents for a second check by the caller: it
+// reads the queries' index rows and, when the index has bands, their band
+// rows in one store call, the candidate fingerprints' fp rows in a second,
+// and the docs cells of every candidate document in a third, and returns
+// the hits with their stored documents (sketch, length) for the decision
+// rule. opt.Limit is not applied (the caller's rule decides which hits
+// count, then limits); opt.ExactHash is ignored in favour of each query's.
+// A corrupt docs cell is an error wrapping ErrCorrupt.
+func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOptions) ([]DocLookupResult, error) {
+	if err := ix.checkK(opt.K); err != nil {
+		return nil, err
+	}
+	if !opt.Since.IsZero() && !opt.Until.IsZero() && opt.Until.Before(opt.Since) {
+		return nil, fmt.Errorf("%w: until %s is before since %s", ErrBadOptions, opt.Until.Format(time.RFC3339), opt.Since.Format(time.RFC3339))
+	}
+	for i, q := range qs {
+		if err := q.Bands.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: query %d: %w", ErrBadOptions, i, err)
+		}
+	}
+	fps := make([]fingerprint.Fingerprint, len(qs))
+	bands := make([]fingerprint.Bands, len(qs))
+	for i, q := range qs {
+		fps[i], bands[i] = q.Fingerprint, q.Bands
+	}
+	win := ix.window(opt.Since, opt.Until)
+	cands, examined, byBand, err := ix.candidates(ctx, fps, bands, opt.K, win)
+	if err != nil {
+		return nil, err
+	}
+	fpRows, err := ix.readFPRows(ctx, cands)
+	if err != nil {
+		return nil, err
+	}
+	inWindow := func(t time.Time) bool {
+		return (opt.Since.IsZero() || !t.Before(opt.Since)) && (opt.Until.IsZero() || t.Before(opt.Until))
+	}
+	// One multi-get of every candidate document of every query.
+	idSet := map[string]bool{}
+	var ids []string
+	addID := func(id string) {
+		if !idSet[id] {
+			idSet[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for i := range qs {
+		for _, c := range cands[i] {
+			for _, e := range fpRows[c] {
+				if inWindow(e.time) {
+					addID(e.id)
+				}
+			}
+		}
+		if byBand != nil {
+			for _, id := range byBand[i] {
+				addID(id)
+			}
+		}
+	}
+	docs, err := ix.Documents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DocLookupResult, len(qs))
+	for i, q := range qs {
+		r := DocLookupResult{Docs: map[string]Document{}, Candidates: examined[i]}
+		add := func(d Document) {
+			if _, dup := r.Docs[d.ID]; dup || !inWindow(d.Time) {
+				return
+			}
+			r.Docs[d.ID] = d
+			dist := bits.OnesCount64(uint64(q.Fingerprint ^ d.Fingerprint))
+			r.Hits = append(r.Hits, Hit{ID: d.ID, Fingerprint: d.Fingerprint, Distance: dist, Time: d.Time,
+				Exact: dist == 0 && q.ExactHash != 0 && d.ExactHash == q.ExactHash})
+		}
+		for _, c := range cands[i] {
+			for _, e := range fpRows[c] {
+				// The docs cell is the current version: an fp cell left by
+				// a replace in flight names a fingerprint the document no
+				// longer has, and the hit takes the stored one.
+				if d, ok := docs[e.id]; ok && inWindow(e.time) {
+					add(d)
+				}
+			}
+		}
+		if byBand != nil {
+			r.BandCandidates = len(byBand[i])
+			for _, id := range byBand[i] {
+				if d, ok := docs[id]; ok {
+					add(d)
+				}
+			}
+			ix.m.bandCandidates.Observe(float64(r.BandCandidates))
+		}
+		slices.SortFunc(r.Hits, hitCmp)
+		ix.m.candidates.Observe(float64(examined[i]))
+		ix.m.hits.Observe(float64(len(r.Hits)))
+		out[i] = r
+	}
+	return out, nil
+}

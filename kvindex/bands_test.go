@@ -1,0 +1,287 @@
+package kvindex_test
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+// bandsFrom is a band signature whose hashes are seed*1000 + band; shared
+// bands give two signatures equal hashes at those band indexes.
+func bandsFrom(seed uint64, shared map[int]uint64) fingerprint.Bands {
+	b := make(fingerprint.Bands, fingerprint.NumBands)
+	for i := range b {
+		b[i] = seed*1000 + uint64(i)
+		if h, ok := shared[i]; ok {
+			b[i] = h
+		}
+	}
+	return b
+}
+
+// jaccardConfirm is a decision rule over sketches (like internal/decide's
+// long-document clause): a stored document counts when the sketches are
+// similar, at any distance.
+func jaccardConfirm(newDoc, stored kvindex.Document, distance int) bool {
+	if len(newDoc.Sketch) == 0 || len(stored.Sketch) == 0 {
+		return distance <= 3
+	}
+	return fingerprint.Jaccard(newDoc.Sketch, stored.Sketch) >= 0.6
+}
+
+var nearSketch = fingerprint.Sketch{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+
+// bandCells returns every (row, qualifier) of the bands table.
+func bandCells(t *testing.T, ix *kvindex.Index) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := ix.Store().Scan(bg, kvindex.TableBands, nil, nil, func(r kvindex.Row) error {
+		for _, c := range r.Cells {
+			out[fmt.Sprintf("%x/%s", r.Key, c.Qualifier)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func wantBandCells(d kvindex.Document) map[string]bool {
+	out := map[string]bool{}
+	for i, h := range d.Bands {
+		out[fmt.Sprintf("%x/%s", kvindex.BandRowKey(i, h), d.ID)] = true
+	}
+	return out
+}
+
+func equalSets(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// A document sharing one band row with the query is found by
+// LookupDocuments at any simhash distance (and not by the pigeonhole
+// lookup); its band cells follow insert, replace and delete.
+func TestBandsFindBeyondKAndFollowWrites(t *testing.T) {
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	if !ix.HasBands() {
+		t.Fatal("a new index has no bands by default")
+	}
+	a := kvindex.Document{ID: "a", Fingerprint: 0x0123456789abcdef, Time: t0, Sketch: nearSketch, Chars: 900, Bands: bandsFrom(1, nil)}
+	mustInsert(t, ix, a, kvindex.InsertAlways)
+	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a)) {
+		t.Fatalf("band cells after insert: %d, want the document's %d", len(got), fingerprint.NumBands)
+	}
+	far := a.Fingerprint ^ 0xFFFFF00000 // 20 bits away
+	q := kvindex.Query{Fingerprint: far, Bands: bandsFrom(2, map[int]uint64{17: a.Bands[17]})}
+	res, err := ix.LookupDocuments(bg, []kvindex.Query{q, {Fingerprint: far, Bands: bandsFrom(3, nil)}, {Fingerprint: a.Fingerprint}}, kvindex.LookupOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res[0].Hits) != 1 || res[0].Hits[0].ID != "a" || res[0].Hits[0].Distance != 20 || res[0].BandCandidates != 1 {
+		t.Fatalf("shared band: hits %+v (band candidates %d), want a at distance 20", res[0].Hits, res[0].BandCandidates)
+	}
+	if d := res[0].Docs["a"]; !slices.Equal(d.Sketch, a.Sketch) || !slices.Equal(d.Bands, a.Bands) {
+		t.Errorf("stored document came back as %+v", d)
+	}
+	if len(res[1].Hits) != 0 {
+		t.Errorf("no shared band, far away: hits %+v", res[1].Hits)
+	}
+	if len(res[2].Hits) != 1 || res[2].Hits[0].Distance != 0 {
+		t.Errorf("by fingerprint, no bands: hits %+v", res[2].Hits)
+	}
+	old, err := ix.Lookup(bg, far, kvindex.LookupOptions{K: 3})
+	if err != nil || len(old.Hits) != 0 {
+		t.Fatalf("pigeonhole lookup found %+v (%v): the test query must be beyond K", old.Hits, err)
+	}
+
+	// Replace: the old version's band cells go, the new ones come.
+	a2 := a
+	a2.Bands = bandsFrom(4, map[int]uint64{0: a.Bands[0]})
+	if r := mustInsert(t, ix, a2, kvindex.InsertAlways); !r.Replaced {
+		t.Fatal("re-insert did not replace")
+	}
+	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a2)) {
+		t.Fatalf("band cells after replace: %v", got)
+	}
+	// Delete: none left.
+	if err := ix.Delete(bg, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := bandCells(t, ix); len(got) != 0 {
+		t.Fatalf("band cells after delete: %v", got)
+	}
+	res, err = ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: far, Bands: a2.Bands}}, kvindex.LookupOptions{K: 3})
+	if err != nil || len(res[0].Hits) != 0 {
+		t.Fatalf("after delete: %+v, %v", res, err)
+	}
+	if _, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: 1, Bands: fingerprint.Bands{1}}}, kvindex.LookupOptions{K: 3}); !errors.Is(err, kvindex.ErrBadOptions) {
+		t.Errorf("a malformed band signature: %v, want ErrBadOptions", err)
+	}
+}
+
+// Insert-if-unique decides near-copies found only through a band (Confirm
+// says duplicate): the second is not stored and names the first; a
+// far document whose sketch differs is stored even though it shares a band.
+func TestInsertIfUniqueThroughBands(t *testing.T) {
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	a := kvindex.Document{ID: "a", Fingerprint: 0xAAAA0000FFFF0000, Time: t0, Sketch: nearSketch, Chars: 900, Bands: bandsFrom(1, nil)}
+	mustInsert(t, ix, a, kvindex.InsertIfUnique)
+	b := kvindex.Document{ID: "b", Fingerprint: ^a.Fingerprint, Time: t0.Add(time.Second), Sketch: nearSketch, Chars: 900, Bands: bandsFrom(2, map[int]uint64{5: a.Bands[5]})}
+	r := mustInsert(t, ix, b, kvindex.InsertIfUnique)
+	if r.Stored || r.Original == nil || r.Original.ID != "a" || r.Original.Distance != 64 {
+		t.Fatalf("near-copy beyond K through a band: %+v, want not stored, original a at distance 64", r)
+	}
+	c := b
+	c.ID, c.Sketch = "c", fingerprint.Sketch{100, 200, 300}
+	if r := mustInsert(t, ix, c, kvindex.InsertIfUnique); !r.Stored {
+		t.Fatalf("a dissimilar document sharing a band was refused: %+v", r)
+	}
+	// Within one batch, in (time, id) order, the same holds.
+	d1 := kvindex.Document{ID: "d1", Fingerprint: 0x1111, Time: t0, Sketch: fingerprint.Sketch{50, 60, 70}, Chars: 900, Bands: bandsFrom(7, nil)}
+	d2 := kvindex.Document{ID: "d2", Fingerprint: ^fingerprint.Fingerprint(0x1111), Time: t0.Add(time.Minute), Sketch: d1.Sketch, Chars: 900, Bands: bandsFrom(8, map[int]uint64{30: d1.Bands[30]})}
+	res, errs, err := ix.InsertBatch(bg, []kvindex.Document{d2, d1}, kvindex.InsertIfUnique, 3)
+	if err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatal(err, errs)
+	}
+	if !res[1].Stored || res[0].Stored || res[0].Original == nil || res[0].Original.ID != "d1" {
+		t.Fatalf("batch: d2 %+v, d1 %+v; want d1 stored and d2 its duplicate", res[0], res[1])
+	}
+}
+
+// Near-copies beyond distance K that share a band, inserted at once with
+// insert-if-unique: exactly one is stored in every round (they lock the
+// shared band row).
+func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	r := rand.New(rand.NewPCG(5, 6))
+	rounds := 100
+	if testing.Short() {
+		rounds = 30
+	}
+	for round := range rounds {
+		base := fingerprint.Fingerprint(r.Uint64())
+		shared := r.IntN(fingerprint.NumBands)
+		seedA, seedB := uint64(round*2+10), uint64(round*2+11)
+		ba := bandsFrom(seedA, nil)
+		docs := []kvindex.Document{
+			{ID: fmt.Sprintf("r%d-a", round), Fingerprint: base, Time: t0, Sketch: nearSketch, Chars: 900, Bands: ba},
+			{ID: fmt.Sprintf("r%d-b", round), Fingerprint: flip(r, base, 10+r.IntN(20)), Time: t0.Add(time.Duration(r.IntN(3)-1) * time.Second), Sketch: nearSketch, Chars: 900,
+				Bands: bandsFrom(seedB, map[int]uint64{shared: ba[shared]})},
+		}
+		if d := bits.OnesCount64(uint64(docs[0].Fingerprint ^ docs[1].Fingerprint)); d <= 3 {
+			t.Fatalf("distance %d: the pair must be beyond K", d)
+		}
+		var wg sync.WaitGroup
+		res := make([]kvindex.InsertResult, 2)
+		errs := make([]error, 2)
+		start := make(chan struct{})
+		for i := range docs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				res[i], errs[i] = ix.Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res[0].Stored == res[1].Stored {
+			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
+		}
+	}
+}
+
+// Whether an index has bands is fixed when it is created and recorded in
+// its meta row; a process that disagrees is refused, one that adopts the
+// index's choice is not; an index without bands stores no band cells and
+// keeps docs cells of format 0x02.
+func TestBandsMeta(t *testing.T) {
+	dir := t.TempDir()
+	ix := openAt(t, dir, kvindex.Config{Bands: kvindex.BandsOff, Confirm: jaccardConfirm}, false)
+	if ix.HasBands() {
+		t.Fatal("BandsOff index has bands")
+	}
+	a := kvindex.Document{ID: "a", Fingerprint: 7, Time: t0, Sketch: nearSketch, Chars: 900, Bands: bandsFrom(1, nil)}
+	mustInsert(t, ix, a, kvindex.InsertAlways)
+	if got := bandCells(t, ix); len(got) != 0 {
+		t.Fatalf("index without bands wrote %d band cells", len(got))
+	}
+	if d, err := ix.Get(bg, "a"); err != nil || d.Bands != nil || !slices.Equal(d.Sketch, a.Sketch) {
+		t.Fatalf("stored %+v (%v): want the sketch and no bands", d, err)
+	}
+	res, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: ^a.Fingerprint, Bands: a.Bands}}, kvindex.LookupOptions{K: 3})
+	if err != nil || len(res[0].Hits) != 0 {
+		t.Fatalf("index without bands answered by bands: %+v %v", res, err)
+	}
+	m, ok, err := kvindex.ReadMeta(bg, ix.Store())
+	if err != nil || !ok || m.Format != 1 || m.Bands != "" {
+		t.Fatalf("meta of an index without bands: %+v %v %v", m, ok, err)
+	}
+	ix.Close()
+
+	// Adopted by auto; refused by on.
+	ix = openAt(t, dir, kvindex.Config{}, false)
+	if ix.HasBands() {
+		t.Error("auto turned bands on for an index created without them")
+	}
+	ix.Close()
+	if _, err := openErr(dir, kvindex.Config{Bands: kvindex.BandsOn}); !errors.Is(err, kvindex.ErrMetaMismatch) {
+		t.Errorf("BandsOn on an index without bands: %v, want ErrMetaMismatch", err)
+	}
+
+	// An index with bands records format 2 and the band recipe, and
+	// refuses a process configured without them.
+	dir2 := t.TempDir()
+	ix2 := openAt(t, dir2, kvindex.Config{}, false)
+	m, ok, err = kvindex.ReadMeta(bg, ix2.Store())
+	if err != nil || !ok || m.Format != kvindex.FormatVersion || m.Bands != fingerprint.BandsVersion {
+		t.Fatalf("meta of an index with bands: %+v %v %v", m, ok, err)
+	}
+	ix2.Close()
+	if _, err := openErr(dir2, kvindex.Config{Bands: kvindex.BandsOff}); !errors.Is(err, kvindex.ErrMetaMismatch) {
+		t.Errorf("BandsOff on an index with bands: %v, want ErrMetaMismatch", err)
+	}
+	if err := (kvindex.Config{RecipeVersion: 1, Bands: 9}).Validate(); !errors.Is(err, kvindex.ErrConfig) {
+		t.Errorf("Bands 9 validated: %v", err)
+	}
+}
+
+// openErr opens the index in dir, closing it on success, and returns
+// Open's error.
+func openErr(dir string, cfg kvindex.Config) (struct{}, error) {
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		return struct{}{}, err
+	}
+	if cfg.RecipeVersion == 0 {
+		cfg.RecipeVersion = testRecipe
+	}
+	ix, err := kvindex.Open(bg, st, cfg)
+	if err != nil {
+		return struct{}{}, errors.Join(err, st.Close())
+	}
+	return struct{}{}, ix.Close()
+}
