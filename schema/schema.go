@@ -148,11 +148,6 @@ func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t
 //   - TTL: retention, counted from each cell's (bucket) timestamp.
 //   - IS_MOB/MOB_THRESHOLD (index only): oversize base sets go to MOB files
 //     so they do not bloat region compactions.
-//   - BLOCKSIZE (index only, IndexBlockSize): every index read is a point
-//     Get, and a FAST_DIFF block is decoded from its start up to the row
-//     sought, so a Get costs CPU in proportion to the block size; at 10^7
-//     fingerprints that decoding was ~40% of the region server's handler
-//     time with 64 KiB blocks (BENCHMARKS.md).
 func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
 	a := map[string]string{
 		hbase.AttrCompression:       s.Compression,
@@ -169,22 +164,12 @@ func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
 	case s.Retention > 0 && t != kvindex.TableMeta:
 		a[hbase.AttrTTL] = strconv.FormatInt(int64(s.Retention/time.Second), 10)
 	}
-	if t == kvindex.TableIndex {
-		a[AttrBlockSize] = strconv.Itoa(IndexBlockSize)
-	}
 	if t == kvindex.TableIndex && s.MOBThreshold > 0 {
 		a[hbase.AttrIsMOB] = "true"
 		a[hbase.AttrMOBThreshold] = strconv.Itoa(s.MOBThreshold)
 	}
 	return a
 }
-
-// AttrBlockSize is HBase's BLOCKSIZE family attribute (bytes).
-const AttrBlockSize = "BLOCKSIZE"
-
-// IndexBlockSize is the index family's HFile block size: 8 KiB instead of
-// HBase's 64 KiB, for point Gets (see familyAttributes).
-const IndexBlockSize = 8 << 10
 
 // AttrNewVersionBehavior is HBase's NEW_VERSION_BEHAVIOR family attribute.
 const AttrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"

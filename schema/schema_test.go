@@ -69,11 +69,6 @@ func TestDeclaredAttributes(t *testing.T) {
 		if (a[hbase.AttrIsMOB] == "true") != (tb.Table == kvindex.TableIndex) {
 			t.Fatalf("%s MOB: %v", tb.Descriptor.Name, a)
 		}
-		// Point Gets on the index read small blocks; other tables keep
-		// HBase's default.
-		if bs, ok := a[AttrBlockSize]; (tb.Table == kvindex.TableIndex) != ok || ok && bs != "8192" {
-			t.Fatalf("%s BLOCKSIZE %q (declared %v)", tb.Descriptor.Name, bs, ok)
-		}
 	}
 }
 

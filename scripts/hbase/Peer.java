@@ -134,8 +134,7 @@ public class Peer {
             + " VERSIONS=" + cf.getMaxVersions()
             + " TTL=" + cf.getTimeToLive()
             + " IS_MOB=" + cf.isMobEnabled()
-            + " MOB_THRESHOLD=" + cf.getMobThreshold()
-            + " BLOCKSIZE=" + cf.getBlocksize());
+            + " MOB_THRESHOLD=" + cf.getMobThreshold());
       }
       System.out.println("REGIONS " + admin.getRegions(TableName.valueOf(table)).size());
     }
