@@ -130,7 +130,7 @@ func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondM
 	ras := make([]regionActionEnc, len(batch.items))
 	var cells []byte
 	for k, it := range batch.items {
-		ras[k] = regionActionEnc{region: it.r.spec(), actions: [][]byte{acts[it.i]}, condition: conds[it.i]}
+		ras[k] = regionActionEnc{region: it.r.specEnc(), actions: [][]byte{acts[it.i]}, condition: conds[it.i]}
 		if p, ok := muts[it.i].Mutation.(*Put); ok {
 			cells = appendPutCells(cells, p)
 		}

@@ -262,7 +262,7 @@ func (c *Client) multiServer(ctx context.Context, batch serverBatch, actions []A
 	var cells []byte
 	ras := make([]regionActionEnc, len(groups))
 	for k, g := range groups {
-		ras[k] = regionActionEnc{region: g.r.spec(), actions: make([][]byte, len(g.indexes))}
+		ras[k] = regionActionEnc{region: g.r.specEnc(), actions: make([][]byte, len(g.indexes))}
 		for j, i := range g.indexes {
 			ras[k].actions[j] = acts[i]
 			if p, ok := actions[i].(*Put); ok {

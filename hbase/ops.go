@@ -269,7 +269,7 @@ func (c *Client) Get(ctx context.Context, table string, g *Get) (*Result, error)
 	var out *Result
 	err := c.onRegion(ctx, "Get", table, g.Row, func(ctx context.Context, cn *conn, r *region) error {
 		var resp pb.GetResponse
-		cb, err := c.rpc(ctx, cn, "Get", &pb.GetRequest{Region: r.specProto(), Get: g.proto()}, &resp)
+		cb, err := c.rpc(ctx, cn, "Get", &pb.GetRequest{Region: r.spec(), Get: g.proto()}, &resp)
 		if err != nil {
 			return err
 		}
@@ -296,7 +296,7 @@ func (c *Client) mutate(ctx context.Context, op, table string, a Action, cond *p
 	var resp pb.MutateResponse
 	var res *Result
 	err = c.onRegion(ctx, op, table, a.row(), func(ctx context.Context, cn *conn, r *region) error {
-		req := &pb.MutateRequest{Region: r.specProto(), Mutation: mp, Condition: cond}
+		req := &pb.MutateRequest{Region: r.spec(), Mutation: mp, Condition: cond}
 		if mp.Nonce != nil {
 			req.NonceGroup = proto.Uint64(c.nonceGroup)
 		}

@@ -34,16 +34,17 @@ func (r *region) contains(key []byte) bool {
 	return bytes.Compare(key, r.start) >= 0 && (len(r.end) == 0 || bytes.Compare(key, r.end) < 0)
 }
 
-// spec is the encoded RegionSpecifier naming r (for hand-encoded requests).
-func (r *region) spec() []byte {
+// specEnc is the encoded RegionSpecifier naming r (for hand-encoded
+// requests).
+func (r *region) specEnc() []byte {
 	if r.specBytes != nil {
 		return r.specBytes
 	}
 	return regionSpecBytes(r.name)
 }
 
-// specProto is the RegionSpecifier naming r (for generated requests).
-func (r *region) specProto() *pb.RegionSpecifier {
+// spec is the RegionSpecifier naming r (for generated requests).
+func (r *region) spec() *pb.RegionSpecifier {
 	return &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: r.name}
 }
 

@@ -140,7 +140,7 @@ func (sc *Scanner) fetch(ctx context.Context) error {
 			if err := sc.locate(ctx); err != nil {
 				return err
 			}
-			cb, err = sc.c.rpc(ctx, sc.cn, "Scan", &pb.ScanRequest{Region: sc.region.specProto(), Scan: sc.proto(), NumberOfRows: proto.Uint32(rows)}, &resp)
+			cb, err = sc.c.rpc(ctx, sc.cn, "Scan", &pb.ScanRequest{Region: sc.region.spec(), Scan: sc.proto(), NumberOfRows: proto.Uint32(rows)}, &resp)
 		} else {
 			cb, err = sc.c.rpc(ctx, sc.cn, "Scan", &pb.ScanRequest{ScannerId: proto.Uint64(sc.id), NumberOfRows: proto.Uint32(rows)}, &resp)
 		}
