@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,3 +166,41 @@ func BenchmarkHBaseMulti1000Puts(b *testing.B) {
 
 // hbasetestZK is hbasetest.ZK (a separate name keeps the import in one place).
 func hbasetestZK(tb testing.TB) string { return hbasetest.ZK(tb) }
+
+// BenchmarkHBaseMultiGet4Parallel is BenchmarkHBaseMultiGet4 from 16
+// goroutines (a REST server's concurrent lookups) on one client. Besides
+// ns/op it reports the client's CPU per lookup (user + system time of the
+// whole process over the loop, from getrusage): HBase runs in another
+// process, so this is the client's own cost.
+func BenchmarkHBaseMultiGet4Parallel(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
+	var seed atomic.Uint64
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(seed.Add(1), 1))
+		for pb.Next() {
+			gets := make([]Action, 4)
+			for i := range gets {
+				gets[i] = &Get{Row: fmt.Appendf(nil, "row%08d", rng.IntN(10000))}
+			}
+			res, err := c.Multi(ctx, benchTable, gets)
+			if err != nil || res[0].Err != nil || len(res[0].Result.Cells) == 0 {
+				b.Errorf("multi-get: %v %v", err, res)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "client-cpu-µs/op")
+}
+
+// processCPU is this process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

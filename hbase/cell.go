@@ -82,48 +82,60 @@ type cellBlock struct {
 
 // next decodes one cell; it never reads outside buf and never panics.
 func (b *cellBlock) next() (*Cell, error) {
+	c := &Cell{}
+	if err := b.nextInto(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// nextInto decodes one cell into c (its slices alias buf).
+func (b *cellBlock) nextInto(c *Cell) error {
 	if len(b.buf) < 4 {
-		return nil, protocolErrorf("cell block: %d bytes left, need a 4-byte cell length", len(b.buf))
+		return protocolErrorf("cell block: %d bytes left, need a 4-byte cell length", len(b.buf))
 	}
 	kvLen := uint64(binary.BigEndian.Uint32(b.buf))
 	if kvLen > uint64(len(b.buf)-4) {
-		return nil, protocolErrorf("cell block: cell of %d bytes, only %d left", kvLen, len(b.buf)-4)
+		return protocolErrorf("cell block: cell of %d bytes, only %d left", kvLen, len(b.buf)-4)
 	}
 	kv := b.buf[4 : 4+kvLen]
 	b.buf = b.buf[4+kvLen:]
 	if len(kv) < 8 {
-		return nil, protocolErrorf("cell block: cell of %d bytes too short", len(kv))
+		return protocolErrorf("cell block: cell of %d bytes too short", len(kv))
 	}
 	keyLen := uint64(binary.BigEndian.Uint32(kv))
 	valLen := uint64(binary.BigEndian.Uint32(kv[4:]))
 	if 8+keyLen+valLen != uint64(len(kv)) {
-		return nil, protocolErrorf("cell block: key %d + value %d bytes do not fill a cell of %d", keyLen, valLen, len(kv))
+		return protocolErrorf("cell block: key %d + value %d bytes do not fill a cell of %d", keyLen, valLen, len(kv))
 	}
 	key := kv[8 : 8+keyLen]
 	val := kv[8+keyLen:]
 	// Fixed key parts: rowLen(2) familyLen(1) timestamp(8) type(1).
 	if len(key) < 12 {
-		return nil, protocolErrorf("cell block: key of %d bytes too short", len(key))
+		return protocolErrorf("cell block: key of %d bytes too short", len(key))
 	}
 	rowLen := int(binary.BigEndian.Uint16(key))
 	if 2+rowLen+1 > len(key)-9 {
-		return nil, protocolErrorf("cell block: row of %d bytes overruns key of %d", rowLen, len(key))
+		return protocolErrorf("cell block: row of %d bytes overruns key of %d", rowLen, len(key))
 	}
 	row := key[2 : 2+rowLen]
 	famLen := int(key[2+rowLen])
 	famStart := 3 + rowLen
 	if famStart+famLen > len(key)-9 {
-		return nil, protocolErrorf("cell block: family of %d bytes overruns key of %d", famLen, len(key))
+		return protocolErrorf("cell block: family of %d bytes overruns key of %d", famLen, len(key))
 	}
 	tail := len(key) - 9
-	return &Cell{
-		Row:       row,
-		Family:    key[famStart : famStart+famLen],
-		Qualifier: key[famStart+famLen : tail],
+	// Full slice expressions: an append to a returned slice must not run
+	// into the next cell's bytes.
+	*c = Cell{
+		Row:       row[:len(row):len(row)],
+		Family:    key[famStart : famStart+famLen : famStart+famLen],
+		Qualifier: key[famStart+famLen : tail : tail],
 		Timestamp: binary.BigEndian.Uint64(key[tail:]),
 		Type:      CellType(key[tail+8]),
-		Value:     val,
-	}, nil
+		Value:     val[:len(val):len(val)],
+	}
+	return nil
 }
 
 // take decodes n cells.

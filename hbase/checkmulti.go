@@ -30,8 +30,8 @@ func (c *Client) CheckAndMutateMulti(ctx context.Context, table string, muts []C
 	if c.isClosed() {
 		return nil, nil, ErrClosed
 	}
-	acts := make([]*pb.Action, len(muts))
-	conds := make([]*pb.Condition, len(muts))
+	acts := make([][]byte, len(muts))
+	conds := make([][]byte, len(muts))
 	for i, m := range muts {
 		switch m.Mutation.(type) {
 		case *Put, *Delete:
@@ -51,34 +51,24 @@ func (c *Client) CheckAndMutateMulti(ctx context.Context, table string, muts []C
 		if err != nil {
 			return nil, nil, fmt.Errorf("CheckAndMutateMulti item %d: %w", i, err)
 		}
-		acts[i] = &pb.Action{Index: proto.Uint32(0), Mutation: mp}
-		if conds[i], err = condition(m.Check); err != nil {
+		if acts[i], err = appendMutationAction(nil, 0, mp); err != nil {
+			return nil, nil, fmt.Errorf("hbase: encode CheckAndMutateMulti item %d: %w", i, err)
+		}
+		cond, err := condition(m.Check)
+		if err != nil {
 			return nil, nil, err
+		}
+		if conds[i], err = proto.Marshal(cond); err != nil {
+			return nil, nil, fmt.Errorf("hbase: encode CheckAndMutateMulti condition %d: %w", i, err)
 		}
 	}
 	applied = make([]bool, len(muts))
 	errs = make([]error, len(muts))
-	todo := make([]int, len(muts))
-	for i := range todo {
-		todo[i] = i
-	}
-	for attempt := 0; len(todo) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt >= c.cfg.MaxRetries {
-				for _, i := range todo {
-					errs[i] = fmt.Errorf("%w: CheckAndMutateMulti after %d attempts: %w", ErrRetriesExhausted, attempt, errs[i])
-				}
-				break
-			}
-			c.m.retries.WithLabelValues("CheckAndMutateMulti").Add(float64(len(todo)))
-			if err := c.sleep(ctx, attempt); err != nil {
-				return nil, nil, fmt.Errorf("hbase: CheckAndMutateMulti: %w", err)
-			}
-		}
-		todo = c.condRound(ctx, table, muts, acts, conds, todo, applied, errs)
-		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("hbase: CheckAndMutateMulti: %w", err)
-		}
+	err = c.batchRetry(ctx, "CheckAndMutateMulti", len(muts), func(i int) *error { return &errs[i] }, func(todo []int) []int {
+		return c.condRound(ctx, table, muts, acts, conds, todo, applied, errs)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return applied, errs, nil
 }
@@ -96,51 +86,29 @@ func condition(chk Check) (*pb.Condition, error) {
 	}, nil
 }
 
-// condItem is one conditional mutation located on its region.
-type condItem struct {
-	i int
-	r *region
-}
-
 // condRound sends the todo items once, one request per server, and returns
 // those to retry.
-func (c *Client) condRound(ctx context.Context, table string, muts []CondMutation, acts []*pb.Action, conds []*pb.Condition, todo []int, applied []bool, errs []error) []int {
-	byServer := map[string][]condItem{}
-	var retry []int
-	for _, i := range todo {
-		r, err := c.locate(ctx, table, muts[i].Check.Row)
-		if err != nil {
-			errs[i] = err
-			if IsRetryable(err) {
-				retry = append(retry, i)
-			}
-			continue
-		}
-		byServer[r.addr] = append(byServer[r.addr], condItem{i, r})
-	}
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex // guards retry, applied and errs across the per-server goroutines
-	)
-	for addr, items := range byServer {
-		wg.Go(func() {
-			res := c.condServer(ctx, addr, items, muts, acts, conds)
-			mu.Lock()
-			defer mu.Unlock()
-			for k, it := range items {
-				applied[it.i], errs[it.i] = res[k].ok, res[k].err
-				if res[k].err != nil {
-					if needsRelocate(res[k].err) {
-						c.regions.drop(it.r)
-					}
-					if IsRetryable(res[k].err) {
-						retry = append(retry, it.i)
-					}
+func (c *Client) condRound(ctx context.Context, table string, muts []CondMutation, acts, conds [][]byte, todo []int, applied []bool, errs []error) []int {
+	batches, retry := c.locateByServer(ctx, table, todo,
+		func(i int) []byte { return muts[i].Check.Row },
+		func(i int, err error) { errs[i] = err })
+	var mu sync.Mutex // guards retry, applied and errs across the per-server calls
+	eachServer(batches, func(b serverBatch) {
+		res := c.condServer(ctx, b, muts, acts, conds)
+		mu.Lock()
+		defer mu.Unlock()
+		for k, it := range b.items {
+			applied[it.i], errs[it.i] = res[k].ok, res[k].err
+			if res[k].err != nil {
+				if needsRelocate(res[k].err) {
+					c.regions.drop(it.r)
+				}
+				if IsRetryable(res[k].err) {
+					retry = append(retry, it.i)
 				}
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	return retry
 }
 
@@ -149,54 +117,48 @@ type condResult struct {
 	err error
 }
 
-// condServer sends one MultiRequest of conditional RegionActions to addr.
-func (c *Client) condServer(ctx context.Context, addr string, items []condItem, muts []CondMutation, acts []*pb.Action, conds []*pb.Condition) []condResult {
-	out := make([]condResult, len(items))
+// condServer sends one MultiRequest of conditional RegionActions (one per
+// item) to the batch's server.
+func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondMutation, acts, conds [][]byte) []condResult {
+	out := make([]condResult, len(batch.items))
 	failAll := func(err error) []condResult {
 		for k := range out {
 			out[k] = condResult{err: err}
 		}
 		return out
 	}
-	req := &pb.MultiRequest{}
+	ras := make([]regionActionEnc, len(batch.items))
 	var cells []byte
-	for _, it := range items {
-		req.RegionAction = append(req.RegionAction, &pb.RegionAction{Region: it.r.spec(), Action: []*pb.Action{acts[it.i]}, Condition: conds[it.i]})
+	for k, it := range batch.items {
+		ras[k] = regionActionEnc{region: it.r.specEnc(), actions: [][]byte{acts[it.i]}, condition: conds[it.i]}
 		if p, ok := muts[it.i].Mutation.(*Put); ok {
 			cells = appendPutCells(cells, p)
 		}
 	}
-	cn, err := c.getConn(ctx, addr, serviceClient)
+	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, false)
 	if err != nil {
 		return failAll(err)
 	}
-	var resp pb.MultiResponse
-	cb, err := c.rpcCells(ctx, cn, "Multi", req, cells, &resp)
-	if err != nil {
-		return failAll(err)
-	}
-	rars := resp.GetRegionActionResult()
-	if len(rars) != len(items) {
-		return failAll(protocolErrorf("CheckAndMutateMulti: %d region results for %d conditional actions", len(rars), len(items)))
-	}
-	for k, rar := range rars {
-		if ex := rar.GetException(); ex != nil {
-			out[k] = condResult{err: newRemoteError(ex.GetName(), string(ex.GetValue()), false)}
+	for k := range rars {
+		rar := &rars[k]
+		if ex := rar.exception; ex != nil {
+			out[k] = condResult{err: newRemoteError(ex.name, string(ex.value), false)}
 			continue
 		}
-		for _, roe := range rar.GetResultOrException() {
-			if ex := roe.GetException(); ex != nil {
-				out[k].err = newRemoteError(ex.GetName(), string(ex.GetValue()), false)
+		for ri := range rar.roes {
+			roe := &rar.roes[ri]
+			if ex := roe.exception; ex != nil {
+				out[k].err = newRemoteError(ex.name, string(ex.value), false)
 				continue
 			}
 			// Consume the result's cells (none for a Put or Delete) so the
 			// cell block stays in step.
-			if _, err := toResult(roe.GetResult(), cb); err != nil {
+			if _, err := toResultMsg(&roe.result, cb); err != nil {
 				return failAll(err)
 			}
 		}
 		if out[k].err == nil {
-			out[k].ok = rar.GetProcessed()
+			out[k].ok = rar.processed
 		}
 	}
 	return out

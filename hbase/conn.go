@@ -37,7 +37,7 @@ const (
 
 // response is a decoded reply frame.
 type response struct {
-	header    *pb.ResponseHeader
+	header    responseHeader
 	body      []byte // the response message, still encoded
 	cellBlock []byte
 }
@@ -50,15 +50,15 @@ func decodeResponse(frame []byte) (*response, error) {
 		return nil, protocolErrorf("response header: %v", protowire.ParseError(n))
 	}
 	rest := frame[n:]
-	hdr := &pb.ResponseHeader{}
-	if err := proto.Unmarshal(hdrBytes, hdr); err != nil {
+	hdr, err := decodeResponseHeader(hdrBytes)
+	if err != nil {
 		return nil, protocolErrorf("response header: %v", err)
 	}
 	r := &response{header: hdr}
-	if hdr.Exception != nil {
+	if hdr.exception != nil {
 		return r, nil
 	}
-	cbLen := uint64(hdr.GetCellBlockMeta().GetLength())
+	cbLen := hdr.cellsLen
 	if cbLen > uint64(len(rest)) {
 		return nil, protocolErrorf("cell block of %d bytes, frame has %d left", cbLen, len(rest))
 	}
@@ -79,25 +79,17 @@ func decodeResponse(frame []byte) (*response, error) {
 	return r, nil
 }
 
-// appendRequest appends one call frame (with its 4-byte length) to dst,
-// with cells (KeyValueCodec format, may be empty) as its cell block.
-func appendRequest(dst []byte, hdr *pb.RequestHeader, msg proto.Message, cells []byte) ([]byte, error) {
-	if len(cells) > 0 {
-		hdr.CellBlockMeta = &pb.CellBlockMeta{Length: proto.Uint32(uint32(len(cells)))}
-	}
-	h, err := proto.Marshal(hdr)
-	if err != nil {
-		return nil, fmt.Errorf("hbase: encode request header: %w", err)
-	}
-	m, err := proto.Marshal(msg)
-	if err != nil {
-		return nil, fmt.Errorf("hbase: encode %s: %w", hdr.GetMethodName(), err)
-	}
-	total := protowire.SizeBytes(len(h)) + protowire.SizeBytes(len(m)) + len(cells)
+// appendRequest appends one call frame (with its 4-byte length) to dst:
+// the encoded header and message, and cells (KeyValueCodec format, may be
+// empty) as its cell block.
+func appendRequest(dst []byte, callID uint32, method string, timeoutMs uint32, body, cells []byte) []byte {
+	var hb [96]byte
+	h := appendRequestHeader(hb[:0], callID, method, timeoutMs, len(cells))
+	total := protowire.SizeBytes(len(h)) + protowire.SizeBytes(len(body)) + len(cells)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(total))
 	dst = protowire.AppendBytes(dst, h)
-	dst = protowire.AppendBytes(dst, m)
-	return append(dst, cells...), nil
+	dst = protowire.AppendBytes(dst, body)
+	return append(dst, cells...)
 }
 
 // call is one request waiting for its reply.
@@ -117,9 +109,14 @@ type conn struct {
 	maxFrame int
 	onClose  func(*conn) // called once when the connection dies
 
-	// writeMu serializes writing frames to nc and guards wbuf.
-	writeMu sync.Mutex
-	wbuf    []byte
+	// writeMu guards wbuf, spare and flushing. Callers append their frame
+	// to wbuf; the first one finding no flush under way becomes the
+	// flusher and writes wbuf (and whatever others append meanwhile) to nc
+	// until it is empty, so concurrent calls share write syscalls.
+	writeMu  sync.Mutex
+	wbuf     []byte // frames not yet handed to nc
+	spare    []byte // the buffer last written, reused as the next wbuf
+	flushing bool   // a caller is writing to nc; only it touches nc
 
 	// mu guards nextID, pending and err.
 	mu      sync.Mutex
@@ -193,7 +190,7 @@ func (c *conn) readLoop() {
 			c.fail(fmt.Errorf("%s: %w", c.addr, err))
 			return
 		}
-		id := resp.header.GetCallId()
+		id := resp.header.callID
 		c.mu.Lock()
 		cl := c.pending[id]
 		delete(c.pending, id)
@@ -252,6 +249,27 @@ func (c *conn) call(ctx context.Context, method string, req, resp proto.Message)
 // callCells is call with a request cell block (the cells of the Puts in
 // req, which carry associated_cell_count instead of column values).
 func (c *conn) callCells(ctx context.Context, method string, req proto.Message, cells []byte, resp proto.Message) (*cellBlock, error) {
+	body, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: encode %s: %w", method, err)
+	}
+	r, err := c.callRaw(ctx, method, body, cells)
+	if err != nil {
+		return nil, err
+	}
+	if err := proto.Unmarshal(r.body, resp); err != nil {
+		return nil, fmt.Errorf("%s: %s reply: %w", c.addr, method, protocolErrorf("%v", err))
+	}
+	if r.cellBlock != nil {
+		return &cellBlock{buf: r.cellBlock}, nil
+	}
+	return nil, nil
+}
+
+// callRaw sends method with an encoded request message (body) and cell
+// block, and returns the reply, whose message is still encoded. Exceptions
+// come back as *RemoteError.
+func (c *conn) callRaw(ctx context.Context, method string, body, cells []byte) (*response, error) {
 	cl := &call{done: make(chan struct{})}
 	c.mu.Lock()
 	if c.err != nil {
@@ -264,17 +282,17 @@ func (c *conn) callCells(ctx context.Context, method string, req proto.Message, 
 	c.pending[id] = cl
 	c.mu.Unlock()
 
-	hdr := &pb.RequestHeader{CallId: proto.Uint32(id), MethodName: proto.String(method), RequestParam: proto.Bool(true)}
+	var timeoutMs uint32
 	if dl, ok := ctx.Deadline(); ok {
 		ms := time.Until(dl).Milliseconds()
 		if ms < 1 {
 			ms = 1
 		}
 		if ms < int64(^uint32(0)>>1) {
-			hdr.Timeout = proto.Uint32(uint32(ms))
+			timeoutMs = uint32(ms)
 		}
 	}
-	if err := c.write(ctx, hdr, req, cells); err != nil {
+	if err := c.write(ctx, id, method, timeoutMs, body, cells); err != nil {
 		c.forget(id)
 		return nil, err
 	}
@@ -287,17 +305,10 @@ func (c *conn) callCells(ctx context.Context, method string, req proto.Message, 
 	if cl.err != nil {
 		return nil, cl.err
 	}
-	if ex := cl.resp.header.GetException(); ex != nil {
-		text := ex.GetStackTrace()
-		return nil, newRemoteError(ex.GetExceptionClassName(), text, ex.GetDoNotRetry())
+	if ex := cl.resp.header.exception; ex != nil {
+		return nil, newRemoteError(ex.GetExceptionClassName(), ex.GetStackTrace(), ex.GetDoNotRetry())
 	}
-	if err := proto.Unmarshal(cl.resp.body, resp); err != nil {
-		return nil, fmt.Errorf("%s: %s reply: %w", c.addr, method, protocolErrorf("%v", err))
-	}
-	if cl.resp.cellBlock != nil {
-		return &cellBlock{buf: cl.resp.cellBlock}, nil
-	}
-	return nil, nil
+	return cl.resp, nil
 }
 
 func (c *conn) forget(id uint32) {
@@ -308,28 +319,53 @@ func (c *conn) forget(id uint32) {
 	c.mu.Unlock()
 }
 
-// write sends one call frame. A failed write kills the connection: the
-// frame may be half sent, so the stream is no longer in sync.
-func (c *conn) write(ctx context.Context, hdr *pb.RequestHeader, req proto.Message, cells []byte) error {
+// maxWriteWait bounds one write to the socket when the flushing caller's
+// ctx has no deadline (a server that stops reading must not hang callers).
+const maxWriteWait = time.Minute
+
+// write queues one call frame and, unless another caller is already
+// writing, writes the queue to the socket. A failed write kills the
+// connection (the stream is out of step), which fails every pending call,
+// also those whose frames another caller was writing.
+func (c *conn) write(ctx context.Context, id uint32, method string, timeoutMs uint32, body, cells []byte) error {
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	var err error
-	c.wbuf, err = appendRequest(c.wbuf[:0], hdr, req, cells)
-	if err != nil {
-		return err
+	c.wbuf = appendRequest(c.wbuf, id, method, timeoutMs, body, cells)
+	if c.flushing {
+		c.writeMu.Unlock()
+		return nil
 	}
+	c.flushing = true
 	dl, ok := ctx.Deadline()
-	if !ok {
-		dl = time.Now().Add(time.Minute)
+	if !ok || time.Until(dl) < time.Second {
+		// Others' frames may be in this write: do not let a caller with
+		// a nearly spent deadline cut the connection under them.
+		dl = time.Now().Add(maxWriteWait)
 	}
 	_ = c.nc.SetWriteDeadline(dl)
-	if _, err := c.nc.Write(c.wbuf); err != nil {
-		werr := fmt.Errorf("%w: %s: write: %w", ErrConnection, c.addr, err)
-		c.fail(werr)
-		return werr
+	for len(c.wbuf) > 0 {
+		buf := c.wbuf
+		c.wbuf = c.spare[:0]
+		c.spare = nil
+		c.writeMu.Unlock()
+		_, err := c.nc.Write(buf)
+		c.writeMu.Lock()
+		if cap(buf) <= 1<<20 {
+			c.spare = buf // do not pin a huge buffer after one big Multi
+		}
+		if err != nil {
+			// Still flushing: nobody else writes to the broken stream
+			// while fail marks the connection dead and fails the calls.
+			c.writeMu.Unlock()
+			werr := fmt.Errorf("%w: %s: write: %w", ErrConnection, c.addr, err)
+			c.fail(werr)
+			c.writeMu.Lock()
+			c.flushing = false
+			c.wbuf = c.wbuf[:0]
+			c.writeMu.Unlock()
+			return werr
+		}
 	}
-	if cap(c.wbuf) > 1<<20 {
-		c.wbuf = nil // do not pin a huge buffer after one big Multi
-	}
+	c.flushing = false
+	c.writeMu.Unlock()
 	return nil
 }

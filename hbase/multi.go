@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
-	"google.golang.org/protobuf/proto"
-
-	"github.com/simdex/simdex/hbase/internal/pb"
+	"time"
 )
 
 // ActionResult is the outcome of one action of a Multi: Result for a *Get
@@ -28,33 +25,60 @@ func (c *Client) Multi(ctx context.Context, table string, actions []Action) ([]A
 		return nil, ErrClosed
 	}
 	out := make([]ActionResult, len(actions))
-	// Encode every action once, so a retried Increment keeps its nonce.
-	acts := make([]*pb.Action, len(actions))
+	// Encode every action once (one buffer for all), so a retried
+	// Increment keeps its nonce and a retry costs no encoding.
+	acts := make([][]byte, len(actions))
+	var enc []byte
+	ends := make([]int, len(actions))
 	hasNonce := false
 	for i, a := range actions {
 		if len(a.row()) == 0 {
 			return nil, fmt.Errorf("%w: Multi action %d: empty row key", ErrInvalidArgument, i)
 		}
-		pa := &pb.Action{Index: proto.Uint32(uint32(i))}
+		var err error
 		if g, ok := a.(*Get); ok {
-			pa.Get = g.proto()
+			enc = appendGetAction(enc, uint32(i), g)
 		} else if p, ok := a.(*Put); ok {
-			mp, err := putNoData(p)
-			if err != nil {
-				return nil, fmt.Errorf("Multi action %d: %w", i, err)
+			mp, perr := putNoData(p)
+			if perr != nil {
+				return nil, fmt.Errorf("Multi action %d: %w", i, perr)
 			}
-			pa.Mutation = mp
+			enc, err = appendMutationAction(enc, uint32(i), mp)
 		} else {
-			mp, err := c.mutation(a)
-			if err != nil {
-				return nil, fmt.Errorf("Multi action %d: %w", i, err)
+			mp, merr := c.mutation(a)
+			if merr != nil {
+				return nil, fmt.Errorf("Multi action %d: %w", i, merr)
 			}
-			pa.Mutation = mp
 			hasNonce = hasNonce || mp.Nonce != nil
+			enc, err = appendMutationAction(enc, uint32(i), mp)
 		}
-		acts[i] = pa
+		if err != nil {
+			return nil, fmt.Errorf("hbase: encode Multi action %d: %w", i, err)
+		}
+		ends[i] = len(enc)
 	}
-	todo := make([]int, len(actions))
+	for i := range acts {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		acts[i] = enc[start:ends[i]:ends[i]]
+	}
+	err := c.batchRetry(ctx, "Multi", len(actions), func(i int) *error { return &out[i].Err }, func(todo []int) []int {
+		return c.multiRound(ctx, table, actions, acts, todo, hasNonce, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// batchRetry runs round over items 0..n-1 and again over the items it
+// returns (those that failed retryably), with backoff, until none are left,
+// the retries run out (each left item's error, *errOf(i), is then wrapped
+// in ErrRetriesExhausted) or ctx ends (the error returned).
+func (c *Client) batchRetry(ctx context.Context, op string, n int, errOf func(int) *error, round func(todo []int) []int) error {
+	todo := make([]int, n)
 	for i := range todo {
 		todo[i] = i
 	}
@@ -62,86 +86,169 @@ func (c *Client) Multi(ctx context.Context, table string, actions []Action) ([]A
 		if attempt > 0 {
 			if attempt >= c.cfg.MaxRetries {
 				for _, i := range todo {
-					out[i].Err = fmt.Errorf("%w: Multi after %d attempts: %w", ErrRetriesExhausted, attempt, out[i].Err)
+					e := errOf(i)
+					*e = fmt.Errorf("%w: %s after %d attempts: %w", ErrRetriesExhausted, op, attempt, *e)
 				}
-				break
+				return nil
 			}
-			c.m.retries.WithLabelValues("Multi").Add(float64(len(todo)))
+			c.m.retries.WithLabelValues(op).Add(float64(len(todo)))
 			if err := c.sleep(ctx, attempt); err != nil {
-				return nil, fmt.Errorf("hbase: Multi: %w", err)
+				return fmt.Errorf("hbase: %s: %w", op, err)
 			}
 		}
-		todo = c.multiRound(ctx, table, actions, acts, todo, hasNonce, out)
+		todo = round(todo)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("hbase: Multi: %w", err)
+			return fmt.Errorf("hbase: %s: %w", op, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// regionBatch is the actions of one region in a round.
-type regionBatch struct {
-	r       *region
-	indexes []int
+// located is one item of a batch call (an index into the caller's
+// actions) and the region holding its row.
+type located struct {
+	i int
+	r *region
 }
 
-// multiRound sends the todo actions once and returns those to retry.
-func (c *Client) multiRound(ctx context.Context, table string, actions []Action, acts []*pb.Action, todo []int, hasNonce bool, out []ActionResult) []int {
-	byServer := map[string][]*regionBatch{}
-	byRegion := map[*region]*regionBatch{}
-	var retry []int
+// serverBatch is the located items of one round bound for one server.
+type serverBatch struct {
+	addr  string
+	items []located
+}
+
+// locateByServer locates the rows of the todo items (row(i) is item i's
+// row) and groups them by server, servers and items in first-seen order.
+// An item that cannot be located gets its error through setErr and, if
+// the error is retryable, is returned in retry. A ctx that has ended stops
+// the locating (with HBase down, each locate of a large batch would
+// otherwise try ZooKeeper in turn): the rest get ctx's error.
+func (c *Client) locateByServer(ctx context.Context, table string, todo []int, row func(int) []byte, setErr func(int, error)) (batches []serverBatch, retry []int) {
 	for n, i := range todo {
-		// A ctx that ended stops the locating: with HBase down, each
-		// locate of a large batch would otherwise try ZooKeeper in turn.
 		if err := ctx.Err(); err != nil {
 			for _, j := range todo[n:] {
-				out[j] = ActionResult{Err: err}
+				setErr(j, err)
 			}
-			return nil
+			return batches, retry
 		}
-		r, err := c.locate(ctx, table, actions[i].row())
+		r, err := c.locate(ctx, table, row(i))
 		if err != nil {
-			out[i] = ActionResult{Err: err}
+			setErr(i, err)
 			if IsRetryable(err) {
 				retry = append(retry, i)
 			}
 			continue
 		}
-		b := byRegion[r]
-		if b == nil {
-			b = &regionBatch{r: r}
-			byRegion[r] = b
-			addr := r.addr
-			byServer[addr] = append(byServer[addr], b)
+		k := 0
+		for k < len(batches) && batches[k].addr != r.addr {
+			k++
 		}
-		b.indexes = append(b.indexes, i)
+		if k == len(batches) {
+			batches = append(batches, serverBatch{addr: r.addr})
+		}
+		batches[k].items = append(batches[k].items, located{i, r})
 	}
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex // guards retry and out across the per-server goroutines
-	)
-	for addr, batches := range byServer {
-		wg.Go(func() {
-			again := c.multiServer(ctx, addr, batches, actions, acts, hasNonce, out, &mu)
-			mu.Lock()
-			retry = append(retry, again...)
-			mu.Unlock()
-		})
+	return batches, retry
+}
+
+// eachServer runs fn for every batch, the servers in parallel, and waits.
+// With one server (the common case of a small Multi) it runs on the
+// caller's goroutine: no goroutine to start and hand the result back.
+func eachServer(batches []serverBatch, fn func(serverBatch)) {
+	if len(batches) == 1 {
+		fn(batches[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, b := range batches {
+		wg.Go(func() { fn(b) })
 	}
 	wg.Wait()
+}
+
+// multiBufs holds request buffers of Multi calls: the encoded request
+// message of a call is dead once its frame is queued on the connection.
+var multiBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// sendMulti sends one MultiRequest of ras (with cells as its cell block) to
+// addr and returns its decoded region results and cell block.
+func (c *Client) sendMulti(ctx context.Context, addr string, ras []regionActionEnc, cells []byte, hasNonce bool) ([]regionActionResult, *cellBlock, error) {
+	cn, err := c.getConn(ctx, addr, serviceClient)
+	if err != nil {
+		return nil, nil, err
+	}
+	bp := multiBufs.Get().(*[]byte)
+	body := appendMultiRequest((*bp)[:0], ras, c.nonceGroup, hasNonce)
+	start := time.Now()
+	r, err := cn.callRaw(ctx, "Multi", body, cells)
+	c.observe("Multi", start)
+	if cap(body) <= 64<<10 {
+		*bp = body[:0]
+		multiBufs.Put(bp)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rars, err := decodeMultiResponse(r.body, make([]regionActionResult, 0, len(ras)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: Multi reply: %w", addr, err)
+	}
+	if len(rars) != len(ras) {
+		return nil, nil, protocolErrorf("Multi: %d region results for %d region actions", len(rars), len(ras))
+	}
+	var cb *cellBlock
+	if r.cellBlock != nil {
+		cb = &cellBlock{buf: r.cellBlock}
+	}
+	return rars, cb, nil
+}
+
+// multiRound sends the todo actions once and returns those to retry.
+func (c *Client) multiRound(ctx context.Context, table string, actions []Action, acts [][]byte, todo []int, hasNonce bool, out []ActionResult) []int {
+	batches, retry := c.locateByServer(ctx, table, todo,
+		func(i int) []byte { return actions[i].row() },
+		func(i int, err error) { out[i] = ActionResult{Err: err} })
+	var mu sync.Mutex // guards retry and out across the per-server calls
+	eachServer(batches, func(b serverBatch) {
+		again := c.multiServer(ctx, b, actions, acts, hasNonce, out, &mu)
+		mu.Lock()
+		retry = append(retry, again...)
+		mu.Unlock()
+	})
 	return retry
 }
 
-// multiServer sends one MultiRequest to addr and files its results.
-func (c *Client) multiServer(ctx context.Context, addr string, batches []*regionBatch, actions []Action, acts []*pb.Action, hasNonce bool, out []ActionResult, mu *sync.Mutex) (retry []int) {
+// regionGroup is the actions of one region within a server's request.
+type regionGroup struct {
+	r       *region
+	indexes []int
+}
+
+// multiServer sends one MultiRequest for batch (one RegionAction per
+// region) and files its results.
+func (c *Client) multiServer(ctx context.Context, batch serverBatch, actions []Action, acts [][]byte, hasNonce bool, out []ActionResult, mu *sync.Mutex) (retry []int) {
+	var groups []regionGroup
+	for _, it := range batch.items {
+		k := len(groups) - 1
+		if k < 0 || groups[k].r != it.r {
+			k = 0
+			for k < len(groups) && groups[k].r != it.r {
+				k++
+			}
+			if k == len(groups) {
+				groups = append(groups, regionGroup{r: it.r})
+			}
+		}
+		groups[k].indexes = append(groups[k].indexes, it.i)
+	}
 	failAll := func(err error) []int {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, b := range batches {
+		for _, g := range groups {
 			if needsRelocate(err) {
-				c.regions.drop(b.r)
+				c.regions.drop(g.r)
 			}
-			for _, i := range b.indexes {
+			for _, i := range g.indexes {
 				out[i] = ActionResult{Err: err}
 				if IsRetryable(err) {
 					retry = append(retry, i)
@@ -150,46 +257,36 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 		}
 		return retry
 	}
-	req := &pb.MultiRequest{}
-	if hasNonce {
-		req.NonceGroup = proto.Uint64(c.nonceGroup)
-	}
-	// The cells of the Puts, in the order their actions appear in req.
+	// The cells of the Puts, in the order their actions appear in the
+	// request.
 	var cells []byte
-	for _, b := range batches {
-		ra := &pb.RegionAction{Region: b.r.spec()}
-		for _, i := range b.indexes {
-			ra.Action = append(ra.Action, acts[i])
+	ras := make([]regionActionEnc, len(groups))
+	for k, g := range groups {
+		ras[k] = regionActionEnc{region: g.r.specEnc(), actions: make([][]byte, len(g.indexes))}
+		for j, i := range g.indexes {
+			ras[k].actions[j] = acts[i]
 			if p, ok := actions[i].(*Put); ok {
 				cells = appendPutCells(cells, p)
 			}
 		}
-		req.RegionAction = append(req.RegionAction, ra)
 	}
-	cn, err := c.getConn(ctx, addr, serviceClient)
+	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce)
 	if err != nil {
 		return failAll(err)
 	}
-	var resp pb.MultiResponse
-	cb, err := c.rpcCells(ctx, cn, "Multi", req, cells, &resp)
-	if err != nil {
-		return failAll(err)
-	}
-	rars := resp.GetRegionActionResult()
-	if len(rars) != len(batches) {
-		return failAll(protocolErrorf("Multi: %d region results for %d regions", len(rars), len(batches)))
-	}
+	seen := make([]bool, len(out)) // actions answered in this reply
 	mu.Lock()
 	defer mu.Unlock()
 	// Cells in the cell block follow the order of the results.
-	for bi, rar := range rars {
-		b := batches[bi]
-		if ex := rar.GetException(); ex != nil {
-			err := newRemoteError(ex.GetName(), string(ex.GetValue()), false)
+	for k := range rars {
+		rar := &rars[k]
+		g := groups[k]
+		if ex := rar.exception; ex != nil {
+			err := newRemoteError(ex.name, string(ex.value), false)
 			if needsRelocate(err) {
-				c.regions.drop(b.r)
+				c.regions.drop(g.r)
 			}
-			for _, i := range b.indexes {
+			for _, i := range g.indexes {
 				out[i] = ActionResult{Err: err}
 				if err.Retryable() {
 					retry = append(retry, i)
@@ -197,17 +294,17 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 			}
 			continue
 		}
-		seen := make(map[uint32]bool, len(b.indexes))
-		for _, roe := range rar.GetResultOrException() {
-			idx := roe.GetIndex()
+		for ri := range rar.roes {
+			roe := &rar.roes[ri]
+			idx := roe.index
 			if int(idx) >= len(out) || seen[idx] {
-				return append(retry, failAllLocked(batches, out, protocolErrorf("Multi: result for unknown or repeated action %d", idx))...)
+				return append(retry, failAllLocked(groups, out, protocolErrorf("Multi: result for unknown or repeated action %d", idx))...)
 			}
 			seen[idx] = true
-			if ex := roe.GetException(); ex != nil {
-				err := newRemoteError(ex.GetName(), string(ex.GetValue()), false)
+			if ex := roe.exception; ex != nil {
+				err := newRemoteError(ex.name, string(ex.value), false)
 				if needsRelocate(err) {
-					c.regions.drop(b.r)
+					c.regions.drop(g.r)
 				}
 				out[idx] = ActionResult{Err: err}
 				if err.Retryable() {
@@ -215,14 +312,14 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 				}
 				continue
 			}
-			res, err := toResult(roe.GetResult(), cb)
+			res, err := toResultMsg(&roe.result, cb)
 			if err != nil {
-				return append(retry, failAllLocked(batches, out, err)...)
+				return append(retry, failAllLocked(groups, out, err)...)
 			}
 			out[idx] = ActionResult{Result: res}
 		}
-		for _, i := range b.indexes {
-			if !seen[uint32(i)] {
+		for _, i := range g.indexes {
+			if !seen[i] {
 				out[i] = ActionResult{Err: protocolErrorf("Multi: no result for action %d", i)}
 			}
 		}
@@ -230,11 +327,11 @@ func (c *Client) multiServer(ctx context.Context, addr string, batches []*region
 	return retry
 }
 
-// failAllLocked marks every action of batches failed with a non-retryable
+// failAllLocked marks every action of groups failed with a non-retryable
 // protocol error; the caller holds the results mutex.
-func failAllLocked(batches []*regionBatch, out []ActionResult, err error) []int {
-	for _, b := range batches {
-		for _, i := range b.indexes {
+func failAllLocked(groups []regionGroup, out []ActionResult, err error) []int {
+	for _, g := range groups {
+		for _, i := range g.indexes {
 			out[i] = ActionResult{Err: err}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -24,12 +25,25 @@ type region struct {
 	server ServerName
 	addr   string // server.Addr(), computed once: it is on every call's path
 	info   *pb.RegionInfo
+	// specBytes is the encoded RegionSpecifier naming the region, built
+	// once: every Multi to the region sends it.
+	specBytes []byte
 }
 
 func (r *region) contains(key []byte) bool {
 	return bytes.Compare(key, r.start) >= 0 && (len(r.end) == 0 || bytes.Compare(key, r.end) < 0)
 }
 
+// specEnc is the encoded RegionSpecifier naming r (for hand-encoded
+// requests).
+func (r *region) specEnc() []byte {
+	if r.specBytes != nil {
+		return r.specBytes
+	}
+	return regionSpecBytes(r.name)
+}
+
+// spec is the RegionSpecifier naming r (for generated requests).
 func (r *region) spec() *pb.RegionSpecifier {
 	return &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: r.name}
 }
@@ -59,18 +73,45 @@ func metaTableName(ns, qual string) string {
 }
 
 // regionCache holds the known regions of each table, sorted by start key.
+// Readers take no lock: they load an immutable snapshot of the whole cache,
+// which writers (rare: a miss, a move, a split) replace copy-on-write.
 type regionCache struct {
-	mu     sync.RWMutex         // guards tables and the slices in it
-	tables map[string][]*region // canonical table -> regions by start key
+	mu   sync.Mutex // serializes writers (put, drop, dropTable)
+	snap atomic.Pointer[map[string][]*region]
+	// canon maps the table names callers pass to their canonical form
+	// ("namespace:qualifier"), so a hit needs no string building.
+	canon sync.Map // string -> string
 }
 
-func newRegionCache() *regionCache { return &regionCache{tables: make(map[string][]*region)} }
+func newRegionCache() *regionCache {
+	rc := &regionCache{}
+	m := map[string][]*region{}
+	rc.snap.Store(&m)
+	return rc
+}
+
+// tables is the current snapshot; callers must not modify it.
+func (rc *regionCache) tables() map[string][]*region { return *rc.snap.Load() }
+
+// update replaces table's regions with fn(old) in a new snapshot; the
+// caller holds rc.mu. nil removes the table.
+func (rc *regionCache) update(table string, rs []*region) {
+	old := rc.tables()
+	next := make(map[string][]*region, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	if rs == nil {
+		delete(next, table)
+	} else {
+		next[table] = rs
+	}
+	rc.snap.Store(&next)
+}
 
 // get returns the cached region of table holding key, or nil.
 func (rc *regionCache) get(table string, key []byte) *region {
-	rc.mu.RLock()
-	defer rc.mu.RUnlock()
-	rs := rc.tables[table]
+	rs := rc.tables()[table]
 	// The last region whose start <= key.
 	i := sort.Search(len(rs), func(i int) bool { return bytes.Compare(rs[i].start, key) > 0 }) - 1
 	if i >= 0 && rs[i].contains(key) {
@@ -84,7 +125,7 @@ func (rc *regionCache) get(table string, key []byte) *region {
 func (rc *regionCache) put(r *region) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	old := rc.tables[r.table]
+	old := rc.tables()[r.table]
 	keep := make([]*region, 0, len(old)+1)
 	for _, o := range old {
 		overlap := (len(o.end) == 0 || bytes.Compare(r.start, o.end) < 0) &&
@@ -95,17 +136,17 @@ func (rc *regionCache) put(r *region) {
 	}
 	keep = append(keep, r)
 	sort.Slice(keep, func(i, j int) bool { return bytes.Compare(keep[i].start, keep[j].start) < 0 })
-	rc.tables[r.table] = keep
+	rc.update(r.table, keep)
 }
 
 // drop forgets r if it is still cached.
 func (rc *regionCache) drop(r *region) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rs := rc.tables[r.table]
+	rs := rc.tables()[r.table]
 	for i, o := range rs {
 		if o == r {
-			rc.tables[r.table] = append(rs[:i:i], rs[i+1:]...)
+			rc.update(r.table, append(rs[:i:i], rs[i+1:]...))
 			return
 		}
 	}
@@ -114,7 +155,9 @@ func (rc *regionCache) drop(r *region) {
 // dropTable forgets every region of table (after delete or modify).
 func (rc *regionCache) dropTable(table string) {
 	rc.mu.Lock()
-	delete(rc.tables, table)
+	if _, ok := rc.tables()[table]; ok {
+		rc.update(table, nil)
+	}
 	rc.mu.Unlock()
 }
 
@@ -123,11 +166,17 @@ func (rc *regionCache) dropTable(table string) {
 // meta comparator orders rows by table, then start key, then region id, so
 // the first row at or before that is the region holding key).
 func (c *Client) locate(ctx context.Context, table string, key []byte) (*region, error) {
+	if canon, ok := c.regions.canon.Load(table); ok {
+		if r := c.regions.get(canon.(string), key); r != nil {
+			return r, nil
+		}
+	}
 	ns, qual, err := canonicalTable(table)
 	if err != nil {
 		return nil, err
 	}
 	canon := ns + ":" + qual
+	c.regions.canon.Store(table, canon)
 	if r := c.regions.get(canon, key); r != nil {
 		return r, nil
 	}
@@ -252,6 +301,7 @@ func parseMetaRow(res *Result) (*region, error) {
 		}
 		r.addr = r.server.Addr()
 	}
+	r.specBytes = regionSpecBytes(r.name)
 	return r, nil
 }
 

@@ -143,7 +143,7 @@ func TestDecodeResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.header.GetCallId() != 7 || !bytes.Equal(r.cellBlock, cb) {
+	if r.header.callID != 7 || !bytes.Equal(r.cellBlock, cb) {
 		t.Fatalf("decoded %+v", r)
 	}
 	var gr pb.GetResponse
@@ -151,7 +151,7 @@ func TestDecodeResponse(t *testing.T) {
 		t.Fatalf("body: %v %v", &gr, err)
 	}
 	exc := frame(&pb.ResponseHeader{CallId: proto.Uint32(8), Exception: &pb.ExceptionResponse{ExceptionClassName: proto.String("org.apache.hadoop.hbase.NotServingRegionException")}}, nil, nil)
-	if r, err := decodeResponse(exc); err != nil || r.header.GetException() == nil {
+	if r, err := decodeResponse(exc); err != nil || r.header.exception == nil {
 		t.Fatalf("exception frame: %v, %v", r, err)
 	}
 	bad := []struct {
@@ -390,10 +390,11 @@ func TestRequestCellBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	cells := appendPutCells(nil, p)
-	fr, err := appendRequest(nil, &pb.RequestHeader{CallId: proto.Uint32(1), MethodName: proto.String("Mutate")}, &pb.MutateRequest{Region: &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: []byte("t,,1")}, Mutation: mp}, cells)
+	mb, err := proto.Marshal(&pb.MutateRequest{Region: &pb.RegionSpecifier{Type: pb.RegionSpecifier_REGION_NAME.Enum(), Value: []byte("t,,1")}, Mutation: mp})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fr := appendRequest(nil, 1, "Mutate", 0, mb, cells)
 	if int(binary.BigEndian.Uint32(fr)) != len(fr)-4 {
 		t.Fatalf("frame length %d, frame has %d", binary.BigEndian.Uint32(fr), len(fr)-4)
 	}

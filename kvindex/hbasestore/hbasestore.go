@@ -251,8 +251,13 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		return nil, err
 	}
 	out := make([]kvindex.Row, len(keys))
-	byTable := map[kvindex.Table][]int{}
-	var order []kvindex.Table
+	// Group the keys by table in first-seen order (a lookup reads one
+	// table: one group, no map).
+	type group struct {
+		t   kvindex.Table
+		idx []int
+	}
+	var groups []group
 	for i, k := range keys {
 		if !k.Table.Valid() {
 			return nil, fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, k.Table)
@@ -261,38 +266,48 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		if len(k.Key) == 0 {
 			continue // HBase has no empty row key: such a row is always empty
 		}
-		if _, ok := byTable[k.Table]; !ok {
-			order = append(order, k.Table)
+		g := 0
+		for g < len(groups) && groups[g].t != k.Table {
+			g++
 		}
-		byTable[k.Table] = append(byTable[k.Table], i)
+		if g == len(groups) {
+			groups = append(groups, group{t: k.Table, idx: make([]int, 0, len(keys))})
+		}
+		groups[g].idx = append(groups[g].idx, i)
 	}
-	for _, t := range order {
-		idx := byTable[t]
-		acts := make([]hbase.Action, len(idx))
-		for j, i := range idx {
-			acts[j] = &hbase.Get{Row: keys[i].Key, Columns: []hbase.Column{{Family: s.fam}}}
+	cols := []hbase.Column{{Family: s.fam}}
+	for _, gr := range groups {
+		gets := make([]hbase.Get, len(gr.idx))
+		acts := make([]hbase.Action, len(gr.idx))
+		for j, i := range gr.idx {
+			gets[j] = hbase.Get{Row: keys[i].Key, Columns: cols}
+			acts[j] = &gets[j]
 		}
+		t := gr.t
 		res, err := s.c.Multi(ctx, s.tables[t], acts)
 		if err != nil {
 			return nil, s.wrap(ctx, fmt.Errorf("get from %s: %w", s.tables[t], err))
 		}
-		for j, i := range idx {
+		for j, i := range gr.idx {
 			if res[j].Err != nil {
 				return nil, s.wrap(ctx, fmt.Errorf("get %s row %q: %w", s.tables[t], keys[i].Key, res[j].Err))
 			}
-			out[i].Cells = s.cells(res[j].Result)
+			out[i].Cells = s.cells(res[j].Result, false)
 		}
 	}
 	return out, nil
 }
 
 // cells converts an HBase result (sorted by qualifier, newest first) to
-// kvindex cells, one per qualifier.
-func (s *Store) cells(r *hbase.Result) []kvindex.Cell {
-	if r == nil {
+// kvindex cells, one per qualifier. Without clone the cells alias the
+// result's reply buffer, which the client never reuses (a Get's rows are
+// short-lived: no copy); a scan clones so that one kept row does not pin
+// a whole batch of rows.
+func (s *Store) cells(r *hbase.Result, clone bool) []kvindex.Cell {
+	if r == nil || len(r.Cells) == 0 {
 		return nil
 	}
-	var out []kvindex.Cell
+	out := make([]kvindex.Cell, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		if string(c.Family) != s.cfg.Family || c.Type != hbase.CellPut {
 			continue
@@ -300,7 +315,11 @@ func (s *Store) cells(r *hbase.Result) []kvindex.Cell {
 		if n := len(out); n > 0 && string(out[n-1].Qualifier) == string(c.Qualifier) {
 			continue // an older version
 		}
-		out = append(out, kvindex.Cell{Qualifier: slices.Clone(c.Qualifier), Value: slices.Clone(c.Value)})
+		q, v := c.Qualifier, c.Value
+		if clone {
+			q, v = slices.Clone(q), slices.Clone(v)
+		}
+		out = append(out, kvindex.Cell{Qualifier: q, Value: v})
 	}
 	return out
 }
@@ -501,7 +520,7 @@ func (s *Store) Scan(ctx context.Context, table kvindex.Table, start, end []byte
 		if err != nil {
 			return s.wrap(ctx, fmt.Errorf("scan %s: %w", s.tables[table], err))
 		}
-		row := kvindex.Row{Key: slices.Clone(r.Row()), Cells: s.cells(r)}
+		row := kvindex.Row{Key: slices.Clone(r.Row()), Cells: s.cells(r, true)}
 		if len(row.Cells) == 0 {
 			continue
 		}

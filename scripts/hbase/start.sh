@@ -16,6 +16,12 @@
 #   SIMDEX_HBASE_RS_PORT       region server RPC port      (26020)
 #   SIMDEX_HBASE_HEAP          JVM -Xmx                    (1g)
 #   SIMDEX_HBASE_START_TIMEOUT seconds to wait for an RPC  (180)
+#   SIMDEX_HBASE_HANDLERS      hbase.regionserver.handler.count (30, HBase's)
+#   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
+#
+# The two knobs are for experiments (BENCHMARKS.md "Lookups through REST on
+# HBase": 8 handlers instead of 30 made no measurable difference to lookups
+# on a 2-core machine, so the default stays HBase's).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -26,6 +32,7 @@ master_port="${SIMDEX_HBASE_MASTER_PORT:-26000}"
 rs_port="${SIMDEX_HBASE_RS_PORT:-26020}"
 heap="${SIMDEX_HBASE_HEAP:-1g}"
 timeout="${SIMDEX_HBASE_START_TIMEOUT:-180}"
+handlers="${SIMDEX_HBASE_HANDLERS:-30}"
 
 "$here/install.sh" >&2
 cp_file="$SIMDEX_HBASE_HOME/cp.txt"
@@ -61,6 +68,7 @@ else
   <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
+  <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
 </configuration>
 XML
 	cat >"$data/conf/log4j.properties" <<PROPS
@@ -93,6 +101,8 @@ PROPS
 		"-Dhbase.log.dir=$data/logs"
 		"-Dlog4j.configuration=file:$data/conf/log4j.properties"
 	)
+	# shellcheck disable=SC2206 # word splitting of the extra flags is wanted
+	java_flags+=(${SIMDEX_HBASE_JAVA_OPTS:-})
 	# setsid: the JVM must outlive this script and not get the caller's
 	# terminal signals; stop.sh ends it through the pid file.
 	setsid java "${java_flags[@]}" -cp "$data/conf:$(cat "$cp_file")" \

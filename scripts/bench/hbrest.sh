@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Lookups by fingerprint through REST on HBase and on the embedded store, in
+# the same run: requests/s, p50/p99, and the CPU each process spends per
+# request (server, HBase JVM by thread group, loadgen), closed loop at
+# several connection counts and open loop at fixed rates.
+#
+#   scripts/bench/hbrest.sh N [DURATION] [CONNS] [RATES]
+#       defaults: N=1000000 DURATION=15s CONNS="1 4 16" RATES="2000 3000"
+#
+# Needs an HBase at SIMDEX_HBASE_ZK (its JVM pid in SIMDEX_HBASE_PID for the
+# CPU figures). Loads N random fingerprints (scripts/bench/hbsrvload, same
+# seed for both stores) into the namespace hbrest<N> and a directory under
+# SIMDEX_BENCH_DIR (default: a temporary one) unless they exist already
+# (set SIMDEX_BENCH_KEEP=1 to keep them for the next run). SIMDEX_BENCH_NS
+# and SIMDEX_BENCH_PEBBLE name an existing namespace and directory instead
+# (e.g. loaded with hbsrvload --index-only; never dropped). Random queries
+# have no hits, so each request is one lookup: one Multi of T=4 gets on
+# HBase. Output also goes to scripts/bench/out/hbrest-<time>.txt.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+n="${1:-1000000}"
+dur="${2:-15s}"
+conns="${3:-1 4 16}"
+rates="${4:-2000 3000}"
+: "${SIMDEX_HBASE_ZK:?set SIMDEX_HBASE_ZK to the HBase ZooKeeper (host:port)}"
+hbase_pid="${SIMDEX_HBASE_PID:-}"
+bin="$(mktemp -d)"
+dir="${SIMDEX_BENCH_DIR:-$bin}"
+ns="${SIMDEX_BENCH_NS:-hbrest$n}"
+pebble="${SIMDEX_BENCH_PEBBLE:-$dir/pebble$n}"
+[ -n "${SIMDEX_BENCH_NS:-}${SIMDEX_BENCH_PEBBLE:-}" ] && SIMDEX_BENCH_KEEP=1
+port=18591
+pprof_port=18592
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+	if [ "${SIMDEX_BENCH_KEEP:-0}" != 1 ]; then
+		"$bin/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true
+		rm -rf "$pebble"
+	fi
+	rm -rf "$bin"
+}
+trap cleanup EXIT
+go build -o "$bin/server" ./cmd/server
+go build -o "$bin/simdexctl" ./cmd/simdexctl
+go build -o "$bin/hbsrvload" ./scripts/bench/hbsrvload
+go build -o "$bin/loadgen" ./scripts/bench/loadgen
+mkdir -p scripts/bench/out
+out="scripts/bench/out/hbrest-$(date -u +%Y%m%dT%H%M%SZ).txt"
+
+cpu() { # pid: user+system CPU seconds so far
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/hz}' "/proc/$1/stat"
+	else
+		echo 0
+	fi
+}
+threads() { # pid: CPU ticks per thread group (digits folded), "name<TAB>ticks"
+	[ -n "$1" ] && [ -d "/proc/$1/task" ] || return 0
+	for t in /proc/"$1"/task/*; do
+		n="$(sed 's/[0-9][0-9]*/N/g' "$t/comm" 2>/dev/null)" || continue
+		awk -v n="$n" '{print n "\t" ($14+$15)}' "$t/stat" 2>/dev/null || true
+	done | awk -F'\t' '{a[$1]+=$2} END {for (k in a) print k "\t" a[k]}' | sort
+}
+serve() { # args...: start the server, wait for /readyz
+	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" 2>"$bin/server.log" &
+	server_pid=$!
+	for _ in $(seq 1 600); do
+		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	cat "$bin/server.log" >&2
+	return 1
+}
+measure() { # store label loadgen-args...
+	local store="$1" label="$2"
+	shift 2
+	local s0 h0 t0 reqs
+	s0="$(cpu "$server_pid")"
+	h0="$(cpu "$hbase_pid")"
+	[ "$store" = hbase ] && threads "$hbase_pid" >"$bin/t0"
+	"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "$dur" --fp-seed "$RANDOM" "$@" >"$bin/lg.txt"
+	reqs="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
+	echo "## $store $label: $(head -n 1 "$bin/lg.txt")"
+	sed -n '2,$p' "$bin/lg.txt"
+	awk -v s0="$s0" -v s1="$(cpu "$server_pid")" -v h0="$h0" -v h1="$(cpu "$hbase_pid")" -v n="$reqs" -v st="$store" 'BEGIN {
+		printf "cpu per request: server %.0f µs", (s1-s0)/n*1e6
+		if (st == "hbase") printf ", hbase-jvm %.0f µs", (h1-h0)/n*1e6
+		printf " (load %s)\n", "'"$(cut -d' ' -f1-3 /proc/loadavg)"'" }'
+	if [ "$store" = hbase ] && [ -n "$hbase_pid" ]; then
+		threads "$hbase_pid" >"$bin/t1"
+		join -t "$(printf '\t')" "$bin/t0" "$bin/t1" | awk -F'\t' -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
+			'{d=$3-$2; if (d > 0) printf "  hbase threads %-22s %6.0f µs/request\n", $1, d/hz/n*1e6}' | sort -k4 -rn | head -n 6
+	fi
+}
+
+{
+	echo "# N=$n namespace=$ns duration=$dur conns=($conns) rates=($rates) HBase at $SIMDEX_HBASE_ZK, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u), commit $(git rev-parse --short HEAD)"
+	if ! "$bin/simdexctl" schema describe --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1; then
+		"$bin/hbsrvload" --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --namespace "$ns" -n "$n"
+	fi
+	if [ ! -d "$pebble" ]; then
+		"$bin/hbsrvload" --store pebble --data-dir "$pebble" -n "$n"
+	fi
+	for store in hbase pebble; do
+		if [ "$store" = hbase ]; then
+			serve --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns"
+		else
+			serve --store pebble --data-dir "$pebble"
+		fi
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration 5s --concurrency 4 >/dev/null # warm-up
+		for c in $conns; do
+			measure "$store" "closed loop, $c connections" --concurrency "$c"
+		done
+		for r in $rates; do
+			measure "$store" "open loop, $r/s" --concurrency 32 --rate "$r"
+		done
+		kill "$server_pid"
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+	done
+} 2>&1 | tee "$out"
