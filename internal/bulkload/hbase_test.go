@@ -77,6 +77,13 @@ func hbaseConfig(dir, glob string) Config {
 	return c
 }
 
+// hfileConfig is hbaseConfig with the HFile import path.
+func hfileConfig(dir, glob string) Config {
+	c := hbaseConfig(dir, glob)
+	c.Import.Mode = ImportHFile
+	return c
+}
+
 const childHBaseEnv = "SIMDEX_BULKLOAD_HBASE_CHILD"
 
 // childHBaseLoad runs the HBase load described by spec
@@ -140,15 +147,47 @@ func TestHBaseLoadEqualsEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(dump(t, ref), dump(t, ix)); d != "" {
+	refDump := dump(t, ref)
+	if d := diff(refDump, dump(t, ix)); d != "" {
 		t.Errorf("HBase load differs from the embedded one:\n%s", d)
 	}
 	got.Duration, want.Duration = 0, 0
 	if got != want {
 		t.Errorf("summary %+v, want %+v", got, want)
 	}
-	// The loaded index answers lookups: every loaded fingerprint is found.
-	for _, d := range docs[:50] {
+	checkLookups(t, ix, docs[:50])
+
+	// The HFile import path (HBase's bulk load) gives the same index.
+	hix, _ := openHBaseIndex(t, zk)
+	hcfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-hfile"))
+	hgot, err := Run(bg, hix, hcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(refDump, dump(t, hix)); d != "" {
+		t.Errorf("HFile import differs from the embedded load:\n%s", d)
+	}
+	if hgot.HFilesImported < int64(hix.NumTables())+2 || hgot.HFilesPut != 0 {
+		t.Errorf("%d HFiles imported, %d put instead: want one per table at least, none put", hgot.HFilesImported, hgot.HFilesPut)
+	}
+	hgot.Duration, hgot.HFilesImported = 0, 0
+	if hgot != want {
+		t.Errorf("HFile import summary %+v, want %+v", hgot, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cp-hfile", "hfiles")); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "cp-hfile", "hfiles", "*", "*")); len(left) != 0 {
+		t.Errorf("HFiles left behind after the import: %v", left)
+	}
+	checkLookups(t, hix, docs[:50])
+}
+
+// checkLookups: every loaded fingerprint is found by a lookup, as its
+// document.
+func checkLookups(t *testing.T, ix *kvindex.Index, docs []genDoc) {
+	t.Helper()
+	for _, d := range docs {
 		res, err := ix.Lookup(bg, d.fp, kvindex.LookupOptions{})
 		if err != nil {
 			t.Fatal(err)
