@@ -40,6 +40,12 @@ var (
 	ErrBulkLoadUnreadable = errors.New("hbase: bulk load: region server cannot read the file")
 )
 
+// maxRefusals is how many times BulkLoadHFiles lets one region refuse files
+// (loaded=false) without a split or move before it blames the files: with
+// the client's backoff, a few seconds, what a split takes to show in
+// hbase:meta.
+const maxRefusals = 8
+
 // RegionBounds is one region of a table: its key range and server.
 type RegionBounds struct {
 	// Start is inclusive, End exclusive; empty means the table's start or
@@ -159,6 +165,7 @@ func (c *Client) BulkLoadHFiles(ctx context.Context, table string, firstRow, las
 	if len(row) == 0 {
 		row = []byte{0}
 	}
+	refusals := 0
 	err := c.onRegion(ctx, "BulkLoadHFile", table, row, func(ctx context.Context, cn *conn, r *region) error {
 		if !r.contains(firstRow) || !r.contains(lastRow) {
 			return fmt.Errorf("%w: rows %q..%q, region %q..%q", ErrBulkLoadSplit, firstRow, lastRow, r.start, r.end)
@@ -171,16 +178,24 @@ func (c *Client) BulkLoadHFiles(ctx context.Context, table string, firstRow, las
 		if resp.GetLoaded() {
 			return nil
 		}
-		// HBase answers loaded=false both for files that do not fit the
-		// region (it checks each file's first and last key) and for files
-		// it could not open (its log says which): if hbase:meta still has
-		// the same region holding the rows, it was not a split.
+		// HBase answers loaded=false for files that do not fit the region
+		// (it checks each file's first and last key), for a region that
+		// is closing (a split or move under way) and for files it could
+		// not open (its log says which). If hbase:meta has a new region
+		// for the rows, it was a split; if the same region refuses again
+		// and again, the files are the problem.
 		c.regions.drop(r)
 		nr, err := c.locate(ctx, table, row)
-		if err == nil && bytes.Equal(nr.name, r.name) && nr.contains(lastRow) {
-			return fmt.Errorf("%w: region %q refused the files and did not split (the region server's log says why)", ErrBulkLoadUnreadable, r.name)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("%w: region %q refused the files and split or moved", ErrBulkLoadSplit, r.name)
+		if !bytes.Equal(nr.name, r.name) || !nr.contains(lastRow) {
+			return fmt.Errorf("%w: region %q refused the files and split or moved", ErrBulkLoadSplit, r.name)
+		}
+		if refusals++; refusals < maxRefusals {
+			return &RemoteError{Class: "BulkLoadRefused", Message: fmt.Sprintf("region %q refused the files (closing for a split or move?)", r.name), Kind: KindBusy}
+		}
+		return fmt.Errorf("%w: region %q refused the files %d times and did not split or move (the region server's log says why)", ErrBulkLoadUnreadable, r.name, refusals)
 	})
 	if re, ok := asRemote(err); ok && unreadable(re) {
 		return fmt.Errorf("%w: %w", ErrBulkLoadUnreadable, err)

@@ -87,10 +87,17 @@ func hfileConfig(dir, glob string) Config {
 const childHBaseEnv = "SIMDEX_BULKLOAD_HBASE_CHILD"
 
 // childHBaseLoad runs the HBase load described by spec
-// "zk|namespace|dir|glob|shard|shards|pause" (pause after each batch, e.g.
-// 3ms) in this process.
+// "zk|namespace|dir|glob|shard|shards|pause[|hfile:pause]" (pause after
+// each batch, e.g. 3ms; hfile: the HFile import path, pausing before each
+// table's import) in this process.
 func childHBaseLoad(spec string) int {
 	f := strings.Split(spec, "|")
+	var hfilePause time.Duration
+	hfileMode := len(f) == 8 && strings.HasPrefix(f[7], "hfile:")
+	if hfileMode {
+		hfilePause, _ = time.ParseDuration(strings.TrimPrefix(f[7], "hfile:"))
+		f = f[:7]
+	}
 	if len(f) != 7 {
 		fmt.Fprintln(os.Stderr, "bad child spec", spec)
 		return 2
@@ -108,6 +115,10 @@ func childHBaseLoad(spec string) int {
 	cfg.Shard, cfg.Shards = shard, shards
 	if pause > 0 {
 		cfg.afterBatch = func() { time.Sleep(pause) }
+	}
+	if hfileMode {
+		cfg.Import.Mode = ImportHFile
+		cfg.beforeCommit = func(string) { time.Sleep(hfilePause) }
 	}
 	if _, err := Run(bg, ix, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)

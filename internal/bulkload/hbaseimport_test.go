@@ -1,0 +1,192 @@
+package bulkload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/hbasestore"
+)
+
+// The HFile import path on real HBase (hbaseimport.go); its plain case is
+// in TestHBaseLoadEqualsEmbedded.
+
+func TestImportConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		c  ImportConfig
+		ok bool
+	}{
+		{ImportConfig{}, true},
+		{ImportConfig{Mode: ImportAuto}, true},
+		{ImportConfig{Mode: "bulk"}, false},
+		{ImportConfig{Mode: ImportHFile, FileBytes: 1000}, false},
+	} {
+		if err := tc.c.validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc.c, err)
+		}
+	}
+	c := baseConfig("/x", "/x/*")
+	c.Import.Mode = "bulk"
+	if err := c.Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("Config.Validate with a bad import mode: %v", err)
+	}
+}
+
+// TestHBaseHFileImportSplitsAndFallback: regions that split between the
+// cutting of the files and their import (the files are cut again), and
+// region servers that cannot read the files (hfile mode fails with
+// hbase.ErrBulkLoadUnreadable; auto mode, rerun on the same checkpoint,
+// puts them instead), each give exactly the embedded store's index.
+func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	t.Parallel()
+	dir := t.TempDir()
+	docs := genFPs(23, 4000)
+	glob, _ := inputs(t, dir, docs)
+	ref := openIndex(t, filepath.Join(dir, "pebble"))
+	if _, err := Run(bg, ref, withCP(baseConfig(dir, glob), filepath.Join(dir, "cp-pebble"))); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(t, ref)
+
+	t.Run("split before import", func(t *testing.T) {
+		t.Parallel()
+		ix, ns := openHBaseIndex(t, zk)
+		c := ix.Store().(*hbasestore.Store).Client()
+		cfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-split"))
+		var splitErrs []error
+		cfg.beforeCommit = func(kind string) {
+			// The files of table 1's index rows and of the docs cells are
+			// cut (one region each); split those regions before the import.
+			var table kvindex.Table
+			var at []byte
+			switch kind {
+			case "t01":
+				table, at = kvindex.TableIndex, []byte{1, 0x81, 0x23}
+			case "doccells":
+				table, at = kvindex.TableDocs, []byte("doc-002000")
+			default:
+				return
+			}
+			ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
+			defer cancel()
+			splitErrs = append(splitErrs, c.SplitRegion(ctx, hbasestore.TableName(ns, table), at))
+		}
+		sum, err := Run(bg, ix, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(splitErrs...); err != nil || len(splitErrs) != 2 {
+			t.Fatalf("splits: %d, %v", len(splitErrs), err)
+		}
+		for _, table := range []kvindex.Table{kvindex.TableIndex, kvindex.TableDocs} {
+			rs, err := c.Regions(bg, hbasestore.TableName(ns, table))
+			if err != nil || len(rs) != 2 {
+				t.Fatalf("%s: %d regions after the split (%v)", table, len(rs), err)
+			}
+		}
+		if d := diff(want, dump(t, ix)); d != "" {
+			t.Errorf("load with splits before the imports differs from the embedded one:\n%s", d)
+		}
+		// Six tables' files, two of them cut again into two each.
+		if sum.HFilesImported < 8 || sum.HFilesPut != 0 {
+			t.Errorf("%d HFiles imported, %d put: want the re-cut files imported too", sum.HFilesImported, sum.HFilesPut)
+		}
+		t.Logf("%s", sum)
+	})
+
+	t.Run("unreadable files", func(t *testing.T) {
+		t.Parallel()
+		ix, _ := openHBaseIndex(t, zk)
+		cfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-unreadable"))
+		// The region server looks for the files where they are not.
+		cfg.Import.RemoteDir = filepath.Join(dir, "not-the-hfile-dir")
+		_, err := Run(bg, ix, cfg)
+		if !errors.Is(err, hbase.ErrBulkLoadUnreadable) {
+			t.Fatalf("hfile mode with files the server cannot read: %v", err)
+		}
+		cfg.Import.Mode = ImportAuto
+		sum, err := Run(bg, ix, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.HFilesPut == 0 || sum.HFilesImported != 0 {
+			t.Errorf("auto mode: %d HFiles imported, %d put: want all put", sum.HFilesImported, sum.HFilesPut)
+		}
+		if d := diff(want, dump(t, ix)); d != "" {
+			t.Errorf("auto mode's fallback to puts differs from the embedded load:\n%s", d)
+		}
+	})
+}
+
+// TestHBaseHFileResumeAfterSIGKILL: an HFile-path load killed (SIGKILL)
+// during its imports, then rerun, gives exactly the content of an
+// uninterrupted load: importing the same cells again is idempotent.
+func TestHBaseHFileResumeAfterSIGKILL(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	root := t.TempDir()
+	docs := genFPs(24, 6000)
+	glob, _ := inputs(t, root, docs)
+	ref := openIndex(t, filepath.Join(root, "ref"))
+	if _, err := Run(bg, ref, withCP(baseConfig(root, glob), filepath.Join(root, "ref-cp"))); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(t, ref)
+	inImports := 0
+	for i, delay := range []time.Duration{1500 * time.Millisecond, 3 * time.Second} {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		os.MkdirAll(dir, 0o755)
+		ix, ns := openHBaseIndex(t, zk)
+		// 700ms before each table's import: the kills land between
+		// imports (some tables in HBase, the rest not).
+		cmd := startChild(t, strings.Join([]string{zk, ns, dir, glob, "0", "1", "0s", "hfile:700ms"}, "|"))
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+			t.Fatalf("kill point %d: the child was not killed (%v): load too fast?", i, err)
+		}
+		var cp checkpoint
+		if b, err := os.ReadFile(filepath.Join(dir, "cp", "checkpoint.json")); err == nil {
+			if err := json.Unmarshal(b, &cp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var indexCells int
+		ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error { indexCells += len(r.Cells); return nil })
+		if cp.Phase1Done && indexCells > 0 {
+			inImports++
+		}
+		t.Logf("kill point %d (%v): phase 1 done %v, index cells in HBase %d", i, delay, cp.Phase1Done, indexCells)
+		cfg := hfileConfig(dir, glob)
+		sum, err := Run(bg, ix, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diff(dump(t, ix), want); d != "" {
+			t.Errorf("kill point %d: resumed HFile load differs from an uninterrupted one:\n%s", i, d)
+		}
+		if !sum.Resumed || sum.HFilesImported == 0 {
+			t.Errorf("kill point %d: resumed %v, %d HFiles imported", i, sum.Resumed, sum.HFilesImported)
+		}
+	}
+	if inImports == 0 {
+		t.Errorf("no kill landed between imports (adjust the delays)")
+	}
+}
