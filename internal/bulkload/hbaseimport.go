@@ -183,6 +183,7 @@ type openHFile struct {
 type hfileRange struct {
 	path        string
 	first, last []byte
+	size        int64
 }
 
 func (w *hfileWriter) ts(qual []byte) int64 {
@@ -253,7 +254,7 @@ func (w *hfileWriter) finish() error {
 	if err := errors.Join(cur.w.Close(), cur.f.Sync(), cur.f.Close()); err != nil {
 		return fmt.Errorf("bulkload: writing %s: %w", cur.path, err)
 	}
-	w.done = append(w.done, hfileRange{path: cur.path, first: cur.first, last: cur.last})
+	w.done = append(w.done, hfileRange{path: cur.path, first: cur.first, last: cur.last, size: cur.w.Size()})
 	return nil
 }
 
@@ -273,6 +274,17 @@ func (w *hfileWriter) Commit(ctx context.Context) (err error) {
 	if len(w.done) == 0 {
 		return nil
 	}
+	importStart := time.Now()
+	defer func() {
+		if err == nil {
+			var size int64
+			for _, f := range w.done {
+				size += f.size
+			}
+			w.l.cfg.Logger.Info("HFiles imported", "table", w.table, "cells", w.kind, "files", len(w.done), "bytes", size,
+				"write_seconds", importStart.Sub(w.now).Seconds(), "import_seconds", time.Since(importStart).Seconds())
+		}
+	}()
 	token, err := w.c.PrepareBulkLoad(ctx, w.table)
 	if err != nil {
 		return fmt.Errorf("bulkload: prepare bulk load of %s: %w", w.table, err)

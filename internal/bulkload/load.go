@@ -761,6 +761,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
+	start := time.Now()
 	_, ingests := l.ix.Store().(cellIngester)
 	indexFirst := l.cfg.IndexFirst || !ingests
 	sem := make(chan struct{}, max(1, l.cfg.Workers))
@@ -807,6 +808,8 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		// the load: every index row, then the fp cells, then the docs
 		// cells, so that no document is visible before its fingerprint
 		// is findable.
+		l.cfg.Logger.Info("index tables written", "rows", rows, "entries", entries, "seconds", time.Since(start).Seconds())
+		docsStart := time.Now()
 		l.phase.Store("docs")
 		if l.cfg.onPhase != nil {
 			l.cfg.onPhase("docs")
@@ -817,6 +820,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 			}
 			cells(i)
 		}
+		l.cfg.Logger.Info("fp and docs cells written", "seconds", time.Since(docsStart).Seconds())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
