@@ -761,7 +761,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
-	start := time.Now()
+	start, startCPU := time.Now(), processCPU()
 	_, ingests := l.ix.Store().(cellIngester)
 	indexFirst := l.cfg.IndexFirst || !ingests
 	sem := make(chan struct{}, max(1, l.cfg.Workers))
@@ -808,8 +808,9 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		// the load: every index row, then the fp cells, then the docs
 		// cells, so that no document is visible before its fingerprint
 		// is findable.
-		l.cfg.Logger.Info("index tables written", "rows", rows, "entries", entries, "seconds", time.Since(start).Seconds())
-		docsStart := time.Now()
+		docsStart, docsCPU := time.Now(), processCPU()
+		l.cfg.Logger.Info("index tables written", "rows", rows, "entries", entries, "seconds", docsStart.Sub(start).Seconds(),
+			"cpu_seconds", (docsCPU - startCPU).Seconds())
 		l.phase.Store("docs")
 		if l.cfg.onPhase != nil {
 			l.cfg.onPhase("docs")
@@ -820,7 +821,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 			}
 			cells(i)
 		}
-		l.cfg.Logger.Info("fp and docs cells written", "seconds", time.Since(docsStart).Seconds())
+		l.cfg.Logger.Info("fp and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
