@@ -87,15 +87,16 @@ func hfileConfig(dir, glob string) Config {
 const childHBaseEnv = "SIMDEX_BULKLOAD_HBASE_CHILD"
 
 // childHBaseLoad runs the HBase load described by spec
-// "zk|namespace|dir|glob|shard|shards|pause[|hfile:pause]" (pause after
-// each batch, e.g. 3ms; hfile: the HFile import path, pausing before each
-// table's import) in this process.
+// "zk|namespace|dir|glob|shard|shards|pause[|hfile:KIND]" (pause after
+// each batch, e.g. 3ms; hfile: the HFile import path, and before the import
+// of the table of run kind KIND, e.g. fpcells, create dir/killpoint and wait
+// to be killed) in this process.
 func childHBaseLoad(spec string) int {
 	f := strings.Split(spec, "|")
-	var hfilePause time.Duration
+	var killKind string
 	hfileMode := len(f) == 8 && strings.HasPrefix(f[7], "hfile:")
 	if hfileMode {
-		hfilePause, _ = time.ParseDuration(strings.TrimPrefix(f[7], "hfile:"))
+		killKind = strings.TrimPrefix(f[7], "hfile:")
 		f = f[:7]
 	}
 	if len(f) != 7 {
@@ -118,7 +119,16 @@ func childHBaseLoad(spec string) int {
 	}
 	if hfileMode {
 		cfg.Import.Mode = ImportHFile
-		cfg.beforeCommit = func(string) { time.Sleep(hfilePause) }
+		cfg.beforeCommit = func(kind string) {
+			if kind != killKind {
+				return
+			}
+			if err := os.WriteFile(filepath.Join(f[2], "killpoint"), nil, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			time.Sleep(2 * time.Minute) // the test kills the process now
+		}
 	}
 	if _, err := Run(bg, ix, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)

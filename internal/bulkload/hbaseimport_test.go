@@ -2,7 +2,6 @@ package bulkload
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -131,8 +130,10 @@ func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
 }
 
 // TestHBaseHFileResumeAfterSIGKILL: an HFile-path load killed (SIGKILL)
-// during its imports, then rerun, gives exactly the content of an
-// uninterrupted load: importing the same cells again is idempotent.
+// between its imports (after the index tables' imports, before the fp
+// table's; after the fp table's, before the docs table's), then rerun,
+// gives exactly the content of an uninterrupted load: importing the same
+// cells again is idempotent.
 func TestHBaseHFileResumeAfterSIGKILL(t *testing.T) {
 	zk := hbasetest.ZK(t)
 	t.Parallel()
@@ -147,46 +148,50 @@ func TestHBaseHFileResumeAfterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := dump(t, ref)
-	inImports := 0
-	for i, delay := range []time.Duration{1500 * time.Millisecond, 3 * time.Second} {
+	for i, kind := range []string{"fpcells", "doccells"} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		ix, ns := openHBaseIndex(t, zk)
-		// 700ms before each table's import: the kills land between
-		// imports (some tables in HBase, the rest not).
-		cmd := startChild(t, strings.Join([]string{zk, ns, dir, glob, "0", "1", "0s", "hfile:700ms"}, "|"))
-		time.Sleep(delay)
+		cmd := startChild(t, strings.Join([]string{zk, ns, dir, glob, "0", "1", "0s", "hfile:" + kind}, "|"))
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "killpoint")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("kill point %s: the child never reached it", kind)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-			t.Fatalf("kill point %d: the child was not killed (%v): load too fast?", i, err)
+			t.Fatalf("kill point %s: the child was not killed: %v", kind, err)
 		}
-		var cp checkpoint
-		if b, err := os.ReadFile(filepath.Join(dir, "cp", "checkpoint.json")); err == nil {
-			if err := json.Unmarshal(b, &cp); err != nil {
+		count := func(table kvindex.Table) int {
+			n := 0
+			if err := ix.Store().Scan(bg, table, nil, nil, func(r kvindex.Row) error { n += len(r.Cells); return nil }); err != nil {
 				t.Fatal(err)
 			}
+			return n
 		}
-		var indexCells int
-		ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error { indexCells += len(r.Cells); return nil })
-		if cp.Phase1Done && indexCells > 0 {
-			inImports++
+		indexCells, fpCells, docCells := count(kvindex.TableIndex), count(kvindex.TableFP), count(kvindex.TableDocs)
+		t.Logf("killed before the %s import: index cells %d, fp cells %d, docs cells %d in HBase", kind, indexCells, fpCells, docCells)
+		if indexCells == 0 || docCells != 0 || (kind == "doccells") != (fpCells > 0) {
+			t.Fatalf("kill point %s: not between imports as planned", kind)
 		}
-		t.Logf("kill point %d (%v): phase 1 done %v, index cells in HBase %d", i, delay, cp.Phase1Done, indexCells)
-		cfg := hfileConfig(dir, glob)
-		sum, err := Run(bg, ix, cfg)
+		sum, err := Run(bg, ix, hfileConfig(dir, glob))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d := diff(dump(t, ix), want); d != "" {
-			t.Errorf("kill point %d: resumed HFile load differs from an uninterrupted one:\n%s", i, d)
+			t.Errorf("kill point %s: resumed HFile load differs from an uninterrupted one:\n%s", kind, d)
 		}
 		if !sum.Resumed || sum.HFilesImported == 0 {
-			t.Errorf("kill point %d: resumed %v, %d HFiles imported", i, sum.Resumed, sum.HFilesImported)
+			t.Errorf("kill point %s: resumed %v, %d HFiles imported", kind, sum.Resumed, sum.HFilesImported)
 		}
-	}
-	if inImports == 0 {
-		t.Errorf("no kill landed between imports (adjust the delays)")
 	}
 }

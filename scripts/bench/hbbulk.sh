@@ -12,7 +12,8 @@
 #                                          index's default bucket width)
 #
 # SIMDEX_BENCH_IMPORTS lists the HBase import modes to run (default
-# "hfile puts"); SIMDEX_BENCH_LOOKUPS=0 skips the lookups on HBase.
+# "hfile puts"); SIMDEX_BENCH_LOOKUPS=0 skips the lookups on HBase,
+# SIMDEX_BENCH_PEBBLE=0 the embedded store.
 #
 # Uses the HBase at SIMDEX_HBASE_ZK (its JVM's pid from SIMDEX_HBASE_PID or
 # $SIMDEX_HBASE_DATA/hbase.pid, for the CPU figure), else starts
@@ -54,12 +55,14 @@ jvm_cpu() { # seconds of user+system CPU the HBase JVM has used
 	in="$work/fp$n.csv"
 	[ -s "$in" ] || go run ./scripts/bench/bulkload -n "$n" -kind fp >"$in"
 
-	echo "## embedded store (Pebble)"
-	rm -rf "$work/pebble$n" "$work/pebble$n.bulkload"
-	/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
-		"$work/bulkload" --data-dir "$work/pebble$n" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
-		grep -E 'input read|index rows written|bulk load done|wall|error' || true
-	"$work/storelookup" -data-dir "$work/pebble$n" -input "$in"
+	if [ "${SIMDEX_BENCH_PEBBLE:-1}" = 1 ]; then
+		echo "## embedded store (Pebble)"
+		rm -rf "$work/pebble$n" "$work/pebble$n.bulkload"
+		/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
+			"$work/bulkload" --data-dir "$work/pebble$n" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
+			grep -E 'input read|index rows written|bulk load done|wall|error' || true
+		"$work/storelookup" -data-dir "$work/pebble$n" -input "$in"
+	fi
 
 	for mode in ${SIMDEX_BENCH_IMPORTS:-hfile puts}; do
 		echo "## HBase, --hbase-import $mode (namespace ${ns}_$mode)"
