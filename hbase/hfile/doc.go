@@ -13,9 +13,11 @@
 // compaction has rewritten an imported file, point reads of rows that are
 // not in it read its index and one data block instead of being skipped by
 // the Bloom filter (the file's time range and key range still skip it for
-// reads outside them). HBase asks for a major compaction of bulk-loaded
-// files by itself (MAJOR_COMPACTION_KEY is true, as HFileOutputFormat2
-// sets it, and the files count as bulk-load results).
+// reads outside them). The region servers compact imported files like any
+// others: a store that has reached hbase.hstore.compactionThreshold (3)
+// files is compacted soon after the import (the bulk loader's index table,
+// one file per permutation table, is), a single file at the next periodic
+// major compaction or by hand (major_compact in the HBase shell).
 //
 // # File layout (all integers big-endian)
 //
