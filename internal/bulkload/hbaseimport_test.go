@@ -195,3 +195,38 @@ func TestHBaseHFileResumeAfterSIGKILL(t *testing.T) {
 		}
 	}
 }
+
+// TestHBaseHFileRepeatedIDs: a fresh HFile load, then an HFile load into
+// the non-empty index that repeats stored ids (index rows merged under the
+// row lock, fp and docs cells imported over stored ones, superseded cells
+// deleted), give exactly the embedded store's index after the same two
+// loads.
+func TestHBaseHFileRepeatedIDs(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := repeatedIDs()
+	pa := writeFile(t, dir, "a.csv", []byte(fpLines(a)))
+	pb := writeFile(t, dir, "b.csv", []byte(fpLines(b)))
+	ref := openIndex(t, filepath.Join(dir, "ref"))
+	ix, _ := openHBaseIndex(t, zk)
+	for n, target := range []*kvindex.Index{ref, ix} {
+		for i, in := range []string{pa, pb} {
+			cfg := baseConfig(dir, in)
+			if n == 1 {
+				cfg = hfileConfig(dir, in)
+			}
+			cfg.CheckpointDir = filepath.Join(dir, fmt.Sprint("cp", n, i))
+			sum, err := Run(bg, target, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 && sum.HFilesImported == 0 {
+				t.Errorf("load %d into HBase imported no HFiles", i)
+			}
+		}
+	}
+	if d := diff(dump(t, ref), dump(t, ix)); d != "" {
+		t.Errorf("HFile loads with repeated ids differ from the embedded store's:\n%s", d)
+	}
+}
