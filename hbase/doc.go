@@ -25,9 +25,11 @@
 //     families, attributes and split keys, describe, list, enable, disable,
 //     modify, delete); split a region; each waits for the master's
 //     procedure to finish.
+//   - Bulk load (bulkload.go): Regions, PrepareBulkLoad, BulkLoadHFiles,
+//     CleanupBulkLoad, for HFiles written by package hbase/hfile.
 //
 // Not covered: filters, Append, coprocessors, region replicas (TIMELINE
-// reads), Kerberos/SASL and TLS, cell tags and visibility labels, bulk load.
+// reads), Kerberos/SASL and TLS, cell tags and visibility labels.
 //
 // Errors: server exceptions are *RemoteError (Java class, message, Kind);
 // IsRetryable says whether a caller may try again later; the common ones

@@ -68,10 +68,17 @@ checkpoint directory. --shard i/n builds the i-th of n disjoint row-key
 ranges, so n processes (n machines on one HBase cluster) share a backfill;
 on the embedded store run the shards one after the other.
 
-On HBase the sorted cells are written as batched puts (--batch-bytes each,
---in-flight calls at a time), the index rows first, then the fp cells, then
-the docs cells (so servers reading the tables never see a document they
-cannot find). Servers may keep running.
+On HBase the sorted cells go in the index's write order: the index rows
+first, then the fp cells, then the docs cells (so servers reading the tables
+never see a document they cannot find). Servers may keep running.
+--hbase-import chooses how: hfile writes HFiles cut at the regions'
+boundaries into --hbase-hfile-dir and has the region servers bulk-load them
+(HBase's own bulk-load path: no memstore, no WAL; the region servers must
+read that directory, as --hbase-hfile-remote-dir names it: a standalone
+HBase on this machine reads it as it is, a cluster needs it on its HDFS);
+puts writes batched puts (--batch-bytes each, --in-flight calls at a time);
+auto (the default) tries HFiles and writes puts for the rest of the load
+when the region servers cannot read them. See docs/OPERATIONS.md.
 
 Every flag can also be set with an environment variable SIMDEX_<FLAG>
 (upper case, '-' as '_', e.g. SIMDEX_HBASE_ZK), as for the server; a flag
@@ -95,6 +102,9 @@ Flags:
 	hbaseCreate := fs.Bool("hbase-create-tables", false, "with --store hbase: create missing tables with the default schema (else refuse: see `simdexctl schema create`)")
 	inFlight := fs.Int("in-flight", 0, "with --store hbase: write batches in flight at once (default 4; the embedded store ingests sorted tables instead)")
 	batchBytes := fs.String("batch-bytes", "", "with --store hbase: size of one write batch of sorted cells (default 1MiB)")
+	hbaseImport := fs.String("hbase-import", bulkload.ImportAuto, "with --store hbase: hfile (bulk-load HFiles), puts (batched puts) or auto (HFiles, puts if HBase cannot read them)")
+	hfileDir := fs.String("hbase-hfile-dir", "", "with --store hbase: where HFiles are written until imported (default CHECKPOINT-DIR/hfiles)")
+	hfileRemote := fs.String("hbase-hfile-remote-dir", "", "with --store hbase: --hbase-hfile-dir as the region servers name it, e.g. hdfs://nn:8020/staging/simdex (default: its local absolute path)")
 	cpDir := fs.String("checkpoint-dir", "", "checkpoint, sorted runs and rejects (default DIR.bulkload; required with --store hbase)")
 	format := fs.String("format", bulkload.FormatAuto, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
 	memory := fs.String("memory", "", "memory bound, e.g. 2GiB (default a quarter of RAM)")
@@ -150,6 +160,7 @@ Flags:
 			cfg.InFlight = 4
 		}
 		cfg.ApplyBytes = 1 << 20
+		cfg.Import = bulkload.ImportConfig{Mode: *hbaseImport, Dir: *hfileDir, RemoteDir: *hfileRemote}
 	}
 	if *batchBytes != "" {
 		b, err := bulkload.ParseBytes(*batchBytes)

@@ -77,6 +77,11 @@ func TestLoadIntoHBase(t *testing.T) {
 	if err := run(ctx, args, env(map[string]string{"SIMDEX_HBASE_ZK": zk}), nil, &stderr, &stderr); err != nil {
 		t.Fatalf("bulkload: %v\n%s", err, stderr.String())
 	}
+	// The default import (auto) bulk-loads HFiles into a standalone HBase
+	// on this machine.
+	if !strings.Contains(stderr.String(), "HFiles imported") || !strings.Contains(stderr.String(), "written as puts instead 0)") {
+		t.Errorf("summary does not report the HFile import:\n%s", stderr.String())
+	}
 	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

@@ -145,6 +145,10 @@ type Config struct {
 	// ApplyBytes is the size of one Apply batch of sorted cells on stores
 	// without a sorted-cell ingest (default 4 MiB).
 	ApplyBytes int
+	// Import chooses how sorted cells reach an HBase store: batched puts
+	// (default) or HFiles bulk-loaded by the region servers
+	// (hbaseimport.go).
+	Import ImportConfig
 
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
 	// entries; afterBatch runs after each committed batch; beforeCommit
@@ -242,6 +246,9 @@ func (c Config) Validate() error {
 	}
 	if c.ApplyBytes < 1<<10 || c.ApplyBytes > 256<<20 {
 		errs = append(errs, fmt.Errorf("apply bytes %d: want 1KiB..256MiB", c.ApplyBytes))
+	}
+	if err := c.Import.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DedupK < -1 {
 		errs = append(errs, fmt.Errorf("dedup k %d: want >= 0", c.DedupK))

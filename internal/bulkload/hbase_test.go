@@ -77,13 +77,28 @@ func hbaseConfig(dir, glob string) Config {
 	return c
 }
 
+// hfileConfig is hbaseConfig with the HFile import path.
+func hfileConfig(dir, glob string) Config {
+	c := hbaseConfig(dir, glob)
+	c.Import.Mode = ImportHFile
+	return c
+}
+
 const childHBaseEnv = "SIMDEX_BULKLOAD_HBASE_CHILD"
 
 // childHBaseLoad runs the HBase load described by spec
-// "zk|namespace|dir|glob|shard|shards|pause" (pause after each batch, e.g.
-// 3ms) in this process.
+// "zk|namespace|dir|glob|shard|shards|pause[|hfile:KIND]" (pause after
+// each batch, e.g. 3ms; hfile: the HFile import path, and before the import
+// of the table of run kind KIND, e.g. fpcells, create dir/killpoint and wait
+// to be killed) in this process.
 func childHBaseLoad(spec string) int {
 	f := strings.Split(spec, "|")
+	var killKind string
+	hfileMode := len(f) == 8 && strings.HasPrefix(f[7], "hfile:")
+	if hfileMode {
+		killKind = strings.TrimPrefix(f[7], "hfile:")
+		f = f[:7]
+	}
 	if len(f) != 7 {
 		fmt.Fprintln(os.Stderr, "bad child spec", spec)
 		return 2
@@ -101,6 +116,19 @@ func childHBaseLoad(spec string) int {
 	cfg.Shard, cfg.Shards = shard, shards
 	if pause > 0 {
 		cfg.afterBatch = func() { time.Sleep(pause) }
+	}
+	if hfileMode {
+		cfg.Import.Mode = ImportHFile
+		cfg.beforeCommit = func(kind string) {
+			if kind != killKind {
+				return
+			}
+			if err := os.WriteFile(filepath.Join(f[2], "killpoint"), nil, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			time.Sleep(2 * time.Minute) // the test kills the process now
+		}
 	}
 	if _, err := Run(bg, ix, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -140,15 +168,47 @@ func TestHBaseLoadEqualsEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(dump(t, ref), dump(t, ix)); d != "" {
+	refDump := dump(t, ref)
+	if d := diff(refDump, dump(t, ix)); d != "" {
 		t.Errorf("HBase load differs from the embedded one:\n%s", d)
 	}
 	got.Duration, want.Duration = 0, 0
 	if got != want {
 		t.Errorf("summary %+v, want %+v", got, want)
 	}
-	// The loaded index answers lookups: every loaded fingerprint is found.
-	for _, d := range docs[:50] {
+	checkLookups(t, ix, docs[:50])
+
+	// The HFile import path (HBase's bulk load) gives the same index.
+	hix, _ := openHBaseIndex(t, zk)
+	hcfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-hfile"))
+	hgot, err := Run(bg, hix, hcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(refDump, dump(t, hix)); d != "" {
+		t.Errorf("HFile import differs from the embedded load:\n%s", d)
+	}
+	if hgot.HFilesImported < int64(hix.NumTables())+2 || hgot.HFilesPut != 0 {
+		t.Errorf("%d HFiles imported, %d put instead: want one per table at least, none put", hgot.HFilesImported, hgot.HFilesPut)
+	}
+	hgot.Duration, hgot.HFilesImported = 0, 0
+	if hgot != want {
+		t.Errorf("HFile import summary %+v, want %+v", hgot, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cp-hfile", "hfiles")); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "cp-hfile", "hfiles", "*", "*")); len(left) != 0 {
+		t.Errorf("HFiles left behind after the import: %v", left)
+	}
+	checkLookups(t, hix, docs[:50])
+}
+
+// checkLookups: every loaded fingerprint is found by a lookup, as its
+// document.
+func checkLookups(t *testing.T, ix *kvindex.Index, docs []genDoc) {
+	t.Helper()
+	for _, d := range docs {
 		res, err := ix.Lookup(bg, d.fp, kvindex.LookupOptions{})
 		if err != nil {
 			t.Fatal(err)

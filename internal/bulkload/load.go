@@ -78,6 +78,10 @@ type Summary struct {
 	Runs       int
 	Resumed    bool
 	Duration   time.Duration
+	// HFilesImported: HFiles bulk-loaded into HBase (Config.Import);
+	// HFilesPut: HFiles written as puts instead (auto mode, when the
+	// region servers could not read them).
+	HFilesImported, HFilesPut int64
 }
 
 // checkpoint is checkpoint.json. Version 1.
@@ -133,6 +137,8 @@ type loader struct {
 	cellScratch []cellRef
 	// applySem bounds the merge phase's Apply calls in flight (InFlight).
 	applySem chan struct{}
+	// imp is the HBase import path's state (hbaseimport.go).
+	imp importState
 	// plan is the merge phase's plan for repeated ids (nil: none needed).
 	plan    *plan
 	fpr     *fingerprint.Fingerprinter
@@ -182,6 +188,7 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	err = l.run(ctx, files)
 	stopProgress()
 	l.sum.Duration = time.Since(start)
+	l.sum.HFilesImported, l.sum.HFilesPut = l.imp.files.Load(), l.imp.fallbacks.Load()
 	if err != nil {
 		return l.sum, err
 	}
@@ -761,6 +768,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
+	start, startCPU := time.Now(), processCPU()
 	_, ingests := l.ix.Store().(cellIngester)
 	indexFirst := l.cfg.IndexFirst || !ingests
 	sem := make(chan struct{}, max(1, l.cfg.Workers))
@@ -807,6 +815,9 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		// the load: every index row, then the fp cells, then the docs
 		// cells, so that no document is visible before its fingerprint
 		// is findable.
+		docsStart, docsCPU := time.Now(), processCPU()
+		l.cfg.Logger.Info("index tables written", "rows", rows, "entries", entries, "seconds", docsStart.Sub(start).Seconds(),
+			"cpu_seconds", (docsCPU - startCPU).Seconds())
 		l.phase.Store("docs")
 		if l.cfg.onPhase != nil {
 			l.cfg.onPhase("docs")
@@ -817,6 +828,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 			}
 			cells(i)
 		}
+		l.cfg.Logger.Info("fp and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -1022,6 +1034,9 @@ func (l *loader) stageDir() string { return filepath.Join(l.cfg.CheckpointDir, "
 // its staging directory): the store's own (sstables ingested at commit)
 // or batches of puts.
 func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (kvindex.CellWriter, error) {
+	if w, ok, err := l.hfileCellWriter(ctx, t, kind); ok {
+		return w, err
+	}
 	if ci, ok := l.ix.Store().(cellIngester); ok {
 		w, err := ci.NewCellWriter(t, filepath.Join(l.stageDir(), kind))
 		if err != nil {
@@ -1218,6 +1233,9 @@ func (s Summary) String() string {
 		s.DuplicatePairs, s.DuplicateDocuments, s.BytesWritten, s.InputBytes, s.Duration.Seconds())
 	if s.Duration > 0 {
 		fmt.Fprintf(&b, " (%.0f records/s)", float64(s.Records)/s.Duration.Seconds())
+	}
+	if s.HFilesImported > 0 || s.HFilesPut > 0 {
+		fmt.Fprintf(&b, ", HFiles imported %d (written as puts instead %d)", s.HFilesImported, s.HFilesPut)
 	}
 	if s.Resumed {
 		b.WriteString(", resumed from a checkpoint")

@@ -80,6 +80,7 @@ func (a *applier) wait() error {
 type putWriter struct {
 	ctx      context.Context // of the merge that owns the writer
 	t        kvindex.Table
+	l        *loader // for cellTime: index cells carry their bucket's start
 	a        *applier
 	maxBytes int
 	muts     []kvindex.Mutation
@@ -87,11 +88,11 @@ type putWriter struct {
 }
 
 func (l *loader) newPutWriter(ctx context.Context, t kvindex.Table) *putWriter {
-	return &putWriter{ctx: ctx, t: t, a: &applier{ix: l.ix, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
+	return &putWriter{ctx: ctx, t: t, l: l, a: &applier{ix: l.ix, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
 }
 
 func (p *putWriter) Put(row, qual, val []byte) error {
-	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val)})
+	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val), Timestamp: p.l.cellTime(p.t, qual)})
 	p.bytes += len(row) + len(qual) + len(val) + 16
 	if p.bytes >= p.maxBytes {
 		return p.flush(p.ctx)

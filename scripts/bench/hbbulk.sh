@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The bulk loader on HBase against the embedded store, in the same run, at N
+# The bulk loader on HBase, through HFiles (HBase's bulk-load path) and through
+# batched puts, against the embedded store, in the same run, at N
 # precomputed fingerprints (scripts/bench/bulkload's generator: times over a
 # year, 2% near-copies): load wall time and the time of each write phase
 # (index rows, then fp/docs cells), client CPU (the loader's user+sys) and
@@ -10,11 +11,15 @@
 #   scripts/bench/hbbulk.sh [N] [BUCKET]   (defaults 1000000 and 720h, the
 #                                          index's default bucket width)
 #
+# SIMDEX_BENCH_IMPORTS lists the HBase import modes to run (default
+# "hfile puts"); SIMDEX_BENCH_LOOKUPS=0 skips the lookups on HBase,
+# SIMDEX_BENCH_PEBBLE=0 the embedded store.
+#
 # Uses the HBase at SIMDEX_HBASE_ZK (its JVM's pid from SIMDEX_HBASE_PID or
 # $SIMDEX_HBASE_DATA/hbase.pid, for the CPU figure), else starts
 # scripts/hbase/start.sh's. Work files go to SIMDEX_BENCH_DIR (default
 # /tmp/simdex-hbbulk); the HBase namespace hbbulk_<N>_<time> is left for
-# inspection (drop it with `simdexctl schema drop --yes`). Output also goes
+# inspection (drop them with `simdexctl schema drop --yes`). Output also goes
 # to scripts/bench/out/hbbulk-<time>.txt (gitignored).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,22 +55,28 @@ jvm_cpu() { # seconds of user+system CPU the HBase JVM has used
 	in="$work/fp$n.csv"
 	[ -s "$in" ] || go run ./scripts/bench/bulkload -n "$n" -kind fp >"$in"
 
-	echo "## embedded store (Pebble)"
-	rm -rf "$work/pebble$n" "$work/pebble$n.bulkload"
-	/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
-		"$work/bulkload" --data-dir "$work/pebble$n" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
-		grep -E 'input read|index rows written|bulk load done|wall|error' || true
-	"$work/storelookup" -data-dir "$work/pebble$n" -input "$in"
+	if [ "${SIMDEX_BENCH_PEBBLE:-1}" = 1 ]; then
+		echo "## embedded store (Pebble)"
+		rm -rf "$work/pebble$n" "$work/pebble$n.bulkload"
+		/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
+			"$work/bulkload" --data-dir "$work/pebble$n" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
+			grep -E 'input read|index rows written|bulk load done|wall|error' || true
+		"$work/storelookup" -data-dir "$work/pebble$n" -input "$in"
+	fi
 
-	echo "## HBase (namespace $ns)"
-	rm -rf "$work/cp$n"
-	before="$(jvm_cpu)"
-	/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
-		"$work/bulkload" --store hbase --hbase-namespace "$ns" --hbase-create-tables --checkpoint-dir "$work/cp$n" \
-		--bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
-		grep -E 'input read|index rows written|documents written|bulk load done|wall|error' || true
-	after="$(jvm_cpu)"
-	echo "HBase JVM CPU during the load: $(awk -v a="$before" -v b="$after" 'BEGIN{print b-a}') s"
-	"$work/storelookup" -hbase-zk "$SIMDEX_HBASE_ZK" -hbase-namespace "$ns" -input "$in"
+	for mode in ${SIMDEX_BENCH_IMPORTS:-hfile puts}; do
+		echo "## HBase, --hbase-import $mode (namespace ${ns}_$mode)"
+		rm -rf "$work/cp$n"
+		before="$(jvm_cpu)"
+		/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
+			"$work/bulkload" --store hbase --hbase-namespace "${ns}_$mode" --hbase-create-tables --checkpoint-dir "$work/cp$n" \
+			--hbase-import "$mode" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
+			grep -E 'input read|index tables written|fp and docs cells written|HFiles imported|index rows written|bulk load done|summary|wall|error' || true
+		after="$(jvm_cpu)"
+		echo "HBase JVM CPU during the load: $(awk -v a="$before" -v b="$after" 'BEGIN{print b-a}') s"
+		if [ "${SIMDEX_BENCH_LOOKUPS:-1}" = 1 ]; then
+			"$work/storelookup" -hbase-zk "$SIMDEX_HBASE_ZK" -hbase-namespace "${ns}_$mode" -input "$in"
+		fi
+	done
 	echo "# done $(date -u), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } 2>&1 | tee "$out"
