@@ -72,15 +72,22 @@ type BaseSetBuilder struct {
 // NewBaseSetBuilder returns a builder for residuals of residualBits bits
 // (1..64) and cells of at most maxCellBytes (>= MinCellBytes) bytes.
 func NewBaseSetBuilder(residualBits, maxCellBytes int) (*BaseSetBuilder, error) {
-	if residualBits < 1 || residualBits > 64 {
-		return nil, fmt.Errorf("%w: residual bits %d, want 1..64", ErrBadDocument, residualBits)
-	}
-	if maxCellBytes < MinCellBytes {
-		return nil, fmt.Errorf("kvindex: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
+	if err := checkBuilderArgs(residualBits, maxCellBytes); err != nil {
+		return nil, err
 	}
 	// The payload is stored raw when Snappy does not shrink it, so a cell is
 	// at most header + payload; the count varint takes at most 10 bytes.
 	return &BaseSetBuilder{maxPayload: maxCellBytes - baseHeaderLen - binary.MaxVarintLen64, residualBits: residualBits, first: true}, nil
+}
+
+func checkBuilderArgs(residualBits, maxCellBytes int) error {
+	if residualBits < 1 || residualBits > 64 {
+		return fmt.Errorf("%w: residual bits %d, want 1..64", ErrBadDocument, residualBits)
+	}
+	if maxCellBytes < MinCellBytes {
+		return fmt.Errorf("kvindex: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
+	}
+	return nil
 }
 
 // Add appends residual r, which must be greater than the previous one and
@@ -335,14 +342,12 @@ func uvarintLen(v uint64) int {
 // times), so the builder's scratch buffers are pooled; only the cells are
 // allocated.
 func EncodeBaseSet(residuals []uint64, residualBits, maxCellBytes int) ([][]byte, error) {
-	nb, err := NewBaseSetBuilder(residualBits, maxCellBytes)
-	if err != nil {
+	if err := checkBuilderArgs(residualBits, maxCellBytes); err != nil {
 		return nil, err
 	}
 	b := builderPool.Get().(*BaseSetBuilder)
-	body, gaps, payload, seen := b.body[:0], b.gaps[:0], b.payload, b.seen
-	*b = *nb
-	b.body, b.gaps, b.payload, b.seen = body, gaps, payload, seen
+	*b = BaseSetBuilder{maxPayload: maxCellBytes - baseHeaderLen - binary.MaxVarintLen64, residualBits: residualBits, first: true,
+		body: b.body[:0], gaps: b.gaps[:0], payload: b.payload, seen: b.seen}
 	defer func() {
 		b.cells = nil
 		builderPool.Put(b)

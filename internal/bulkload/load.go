@@ -35,6 +35,7 @@ type Index interface {
 	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
 	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
 	Store() kvindex.Store
+	Config() kvindex.Config
 }
 
 var _ Index = (*kvindex.Index)(nil)
@@ -118,11 +119,13 @@ const checkpointVersion = 1
 // loader is one Run's state. Its fields are used by the Run goroutine only,
 // except the atomics read by the progress reporter.
 type loader struct {
-	ix    Index
-	cfg   Config
-	perms []fingerprint.Permuter
-	T     int
-	cp    checkpoint
+	ix  Index
+	cfg Config
+	// maxCellBytes is the index's base-set chunk limit.
+	maxCellBytes int
+	perms        []fingerprint.Permuter
+	T            int
+	cp           checkpoint
 	// buffers: one per table, then ids, then fps (fixed capacity).
 	bufs [][]entry
 	// scratches and cellScratches are the spill workers' sort buffers,
@@ -166,7 +169,7 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
-	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters()}
+	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters(), maxCellBytes: ix.Config().MaxCellBytes}
 	l.T = len(l.perms)
 	if l.cfg.DedupK == -1 {
 		l.cfg.DedupK = ix.Layout().K
@@ -1113,18 +1116,20 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	}
 	rb.pairs, rb.sets, rb.ours = pairs, sets, ours
 	if l.cp.FreshIndex {
-		muts, err := l.rowMutations(row, 64-p.PrefixBits, sets, ours, nil)
-		if err != nil {
-			return 0, 0, err
-		}
+		// The row is empty: its base sets go straight to the writer
+		// (what BaseSetMutations would put, without the mutations).
 		var written int64
-		for _, m := range muts {
-			if m.Kind != kvindex.Put {
-				return 0, 0, fmt.Errorf("bulkload: row %x of a fresh index: unexpected mutation kind %d", row, m.Kind)
+		for _, bs := range sets {
+			cells, err := kvindex.EncodeBaseSet(bs.residuals, 64-p.PrefixBits, l.maxCellBytes)
+			if err != nil {
+				return 0, 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
 			}
-			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-			if err := rb.w.Put(m.Row, m.Qualifier, m.Value); err != nil {
-				return 0, 0, err
+			for i, c := range cells {
+				q := kvindex.BaseQualifier(bs.bucket, i)
+				written += int64(len(row) + len(q) + len(c))
+				if err := rb.w.Put(row, q, c); err != nil {
+					return 0, 0, err
+				}
 			}
 		}
 		return n, written, nil
