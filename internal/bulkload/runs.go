@@ -27,11 +27,23 @@ func entryCmp(a, b entry) int {
 // and then the key bytes (each pass stable), skipping the byte positions
 // where every entry has the same byte (the high bytes of the bucket, and
 // the top bytes of keys when a spill holds one row range).
+//
+// Big buffers of well-spread keys (every spill of a large load: keys are
+// permuted fingerprints or hashes) take msdSortEntries instead: two passes
+// instead of nine or ten.
 func sortEntries(es []entry, scratch []entry) []entry {
 	if len(es) < 1<<10 {
 		slices.SortFunc(es, entryCmp)
 		return scratch
 	}
+	if len(es) >= msdMinEntries {
+		return msdSortEntries(es, scratch)
+	}
+	return lsdSortEntries(es, scratch)
+}
+
+// lsdSortEntries is the LSD radix sort of sortEntries.
+func lsdSortEntries(es []entry, scratch []entry) []entry {
 	if cap(scratch) < len(es) {
 		scratch = make([]entry, len(es))
 	}
@@ -86,6 +98,53 @@ func sortEntries(es []entry, scratch []entry) []entry {
 	if &src[0] != &es[0] {
 		copy(es, src)
 	}
+	return scratch
+}
+
+// msdMinEntries is the buffer size from which msdSortEntries is used: at
+// least a few entries per bucket of the key's top 16 bits.
+const msdMinEntries = 1 << 18
+
+// msdSortEntries sorts by (key, aux): one counting pass places the entries
+// by the key's top 16 bits into scratch, each of the 65,536 buckets is
+// sorted on its own (insertion sort for the handful of entries random keys
+// give it, the comparison sort for a crowded one, so clustered keys stay
+// O(n log n)), and the result is copied back.
+func msdSortEntries(es []entry, scratch []entry) []entry {
+	if cap(scratch) < len(es) {
+		scratch = make([]entry, len(es))
+	}
+	scratch = scratch[:len(es)]
+	pos := make([]int, 1<<16)
+	for i := range es {
+		pos[es[i].key>>48]++
+	}
+	start := 0
+	for b, n := range pos {
+		pos[b] = start
+		start += n
+	}
+	for i := range es {
+		b := es[i].key >> 48
+		scratch[pos[b]] = es[i]
+		pos[b]++
+	}
+	// pos[b] is now the end of bucket b.
+	start = 0
+	for _, end := range pos {
+		bucket := scratch[start:end]
+		if len(bucket) <= 32 {
+			for i := 1; i < len(bucket); i++ {
+				for j := i; j > 0 && entryCmp(bucket[j], bucket[j-1]) < 0; j-- {
+					bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+				}
+			}
+		} else {
+			slices.SortFunc(bucket, entryCmp)
+		}
+		start = end
+	}
+	copy(es, scratch)
 	return scratch
 }
 

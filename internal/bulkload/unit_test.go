@@ -18,11 +18,18 @@ import (
 
 func TestSortEntries(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, n := range []int{0, 1, 100, 5000, 70000} {
+	// 300,000 entries take the MSD sort: with skewed keys (crowded top
+	// buckets) and with uniform ones.
+	for _, n := range []int{0, 1, 100, 5000, 70000, 300000, -300000} {
 		for _, sameAux := range []bool{true, false} {
+			uniform := n < 0
+			n := max(n, -n)
 			es := make([]entry, n)
 			for i := range es {
 				es[i] = entry{key: r.Uint64() >> uint(r.IntN(40)), aux: 7}
+				if uniform {
+					es[i].key = r.Uint64()
+				}
 				if !sameAux {
 					es[i].aux = uint32(r.IntN(3))
 				}
@@ -346,5 +353,29 @@ func TestParseFPLineMatchesReference(t *testing.T) {
 		if (gerr == nil) != (werr == nil) || (gerr == nil && (got.id != want.id || got.fp != want.fp || !got.at.Equal(want.at))) {
 			t.Fatalf("%q: fast %+v %v, reference %+v %v", line, got, gerr, want, werr)
 		}
+	}
+}
+
+// BenchmarkSortEntries sorts a spill-sized buffer of permuted
+// fingerprints (uniform keys, 13 time buckets) with each radix sort.
+func BenchmarkSortEntries(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	src := make([]entry, 1<<20)
+	for i := range src {
+		src[i] = entry{key: r.Uint64(), aux: 20000 + uint32(r.IntN(13))}
+	}
+	for _, sorter := range []struct {
+		name string
+		fn   func(es, scratch []entry) []entry
+	}{{"lsd", lsdSortEntries}, {"msd", msdSortEntries}} {
+		b.Run(sorter.name, func(b *testing.B) {
+			es := make([]entry, len(src))
+			var scratch []entry
+			for b.Loop() {
+				copy(es, src)
+				scratch = sorter.fn(es, scratch)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(src)), "ns/entry")
+		})
 	}
 }
