@@ -81,7 +81,9 @@ type Summary struct {
 	Duration   time.Duration
 }
 
-// checkpoint is checkpoint.json. Version 1.
+// checkpoint is checkpoint.json. Version 2 (its runs are SDXRUN02 files;
+// a version 1 directory, of SDXRUN01/SDXCEL01 runs, is refused with a
+// request to start over).
 type checkpoint struct {
 	Version      int         `json:"version"`
 	LoadID       string      `json:"load_id"`
@@ -114,7 +116,7 @@ type inputInfo struct {
 	Size int64  `json:"size"` // -1 for stdin
 }
 
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 // loader is one Run's state. Its fields are used by the Run goroutine only,
 // except the atomics read by the progress reporter.
