@@ -430,8 +430,11 @@ const cellBytesPerRecord = 48
 
 // bufferCap is the number of records a spill holds: half the memory bound
 // (less the store's share) over what one record takes, T+2 entries of 16
-// bytes plus the radix sort's scratch, and two cells (a reference and
-// arena bytes, with an eighth of slack) plus the cell sort's scratch.
+// bytes plus one radix-sort scratch entry per spill worker, and two cells
+// (a reference and arena bytes, with an eighth of slack) plus one
+// cell-sort scratch reference per spill worker. The rest (two batches of
+// input in flight, the MSD sort's 512 KiB of bucket counts) does not grow
+// with the bound.
 func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
