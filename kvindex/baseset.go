@@ -63,6 +63,8 @@ type BaseSetBuilder struct {
 	body         []byte   // uvarint r0 and deltas of the open chunk
 	gaps         []uint64 // the open chunk's deltas, for the Rice code
 	r0           uint64   // the open chunk's first residual
+	payload      []byte   // scratch: count and body of the chunk being sealed
+	seen         []uint32 // scratch: repeats4's set
 	cells        [][]byte
 	total        int
 }
@@ -70,15 +72,22 @@ type BaseSetBuilder struct {
 // NewBaseSetBuilder returns a builder for residuals of residualBits bits
 // (1..64) and cells of at most maxCellBytes (>= MinCellBytes) bytes.
 func NewBaseSetBuilder(residualBits, maxCellBytes int) (*BaseSetBuilder, error) {
-	if residualBits < 1 || residualBits > 64 {
-		return nil, fmt.Errorf("%w: residual bits %d, want 1..64", ErrBadDocument, residualBits)
-	}
-	if maxCellBytes < MinCellBytes {
-		return nil, fmt.Errorf("kvindex: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
+	if err := checkBuilderArgs(residualBits, maxCellBytes); err != nil {
+		return nil, err
 	}
 	// The payload is stored raw when Snappy does not shrink it, so a cell is
 	// at most header + payload; the count varint takes at most 10 bytes.
 	return &BaseSetBuilder{maxPayload: maxCellBytes - baseHeaderLen - binary.MaxVarintLen64, residualBits: residualBits, first: true}, nil
+}
+
+func checkBuilderArgs(residualBits, maxCellBytes int) error {
+	if residualBits < 1 || residualBits > 64 {
+		return fmt.Errorf("%w: residual bits %d, want 1..64", ErrBadDocument, residualBits)
+	}
+	if maxCellBytes < MinCellBytes {
+		return fmt.Errorf("kvindex: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
+	}
+	return nil
 }
 
 // Add appends residual r, which must be greater than the previous one and
@@ -128,82 +137,177 @@ func (b *BaseSetBuilder) Finish() ([][]byte, error) {
 }
 
 func (b *BaseSetBuilder) flush() {
-	payload := make([]byte, 0, binary.MaxVarintLen64+len(b.body))
-	payload = binary.AppendUvarint(payload, uint64(b.count))
-	payload = append(payload, b.body...)
-	cell := sealBaseSet(payload)
-	if rice, ok := riceBaseSet(b.r0, b.gaps); ok && len(rice) < len(cell) {
-		cell = rice
-	}
-	b.cells = append(b.cells, cell)
+	b.cells = append(b.cells, b.encodeChunk())
 	b.body = b.body[:0]
 	b.gaps = b.gaps[:0]
 	b.count = 0
 }
 
-// riceBaseSet encodes a chunk with the Rice code, or reports false when a
-// gap is too far above the mean for it (a quotient over maxRiceQ).
-func riceBaseSet(r0 uint64, gaps []uint64) ([]byte, bool) {
+// encodeChunk returns the smallest cell value of the open chunk: Snappy,
+// raw or Rice, the first of them on a tie in that order. It allocates only
+// the returned cell.
+//
+// The Snappy trial is skipped when it cannot win: Snappy's encoder emits a
+// copy only for a repeated sequence of at least 4 bytes, so a payload
+// without a repeated 4-byte sequence compresses to its own length plus
+// headers, and the raw encoding is kept. Payloads of random fingerprints'
+// rows (what loads write) have none, and the trial was a third of the
+// encoder's time; dense and regular rows have many and still get the full
+// trial. TestChunkChoiceMatchesFullTrial checks the choice against the
+// three-way trial.
+func (b *BaseSetBuilder) encodeChunk() []byte {
+	L, nbits, riceOK := riceParams(b.gaps)
+	riceLen := 0
+	if riceOK {
+		riceLen = baseHeaderLen + uvarintLen(uint64(b.count)) + uvarintLen(b.r0) + 1 + (nbits+7)/8
+	}
+	b.payload = binary.AppendUvarint(b.payload[:0], uint64(b.count))
+	b.payload = append(b.payload, b.body...)
+	rawLen := baseHeaderLen + len(b.payload)
+	if !b.repeats4(b.payload) {
+		if riceOK && riceLen < rawLen {
+			return riceCell(b.count, b.r0, L, b.gaps, riceLen)
+		}
+		return rawCell(b.payload, rawLen)
+	}
+	cell := sealBaseSet(b.payload)
+	if riceOK && riceLen < len(cell) {
+		cell = riceCell(b.count, b.r0, L, b.gaps, riceLen)
+	}
+	return cell
+}
+
+// repeats4 reports whether some 4-byte sequence occurs twice in p (at any
+// two positions), with an open-addressing set of the sequences seen (0
+// marks an empty slot; the sequence 0 is tracked on its own).
+func (b *BaseSetBuilder) repeats4(p []byte) bool {
+	if len(p) < 5 {
+		return false
+	}
+	windows := len(p) - 3
+	size := 64
+	for size < 2*windows {
+		size <<= 1
+	}
+	if cap(b.seen) < size {
+		b.seen = make([]uint32, size)
+	}
+	seen := b.seen[:size]
+	clear(seen)
+	shift := 32 - uint(bits.TrailingZeros(uint(size)))
+	mask := uint32(size - 1)
+	zero := false
+	for i := range windows {
+		v := binary.LittleEndian.Uint32(p[i:])
+		if v == 0 {
+			if zero {
+				return true
+			}
+			zero = true
+			continue
+		}
+		slot := (v * 0x9E3779B1) >> shift
+		for {
+			switch seen[slot] {
+			case 0:
+				seen[slot] = v
+			case v:
+				return true
+			default:
+				slot = (slot + 1) & mask
+				continue
+			}
+			break
+		}
+	}
+	return false
+}
+
+// riceParams returns the Rice parameter of a chunk's gaps and the length
+// of their bit stream, or false when a gap is too far above the mean for
+// the code (a quotient over maxRiceQ).
+func riceParams(gaps []uint64) (L, nbits int, ok bool) {
 	var sum float64
 	for _, g := range gaps {
 		sum += float64(g - 1)
 	}
-	L := 0
 	if len(gaps) > 0 {
 		if mean := sum / float64(len(gaps)); mean >= 2 {
 			L = bits.Len64(uint64(mean)) - 1
 		}
 	}
-	nbits := 0
 	for _, g := range gaps {
 		q := (g - 1) >> L
 		if q > maxRiceQ {
-			return nil, false
+			return 0, 0, false
 		}
 		nbits += int(q) + 1 + L
 	}
-	out := make([]byte, baseHeaderLen, baseHeaderLen+2*binary.MaxVarintLen64+1+(nbits+7)/8)
-	out = binary.AppendUvarint(out, uint64(len(gaps)+1))
+	return L, nbits, true
+}
+
+// riceCell encodes a chunk with the Rice code into a cell of size bytes.
+func riceCell(count int, r0 uint64, L int, gaps []uint64, size int) []byte {
+	out := make([]byte, baseHeaderLen, size)
+	out = binary.AppendUvarint(out, uint64(count))
 	out = binary.AppendUvarint(out, r0)
 	out = append(out, byte(L))
 	w := bitWriter{buf: out}
 	for _, g := range gaps {
 		g--
-		for q := g >> L; q > 0; q-- {
-			w.write(1, 1)
+		q := int(g >> L) // <= maxRiceQ, checked by riceParams
+		// q one-bits, a zero-bit, then the low L bits: one write when
+		// they fit in 64 bits.
+		unary := uint64(1)<<(q+1) - 2
+		if q+1+L <= 64 {
+			w.write(unary<<L|g&(1<<L-1), q+1+L)
+			continue
 		}
-		w.write(0, 1)
-		if L > 0 {
-			w.write(g&(1<<L-1), L)
-		}
+		w.write(unary, q+1)
+		w.write(g&(1<<L-1), L)
 	}
 	out = w.finish()
 	out[0] = baseRice
 	binary.BigEndian.PutUint32(out[1:], crc32.Checksum(out[baseHeaderLen:], castagnoli))
-	return out, true
+	return out
 }
 
-// bitWriter appends bits most-significant first.
+// rawCell stores a chunk's varint payload as is, in a cell of size bytes.
+func rawCell(payload []byte, size int) []byte {
+	out := make([]byte, baseHeaderLen, size)
+	out = append(out, payload...)
+	out[0] = baseRaw
+	binary.BigEndian.PutUint32(out[1:], crc32.Checksum(out[baseHeaderLen:], castagnoli))
+	return out
+}
+
+// bitWriter appends bits most-significant first: acc holds nacc (< 32
+// between calls) pending bits in its low end, whole 32-bit words go to buf.
 type bitWriter struct {
 	buf  []byte
 	acc  uint64
 	nacc int
 }
 
+// write appends the low n (<= 64) bits of v.
 func (w *bitWriter) write(v uint64, n int) {
 	for n > 0 {
-		take := min(n, 56-w.nacc)
+		take := min(n, 64-w.nacc)
 		w.acc = w.acc<<take | (v>>(n-take))&(1<<take-1)
 		w.nacc += take
 		n -= take
-		for w.nacc >= 8 {
-			w.buf = append(w.buf, byte(w.acc>>(w.nacc-8)))
-			w.nacc -= 8
+		if w.nacc >= 32 {
+			w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(w.acc>>(w.nacc-32)))
+			w.nacc -= 32
 		}
 	}
 }
 
 func (w *bitWriter) finish() []byte {
+	for w.nacc >= 8 {
+		w.buf = append(w.buf, byte(w.acc>>(w.nacc-8)))
+		w.nacc -= 8
+	}
 	if w.nacc > 0 {
 		w.buf = append(w.buf, byte(w.acc<<(8-w.nacc)))
 		w.nacc = 0
@@ -234,11 +338,20 @@ func uvarintLen(v uint64) int {
 }
 
 // EncodeBaseSet encodes sorted, distinct residuals into cell values.
+// Bulk load and compaction call it once per row and bucket (millions of
+// times), so the builder's scratch buffers are pooled; only the cells are
+// allocated.
 func EncodeBaseSet(residuals []uint64, residualBits, maxCellBytes int) ([][]byte, error) {
-	b, err := NewBaseSetBuilder(residualBits, maxCellBytes)
-	if err != nil {
+	if err := checkBuilderArgs(residualBits, maxCellBytes); err != nil {
 		return nil, err
 	}
+	b := builderPool.Get().(*BaseSetBuilder)
+	*b = BaseSetBuilder{maxPayload: maxCellBytes - baseHeaderLen - binary.MaxVarintLen64, residualBits: residualBits, first: true,
+		body: b.body[:0], gaps: b.gaps[:0], payload: b.payload, seen: b.seen}
+	defer func() {
+		b.cells = nil
+		builderPool.Put(b)
+	}()
 	for _, r := range residuals {
 		if err := b.Add(r); err != nil {
 			return nil, err
@@ -246,6 +359,9 @@ func EncodeBaseSet(residuals []uint64, residualBits, maxCellBytes int) ([][]byte
 	}
 	return b.Finish()
 }
+
+// builderPool holds EncodeBaseSet's builders (their body and gaps buffers).
+var builderPool = sync.Pool{New: func() any { return new(BaseSetBuilder) }}
 
 // bufPool holds decompression buffers, so decoding allocates nothing in the
 // steady state.

@@ -1,16 +1,11 @@
 package bulkload
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -22,20 +17,10 @@ import (
 // the key order of both stores (the embedded store's escaped keys keep it,
 // HBase sorts by row then qualifier).
 //
-// Cell run layout (version 1):
-//
-//	bytes 0..7   magic "SDXCEL01"
-//	uvarint      n, the number of cells
-//	n times      uvarint len(row), row, uvarint len(qualifier), qualifier,
-//	             uvarint len(value), value
-//	4 bytes      CRC-32C of everything between the magic and this trailer,
-//	             big-endian
-//
+// Cell runs use the run file format of runfile.go with cell records.
 // Cells are in (row, qualifier) order; cells with the same key are in input
 // order, and across runs a later run holds later input, so the merge keeps
 // the last one of equal keys, as a sequence of puts would.
-
-var cellRunMagic = []byte("SDXCEL01")
 
 // maxCellPart bounds each length in a cell run (a corrupt length must not
 // allocate gigabytes).
@@ -154,213 +139,101 @@ func cellKeyCmp(ar, aq, br, bq []byte) int {
 // writeCellRun writes c's cells (sorted) to path, via a temporary file that
 // is synced and renamed.
 func writeCellRun(path string, c *cellBuf) (int64, error) {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	w, err := createRun(path, kindCells)
 	if err != nil {
 		return 0, err
 	}
-	fail := func(err error) (int64, error) {
-		return 0, errors.Join(err, f.Close(), os.Remove(tmp))
-	}
-	bw := bufio.NewWriterSize(f, 4<<20)
-	var crc uint32
-	size := int64(len(cellRunMagic))
-	if _, err := bw.Write(cellRunMagic); err != nil {
-		return fail(err)
-	}
-	buf := binary.AppendUvarint(make([]byte, 0, 256<<10), uint64(len(c.refs)))
 	for _, r := range c.refs {
-		if len(buf) > 200<<10 {
-			crc = crc32.Update(crc, castagnoli, buf)
-			if _, err := bw.Write(buf); err != nil {
-				return fail(err)
-			}
-			size += int64(len(buf))
-			buf = buf[:0]
-		}
 		row, qual, val := c.parts(r)
-		buf = binary.AppendUvarint(buf, uint64(len(row)))
-		buf = append(buf, row...)
-		buf = binary.AppendUvarint(buf, uint64(len(qual)))
-		buf = append(buf, qual...)
-		buf = binary.AppendUvarint(buf, uint64(len(val)))
-		buf = append(buf, val...)
+		w.block = binary.AppendUvarint(w.block, uint64(len(row)))
+		w.block = append(w.block, row...)
+		w.block = binary.AppendUvarint(w.block, uint64(len(qual)))
+		w.block = append(w.block, qual...)
+		w.block = binary.AppendUvarint(w.block, uint64(len(val)))
+		w.block = append(w.block, val...)
+		if err := w.endRecord(); err != nil {
+			return 0, w.abort(err)
+		}
 	}
-	crc = crc32.Update(crc, castagnoli, buf)
-	buf = binary.BigEndian.AppendUint32(buf, crc)
-	if _, err := bw.Write(buf); err != nil {
-		return fail(err)
-	}
-	size += int64(len(buf))
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return 0, errors.Join(err, os.Remove(tmp))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	return size, syncDir(filepath.Dir(path))
+	return w.finish()
 }
 
-// cellRunReader streams one cell run, checking order and, at the end, the
-// checksum. It decodes from a block buffer and checksums whole blocks. The
-// slices of the current cell are the reader's and valid until the next
-// call.
+// cellRunReader streams one cell run, checking order. The slices of the
+// current cell point into the reader's block buffers: they stay valid
+// until the second call of next after the one that returned them (the
+// blocks alternate between two buffers).
 type cellRunReader struct {
-	name          string
-	rd            io.Reader
-	buf           []byte // buf[pos:end] is read but not decoded
-	pos, end      int
-	eof           bool
-	crc           uint32 // of the bytes before buf[pos] (after the magic)
-	left          uint64
-	row, qual, vl []byte
-	spareRow      []byte // the buffers of the cell before row and qual
-	spareQual     []byte
-	started       bool
-	c             io.Closer
+	br             *blockReader
+	block          []byte // the current block's payload not yet decoded
+	left           int    // records left in block
+	row, qual, val []byte
+	started        bool
 }
 
 func openCellRun(path string) (*cellRunReader, error) {
-	f, err := os.Open(path)
+	br, err := openBlocks(path, kindCells)
 	if err != nil {
 		return nil, err
 	}
-	r, err := newCellRunReader(path, f)
-	if err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	r.c = f
-	return r, nil
+	return &cellRunReader{br: br}, nil
 }
 
 func newCellRunReader(name string, rd io.Reader) (*cellRunReader, error) {
-	r := &cellRunReader{name: name, rd: rd, buf: make([]byte, 1<<20)}
-	magic := make([]byte, len(cellRunMagic))
-	if _, err := io.ReadFull(rd, magic); err != nil || !bytes.Equal(magic, cellRunMagic) {
-		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
-	}
-	n, err := r.uvarint()
+	br, err := newBlockReader(name, rd, kindCells)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: count: %v", ErrRun, name, err)
+		return nil, err
 	}
-	r.left = n
-	return r, nil
+	return &cellRunReader{br: br}, nil
 }
 
-// ensure makes buf[pos:end] hold at least n bytes, unless the input ends
-// first: it checksums the decoded bytes, moves the rest to the front
-// (growing the buffer for a big cell) and reads.
-func (r *cellRunReader) ensure(n int) error {
-	if r.end-r.pos >= n || r.eof {
-		return nil
-	}
-	r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
-	if n > len(r.buf) {
-		r.buf = append(r.buf[:r.end], make([]byte, n-len(r.buf))...)
-	}
-	m := copy(r.buf, r.buf[r.pos:r.end])
-	r.pos, r.end = 0, m
-	for r.end < n && !r.eof {
-		k, err := r.rd.Read(r.buf[r.end:])
-		r.end += k
-		if err == io.EOF {
-			r.eof = true
-		} else if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *cellRunReader) uvarint() (uint64, error) {
-	if err := r.ensure(binary.MaxVarintLen64); err != nil {
-		return 0, err
-	}
-	v, k := binary.Uvarint(r.buf[r.pos:r.end])
+// part takes one length-prefixed part off the block.
+func (r *cellRunReader) part() ([]byte, error) {
+	n, k := binary.Uvarint(r.block)
 	if k <= 0 {
-		return 0, errors.New("bad varint")
+		return nil, r.br.errorf("truncated cell")
 	}
-	r.pos += k
-	return v, nil
+	if n > maxCellPart || n > uint64(len(r.block)-k) {
+		return nil, r.br.errorf("cell part of %d bytes", n)
+	}
+	p := r.block[k : k+int(n) : k+int(n)]
+	r.block = r.block[k+int(n):]
+	return p, nil
 }
 
-// part reads one length-prefixed part into dst[:0].
-func (r *cellRunReader) part(dst []byte) ([]byte, error) {
-	n, err := r.uvarint()
-	if err != nil {
-		return nil, err
-	}
-	if n > maxCellPart {
-		return nil, fmt.Errorf("part of %d bytes", n)
-	}
-	if err := r.ensure(int(n)); err != nil {
-		return nil, err
-	}
-	if r.end-r.pos < int(n) {
-		return nil, io.ErrUnexpectedEOF
-	}
-	dst = append(dst[:0], r.buf[r.pos:r.pos+int(n)]...)
-	r.pos += int(n)
-	return dst, nil
-}
-
-// next advances to the next cell; ok is false at the end (after the checksum
-// was verified).
+// next advances to the next cell; ok is false at the end (after every
+// block's checksum and the record count were verified).
 func (r *cellRunReader) next() (ok bool, err error) {
 	if r.left == 0 {
-		if err := r.ensure(5); err != nil {
-			return false, fmt.Errorf("%w: %s: %v", ErrRun, r.name, err)
+		m, block, err := r.br.next()
+		if err != nil || m == 0 {
+			return false, err
 		}
-		r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
-		rest := r.buf[r.pos:r.end]
-		if len(rest) < 4 {
-			return false, fmt.Errorf("%w: %s: missing checksum", ErrRun, r.name)
-		}
-		if binary.BigEndian.Uint32(rest) != r.crc {
-			return false, fmt.Errorf("%w: %s: checksum mismatch", ErrRun, r.name)
-		}
-		if len(rest) > 4 {
-			return false, fmt.Errorf("%w: %s: trailing bytes", ErrRun, r.name)
-		}
-		r.pos = r.end
-		return false, nil
+		r.block, r.left = block, m
 	}
-	prevRow, prevQual := r.row, r.qual
-	// The previous key is needed for the order check: read into the spare
-	// buffers and swap.
-	row, err := r.part(r.spareRow)
+	row, err := r.part()
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: truncated cell: %v", ErrRun, r.name, err)
+		return false, err
 	}
-	qual, err := r.part(r.spareQual)
+	qual, err := r.part()
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: truncated cell: %v", ErrRun, r.name, err)
+		return false, err
 	}
-	val, err := r.part(r.vl)
+	val, err := r.part()
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: truncated cell: %v", ErrRun, r.name, err)
+		return false, err
 	}
-	if r.started && cellKeyCmp(prevRow, prevQual, row, qual) > 0 {
-		return false, fmt.Errorf("%w: %s: cells out of order", ErrRun, r.name)
+	if r.started && cellKeyCmp(r.row, r.qual, row, qual) > 0 {
+		return false, r.br.errorf("cells out of order")
 	}
-	r.spareRow, r.spareQual = prevRow, prevQual
-	r.row, r.qual, r.vl, r.started = row, qual, val, true
 	r.left--
+	if r.left == 0 && len(r.block) != 0 {
+		return false, r.br.errorf("%d bytes after the block's records", len(r.block))
+	}
+	r.row, r.qual, r.val, r.started = row, qual, val, true
 	return true, nil
 }
 
-func (r *cellRunReader) close() error {
-	if r.c == nil {
-		return nil
-	}
-	return r.c.Close()
-}
+func (r *cellRunReader) close() error { return r.br.close() }
 
 // cellMerger is a k-way merge of cell runs that yields each key once, with
 // the value of its last occurrence (the latest input).
@@ -425,12 +298,14 @@ func (m *cellMerger) down(i int) {
 	}
 }
 
-// pop copies the smallest cell into m.row, m.q, m.v and advances its run.
+// pop takes the smallest cell into m.row, m.q, m.v and advances its run.
+// The slices stay the run's: valid until that run advances again (the
+// cell runs' two alternating block buffers), which the merger does only
+// after it has replaced them or returned them to a caller that is done
+// with them.
 func (m *cellMerger) pop() error {
 	top := m.rs[m.h[0]]
-	m.row = append(m.row[:0], top.row...)
-	m.q = append(m.q[:0], top.qual...)
-	m.v = append(m.v[:0], top.vl...)
+	m.row, m.q, m.v = top.row, top.qual, top.val
 	ok, err := top.next()
 	if err != nil {
 		return err

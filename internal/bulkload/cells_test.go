@@ -86,8 +86,9 @@ func FuzzCellRunReader(f *testing.F) {
 	seed, _ := os.ReadFile(p)
 	f.Add(seed)
 	f.Add(seed[:len(seed)-3])
-	f.Add([]byte("SDXCEL01"))
-	f.Add(append([]byte("SDXCEL01"), 1, 0xff, 0xff, 0xff, 0xff, 0x0f))
+	f.Add([]byte("SDXRUN02c"))
+	f.Add(append([]byte("SDXRUN02c"), 1, 0xff, 0xff, 0xff, 0xff, 0x0f))
+	f.Add(append([]byte("SDXRUN02c"), 1, 6, 1, 'a', 1, 'q', 0xff, 0x01, 0, 0, 0, 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := newCellRunReader("fuzz", bytes.NewReader(data))
 		if err != nil {

@@ -35,6 +35,7 @@ type Index interface {
 	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
 	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
 	Store() kvindex.Store
+	Config() kvindex.Config
 }
 
 var _ Index = (*kvindex.Index)(nil)
@@ -84,7 +85,9 @@ type Summary struct {
 	HFilesImported, HFilesPut int64
 }
 
-// checkpoint is checkpoint.json. Version 1.
+// checkpoint is checkpoint.json. Version 2 (its runs are SDXRUN02 files;
+// a version 1 directory, of SDXRUN01/SDXCEL01 runs, is refused with a
+// request to start over).
 type checkpoint struct {
 	Version      int         `json:"version"`
 	LoadID       string      `json:"load_id"`
@@ -117,34 +120,47 @@ type inputInfo struct {
 	Size int64  `json:"size"` // -1 for stdin
 }
 
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 // loader is one Run's state. Its fields are used by the Run goroutine only,
 // except the atomics read by the progress reporter.
 type loader struct {
-	ix    Index
-	cfg   Config
-	perms []fingerprint.Permuter
-	T     int
-	cp    checkpoint
+	ix  Index
+	cfg Config
+	// maxCellBytes is the index's base-set chunk limit.
+	maxCellBytes int
+	perms        []fingerprint.Permuter
+	T            int
+	cp           checkpoint
 	// buffers: one per table, then ids, then fps (fixed capacity).
-	bufs    [][]entry
-	scratch []entry
+	bufs [][]entry
+	// scratches and cellScratches are the spill workers' sort buffers,
+	// one each per worker (worker w uses index w only).
+	scratches     [][]entry
+	cellScratches [][]cellRef
 	// cells buffers the fp (0) and docs (1) cells between spills, up to
 	// cellCap arena bytes each.
-	cells       [2]cellBuf
-	cellCap     int
-	cellScratch []cellRef
+	cells   [2]cellBuf
+	cellCap int
 	// applySem bounds the merge phase's Apply calls in flight (InFlight).
 	applySem chan struct{}
 	// imp is the HBase import path's state (hbaseimport.go).
 	imp importState
 	// plan is the merge phase's plan for repeated ids (nil: none needed).
-	plan    *plan
-	fpr     *fingerprint.Fingerprinter
-	rejects *os.File
-	rejW    *bufio.Writer
-	sum     Summary
+	plan *plan
+	// ids caches the distinct-id count (Run goroutine only).
+	ids struct {
+		runCount
+		done bool
+	}
+	// fpCount is written by startFPCount's goroutine and read after
+	// fpCountDone is closed.
+	fpCount     runCount
+	fpCountDone chan struct{}
+	fpr         *fingerprint.Fingerprinter
+	rejects     *os.File
+	rejW        *bufio.Writer
+	sum         Summary
 
 	// Progress counters (atomic: read by the progress goroutine).
 	pRecords, pRejected, pBytes, pRows atomic.Int64
@@ -161,7 +177,7 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
-	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters()}
+	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters(), maxCellBytes: ix.Config().MaxCellBytes}
 	l.T = len(l.perms)
 	if l.cfg.DedupK == -1 {
 		l.cfg.DedupK = ix.Layout().K
@@ -224,6 +240,14 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	for _, p := range l.perms {
 		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
 	}
+	// The fingerprint count reads only the fps runs: it overlaps the
+	// merge. Its goroutine stops with ctx and is joined before run returns.
+	fctx, stopCount := context.WithCancel(ctx)
+	l.startFPCount(fctx)
+	defer func() {
+		stopCount()
+		<-l.fpCountDone
+	}()
 	pairs, err := l.phase2(ctx)
 	if err != nil {
 		return err
@@ -413,15 +437,24 @@ const cellBytesPerRecord = 48
 
 // bufferCap is the number of records a spill holds: half the memory bound
 // (less the store's share) over what one record takes, T+2 entries of 16
-// bytes plus the radix sort's scratch, and two cells (a reference and
-// arena bytes, with an eighth of slack) plus the cell sort's scratch.
+// bytes plus one radix-sort scratch entry per spill worker, and two cells
+// (a reference and arena bytes, with an eighth of slack) plus one
+// cell-sort scratch reference per spill worker. The rest (two batches of
+// input in flight, the MSD sort's 512 KiB of bucket counts) does not grow
+// with the bound.
 func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
 	}
-	perRecord := int64(16*(l.T+3) + 3*int(unsafe.Sizeof(cellRef{})) + 2*cellBytesPerRecord*9/8)
+	w := l.spillWorkers()
+	perRecord := int64(16*(l.T+2+w) + (2+w)*int(unsafe.Sizeof(cellRef{})) + 2*cellBytesPerRecord*9/8)
 	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / perRecord)
 }
+
+// spillWorkers is the number of goroutines that sort and write a spill's
+// buffers: one per worker, at most 2 (each adds a sort scratch of the
+// buffers' size to the memory charged; two keep two cores busy).
+func (l *loader) spillWorkers() int { return max(1, min(l.cfg.Workers, 2)) }
 
 // cellKinds name the cell runs of the fp and docs tables.
 var cellKinds = [2]string{"fpcells", "doccells"}
@@ -468,24 +501,42 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 		return err
 	}
 	l.cp.Phase1Done = true
-	l.bufs, l.scratch, l.cells, l.cellScratch = nil, nil, [2]cellBuf{}, nil
+	l.bufs, l.scratches, l.cells, l.cellScratches = nil, nil, [2]cellBuf{}, nil
 	return l.saveCheckpoint()
 }
 
 // item is one line of a batch.
 type item struct {
-	line  int64
-	text  []byte
-	long  bool
-	rec   record
-	err   error
-	muts  []kvindex.Mutation
-	owned bool
+	line int64
+	text []byte
+	// textOff and textLen place text in its batch's arena.
+	textOff, textLen int
+	long             bool
+	rec              record
+	err              error
+	muts             []kvindex.Mutation
+	owned            bool
 }
 
+// readBatch is one batch of input lines, read and processed (parsed,
+// fingerprinted, cells encoded) ahead of the Run goroutine's commit.
+type readBatch struct {
+	items   []item
+	arena   []byte // the lines' text, which items[i].text points into
+	line    int64  // lines of the file consumed through this batch
+	counted int64  // input bytes of the file read so far (for the checkpoint)
+	eof     bool
+	err     error
+}
+
+// readFile reads file fi from the checkpoint's position. A producer
+// goroutine reads and processes the next batch (parse and fingerprint on
+// the workers) while this goroutine commits the previous one and spills:
+// both cores stay busy. The producer is owned by readFile: it stops when
+// readFile returns (done) and is joined before.
 func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) error {
-	var counted int64
-	r, closeIn, err := openInput(name, l.cfg.Stdin, func(n int64) { counted += n; l.pBytes.Add(n) })
+	var counted atomic.Int64 // input bytes of this file read; written by the producer's reads
+	r, closeIn, err := openInput(name, l.cfg.Stdin, func(n int64) { counted.Add(n); l.pBytes.Add(n) })
 	if err != nil {
 		return fmt.Errorf("bulkload: %w", err)
 	}
@@ -515,8 +566,6 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 			return fmt.Errorf("bulkload: %w", err)
 		}
 	}
-	lr := &lineReader{br: br}
-	lineNo := int64(0)
 	skipTo := int64(0)
 	if fi == l.cp.File {
 		skipTo = l.cp.Line
@@ -525,53 +574,109 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 	if name == "-" {
 		display = "stdin"
 	}
-	batch := make([]item, 0, l.cfg.BatchDocs)
-	eof := false
-	for !eof {
-		if err := ctx.Err(); err != nil {
-			return err
+	inBase := l.cp.InputBytes
+	// Two batches circulate: one being committed here, one being read and
+	// processed by the producer.
+	free := make(chan *readBatch, 2)
+	for range 2 {
+		free <- &readBatch{items: make([]item, 0, l.cfg.BatchDocs)}
+	}
+	ready := make(chan *readBatch, 1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	wg.Go(func() { l.produce(br, format, skipTo, &counted, free, ready, done) })
+	for {
+		var rb *readBatch
+		select {
+		case rb = <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		batch = batch[:0]
-		for len(batch) < l.cfg.BatchDocs {
+		if rb.err != nil {
+			return fmt.Errorf("bulkload: reading %s: %w", display, rb.err)
+		}
+		if len(rb.items) > 0 {
+			if err := l.commitBatch(ctx, rb.items, display); err != nil {
+				return err
+			}
+			l.cp.File, l.cp.Line = fi, rb.line
+			if l.cfg.afterBatch != nil {
+				l.cfg.afterBatch()
+			}
+			// Spill when any buffer could overflow with the next batch.
+			if l.nearlyFull(capN) {
+				l.cp.InputBytes = inBase + rb.counted
+				if err := l.spill(); err != nil {
+					return err
+				}
+				if err := l.saveCheckpoint(); err != nil {
+					return err
+				}
+			}
+		}
+		if rb.eof {
+			l.cp.InputBytes = inBase + counted.Load()
+			return nil
+		}
+		free <- rb
+	}
+}
+
+// produce reads batches of lines from br (skipping the first skipTo),
+// processes them and sends them on ready, taking empty batches from free,
+// until the input ends, a read fails or done is closed.
+func (l *loader) produce(br *bufio.Reader, format string, skipTo int64, counted *atomic.Int64, free, ready chan *readBatch, done chan struct{}) {
+	lr := &lineReader{br: br}
+	lineNo := int64(0)
+	for {
+		var rb *readBatch
+		select {
+		case rb = <-free:
+		case <-done:
+			return
+		}
+		rb.items, rb.arena = rb.items[:0], rb.arena[:0]
+		for len(rb.items) < l.cfg.BatchDocs {
 			line, long, err := lr.next()
 			if err == io.EOF {
-				eof = true
+				rb.eof = true
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("bulkload: reading %s: %w", display, err)
+				rb.err = err
+				break
 			}
 			lineNo++
 			if lineNo <= skipTo {
 				continue
 			}
-			batch = append(batch, item{line: lineNo, text: slices.Clone(line), long: long})
+			// The text is copied into the batch's arena; items point into
+			// it once the arena has stopped growing.
+			off := len(rb.arena)
+			rb.arena = append(rb.arena, line...)
+			rb.items = append(rb.items, item{line: lineNo, long: long, text: nil, owned: false, textOff: off, textLen: len(line)})
 		}
-		if len(batch) == 0 {
-			continue
+		for i := range rb.items {
+			it := &rb.items[i]
+			it.text = rb.arena[it.textOff : it.textOff+it.textLen : it.textOff+it.textLen]
 		}
-		l.processBatch(batch, format)
-		if err := l.commitBatch(ctx, batch, display); err != nil {
-			return err
+		rb.line, rb.counted = lineNo, counted.Load()
+		if rb.err == nil && len(rb.items) > 0 {
+			l.processBatch(rb.items, format)
 		}
-		l.cp.File, l.cp.Line = fi, lineNo
-		if l.cfg.afterBatch != nil {
-			l.cfg.afterBatch()
+		select {
+		case ready <- rb:
+		case <-done:
+			return
 		}
-		// Spill when any buffer could overflow with the next batch.
-		if l.nearlyFull(capN) {
-			l.cp.InputBytes += counted
-			counted = 0
-			if err := l.spill(); err != nil {
-				return err
-			}
-			if err := l.saveCheckpoint(); err != nil {
-				return err
-			}
+		if rb.eof || rb.err != nil {
+			return
 		}
 	}
-	l.cp.InputBytes += counted
-	return nil
 }
 
 func (l *loader) nearlyFull(capN int) bool {
@@ -721,20 +826,55 @@ func (l *loader) spill() error {
 	if empty {
 		return nil
 	}
-	for i := range l.cells {
-		c := &l.cells[i]
-		l.cellScratch = c.sort(l.cellScratch)
-		if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, cellKinds[i])), c); err != nil {
-			return fmt.Errorf("bulkload: spill: %w", err)
-		}
-		c.reset()
+	// The T+4 buffers are sorted and written by spillWorkers goroutines,
+	// each with its own sort scratch (charged to the memory bound in
+	// bufferCap), so that a spill keeps the cores busy.
+	type job struct {
+		cell int // index into l.cells, or -1
+		buf  int // index into l.bufs, or -1
 	}
-	for i, b := range l.bufs {
-		l.scratch = sortEntries(b, l.scratch)
-		if _, err := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, l.kindName(i))), b); err != nil {
-			return fmt.Errorf("bulkload: spill: %w", err)
-		}
-		l.bufs[i] = b[:0]
+	jobs := make(chan job, len(l.cells)+len(l.bufs))
+	for i := range l.cells {
+		jobs <- job{cell: i, buf: -1}
+	}
+	for i := range l.bufs {
+		jobs <- job{cell: -1, buf: i}
+	}
+	close(jobs)
+	n := l.spillWorkers()
+	for len(l.scratches) < n {
+		l.scratches = append(l.scratches, nil)
+		l.cellScratches = append(l.cellScratches, nil)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			for j := range jobs {
+				if errs[w] != nil {
+					continue
+				}
+				if j.cell >= 0 {
+					c := &l.cells[j.cell]
+					l.cellScratches[w] = c.sort(l.cellScratches[w])
+					if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, cellKinds[j.cell])), c); err != nil {
+						errs[w] = fmt.Errorf("bulkload: spill: %w", err)
+					}
+					c.reset()
+					continue
+				}
+				b := l.bufs[j.buf]
+				l.scratches[w] = sortEntries(b, l.scratches[w])
+				if _, err := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, l.kindName(j.buf))), b); err != nil {
+					errs[w] = fmt.Errorf("bulkload: spill: %w", err)
+				}
+				l.bufs[j.buf] = b[:0]
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	l.cp.Runs++
 	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1)
@@ -1000,18 +1140,20 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	}
 	rb.pairs, rb.sets, rb.ours = pairs, sets, ours
 	if l.cp.FreshIndex {
-		muts, err := l.rowMutations(row, 64-p.PrefixBits, sets, ours, nil)
-		if err != nil {
-			return 0, 0, err
-		}
+		// The row is empty: its base sets go straight to the writer
+		// (what BaseSetMutations would put, without the mutations).
 		var written int64
-		for _, m := range muts {
-			if m.Kind != kvindex.Put {
-				return 0, 0, fmt.Errorf("bulkload: row %x of a fresh index: unexpected mutation kind %d", row, m.Kind)
+		for _, bs := range sets {
+			cells, err := kvindex.EncodeBaseSet(bs.residuals, 64-p.PrefixBits, l.maxCellBytes)
+			if err != nil {
+				return 0, 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
 			}
-			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-			if err := rb.w.Put(m.Row, m.Qualifier, m.Value); err != nil {
-				return 0, 0, err
+			for i, c := range cells {
+				q := kvindex.BaseQualifier(bs.bucket, i)
+				written += int64(len(row) + len(q) + len(c))
+				if err := rb.w.Put(row, q, c); err != nil {
+					return 0, 0, err
+				}
 			}
 		}
 		return n, written, nil
@@ -1157,14 +1299,16 @@ func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []ui
 // counters once. It returns the fingerprints carried by several of the
 // loaded documents (exact-duplicate groups) when a report is asked for.
 func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
-	ids, idDups, _, err := l.distinct(l.runPaths("ids"), false)
+	idc, err := l.idCount()
 	if err != nil {
 		return nil, err
 	}
-	fps, _, multi, err := l.distinct(l.runPaths("fps"), l.cfg.DedupPath != "")
-	if err != nil {
-		return nil, err
+	<-l.fpCountDone
+	if l.fpCount.err != nil {
+		return nil, l.fpCount.err
 	}
+	ids, idDups := idc.n, idc.repeats
+	fps, multi := l.fpCount.n, l.fpCount.repeated
 	l.sum.Documents, l.sum.DuplicateIDs, l.sum.Fingerprints = ids, idDups, fps
 	addDocs, addFPs := ids, fps
 	if l.plan != nil {
@@ -1194,9 +1338,39 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 	return multi, nil
 }
 
+// runCount is what distinct found over one kind of runs.
+type runCount struct {
+	n, repeats int64
+	repeated   []uint64
+	err        error
+}
+
+// idCount counts the distinct ids once per process: the plan and the
+// counters both need it.
+func (l *loader) idCount() (runCount, error) {
+	if !l.ids.done {
+		c := &l.ids.runCount
+		c.n, c.repeats, _, c.err = l.distinct(context.Background(), l.runPaths("ids"), false)
+		l.ids.done = true
+	}
+	return l.ids.runCount, l.ids.err
+}
+
+// startFPCount counts the distinct fingerprints on a goroutine that
+// overlaps the merge phase (it reads only the fps runs); phase3 waits for
+// it on fpCountDone. It stops early when ctx ends; run cancels and joins it.
+func (l *loader) startFPCount(ctx context.Context) {
+	l.fpCountDone = make(chan struct{})
+	go func() {
+		defer close(l.fpCountDone)
+		c := &l.fpCount
+		c.n, c.repeats, c.repeated, c.err = l.distinct(ctx, l.runPaths("fps"), l.cfg.DedupPath != "")
+	}()
+}
+
 // distinct counts distinct keys over runs, the repeats, and (when asked)
 // lists the keys that repeat.
-func (l *loader) distinct(paths []string, listRepeats bool) (n, repeats int64, repeated []uint64, err error) {
+func (l *loader) distinct(ctx context.Context, paths []string, listRepeats bool) (n, repeats int64, repeated []uint64, err error) {
 	m, err := newMerger(paths)
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("bulkload: %w", err)
@@ -1211,6 +1385,9 @@ func (l *loader) distinct(paths []string, listRepeats bool) (n, repeats int64, r
 		}
 		if !ok {
 			return n, repeats, repeated, nil
+		}
+		if (n+repeats)&(1<<16-1) == 0 && ctx.Err() != nil {
+			return 0, 0, nil, ctx.Err()
 		}
 		if first || e.key != prev {
 			n++

@@ -104,10 +104,11 @@ func (l *loader) ensurePlan(ctx context.Context) (*plan, error) {
 const getBatch = 1024
 
 func (l *loader) makePlan(ctx context.Context) (*plan, error) {
-	_, idDups, _, err := l.distinct(l.runPaths("ids"), false)
+	ids, err := l.idCount()
 	if err != nil {
 		return nil, err
 	}
+	idDups := ids.repeats
 	if l.cp.FreshDocs && idDups == 0 {
 		return nil, nil
 	}

@@ -1,41 +1,15 @@
 package bulkload
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 )
 
-// A sorted run is one spill of the in-memory buffer: entries sorted by
-// (key, aux), written to a file of the checkpoint directory. Layout
-// (version 1):
-//
-//	bytes 0..7   magic "SDXRUN01"
-//	uvarint      n, the number of entries
-//	n times      uvarint key - previous key (the first: the key itself)
-//	             uvarint aux
-//	4 bytes      CRC-32C (Castagnoli) of everything between the magic and
-//	             this trailer, big-endian
-//
-// Index runs (one per table) hold key = the fingerprint permuted for the
-// table (prefix in the high bits, residual in the low bits) and aux = the
-// time bucket; the id and fingerprint runs hold key = xxhash64(id) or the
-// fingerprint, aux = 0. Runs are written to a temporary name, synced and
-// renamed, so a run named in a checkpoint is complete.
-
-var runMagic = []byte("SDXRUN01")
-
-// ErrRun is wrapped by errors decoding a run file.
-var ErrRun = errors.New("bulkload: bad run file")
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// Entries are spilled as runs of entry records (runfile.go has the
+// format).
 
 type entry struct {
 	key uint64
@@ -53,11 +27,23 @@ func entryCmp(a, b entry) int {
 // and then the key bytes (each pass stable), skipping the byte positions
 // where every entry has the same byte (the high bytes of the bucket, and
 // the top bytes of keys when a spill holds one row range).
+//
+// Big buffers of well-spread keys (every spill of a large load: keys are
+// permuted fingerprints or hashes) take msdSortEntries instead: two passes
+// instead of nine or ten.
 func sortEntries(es []entry, scratch []entry) []entry {
 	if len(es) < 1<<10 {
 		slices.SortFunc(es, entryCmp)
 		return scratch
 	}
+	if len(es) >= msdMinEntries {
+		return msdSortEntries(es, scratch)
+	}
+	return lsdSortEntries(es, scratch)
+}
+
+// lsdSortEntries is the LSD radix sort of sortEntries.
+func lsdSortEntries(es []entry, scratch []entry) []entry {
 	if cap(scratch) < len(es) {
 		scratch = make([]entry, len(es))
 	}
@@ -115,204 +101,141 @@ func sortEntries(es []entry, scratch []entry) []entry {
 	return scratch
 }
 
+// msdMinEntries is the buffer size from which msdSortEntries is used: at
+// least a few entries per bucket of the key's top 16 bits.
+const msdMinEntries = 1 << 18
+
+// msdSortEntries sorts by (key, aux): one counting pass places the entries
+// by the key's top 16 bits into scratch, each of the 65,536 buckets is
+// sorted on its own (insertion sort for the handful of entries random keys
+// give it, the comparison sort for a crowded one, so clustered keys stay
+// O(n log n)), and the result is copied back.
+func msdSortEntries(es []entry, scratch []entry) []entry {
+	if cap(scratch) < len(es) {
+		scratch = make([]entry, len(es))
+	}
+	scratch = scratch[:len(es)]
+	pos := make([]int, 1<<16)
+	for i := range es {
+		pos[es[i].key>>48]++
+	}
+	start := 0
+	for b, n := range pos {
+		pos[b] = start
+		start += n
+	}
+	for i := range es {
+		b := es[i].key >> 48
+		scratch[pos[b]] = es[i]
+		pos[b]++
+	}
+	// pos[b] is now the end of bucket b.
+	start = 0
+	for _, end := range pos {
+		bucket := scratch[start:end]
+		if len(bucket) <= 32 {
+			for i := 1; i < len(bucket); i++ {
+				for j := i; j > 0 && entryCmp(bucket[j], bucket[j-1]) < 0; j-- {
+					bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+				}
+			}
+		} else {
+			slices.SortFunc(bucket, entryCmp)
+		}
+		start = end
+	}
+	copy(es, scratch)
+	return scratch
+}
+
 // writeRun writes sorted entries to path (via a temporary file, synced and
 // renamed).
 func writeRun(path string, es []entry) (int64, error) {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	w, err := createRun(path, kindEntries)
 	if err != nil {
 		return 0, err
 	}
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w := io.MultiWriter(bw, crc)
-	size := int64(len(runMagic))
-	fail := func(err error) (int64, error) {
-		return 0, errors.Join(err, f.Close(), os.Remove(tmp))
-	}
-	if _, err := bw.Write(runMagic); err != nil {
-		return fail(err)
-	}
-	var buf []byte
-	buf = binary.AppendUvarint(buf[:0], uint64(len(es)))
 	var prev uint64
-	for i, e := range es {
-		if len(buf) > 64<<10 {
-			if _, err := w.Write(buf); err != nil {
-				return fail(err)
-			}
-			size += int64(len(buf))
-			buf = buf[:0]
-		}
+	for _, e := range es {
 		d := e.key - prev
-		if i == 0 {
-			d = e.key
+		if w.m == 0 {
+			d = e.key // a block's first key is whole
 		}
-		buf = binary.AppendUvarint(buf, d)
-		buf = binary.AppendUvarint(buf, uint64(e.aux))
+		w.block = binary.AppendUvarint(w.block, d)
+		w.block = binary.AppendUvarint(w.block, uint64(e.aux))
 		prev = e.key
+		if err := w.endRecord(); err != nil {
+			return 0, w.abort(err)
+		}
 	}
-	if _, err := w.Write(buf); err != nil {
-		return fail(err)
-	}
-	size += int64(len(buf))
-	if err := binary.Write(bw, binary.BigEndian, crc.Sum32()); err != nil {
-		return fail(err)
-	}
-	size += 4
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return 0, errors.Join(err, os.Remove(tmp))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	return size, syncDir(filepath.Dir(path))
+	return w.finish()
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
-}
-
-// runReader streams the entries of one run. It decodes from a block
-// buffer and checksums whole blocks (not byte by byte), checks order while
-// reading and the checksum when the last entry has been read.
+// runReader streams the entries of one run, checking their order.
 type runReader struct {
-	name string
-	rd   io.Reader
-	buf  []byte // buf[pos:end] is read but not decoded
-	pos  int
-	end  int
-	eof  bool
-	crc  uint32 // of the bytes before buf[pos] (after the magic)
-	left uint64
-	prev uint64
-	cur  entry
-	// started is set once the first entry was read.
-	started bool
-	c       io.Closer
+	br      *blockReader
+	block   []byte // the current block's payload not yet decoded
+	left    int    // records left in block
+	first   bool   // the next record is its block's first
+	cur     entry
+	started bool // cur holds an entry
 }
-
-// runBlock is the read size; a refill keeps at least maxEntryBytes.
-const (
-	runBlock      = 1 << 20
-	maxEntryBytes = 2 * binary.MaxVarintLen64
-)
 
 func openRun(path string) (*runReader, error) {
-	f, err := os.Open(path)
+	br, err := openBlocks(path, kindEntries)
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRunReader(path, f)
-	if err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	r.c = f
-	return r, nil
+	return &runReader{br: br}, nil
 }
 
 func newRunReader(name string, rd io.Reader) (*runReader, error) {
-	r := &runReader{name: name, rd: rd, buf: make([]byte, runBlock+maxEntryBytes)}
-	magic := make([]byte, len(runMagic))
-	if _, err := io.ReadFull(rd, magic); err != nil || string(magic) != string(runMagic) {
-		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
-	}
-	if err := r.fill(); err != nil {
+	br, err := newBlockReader(name, rd, kindEntries)
+	if err != nil {
 		return nil, err
 	}
-	n, k := binary.Uvarint(r.buf[r.pos:r.end])
-	if k <= 0 {
-		return nil, fmt.Errorf("%w: %s: bad count", ErrRun, name)
-	}
-	r.pos += k
-	r.left = n
-	return r, nil
+	return &runReader{br: br}, nil
 }
 
-// fill checksums the decoded bytes, moves the rest to the front and reads
-// until the buffer holds at least maxEntryBytes + 4 bytes or the input
-// ends.
-func (r *runReader) fill() error {
-	r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
-	n := copy(r.buf, r.buf[r.pos:r.end])
-	r.pos, r.end = 0, n
-	for !r.eof && r.end < len(r.buf) {
-		m, err := r.rd.Read(r.buf[r.end:])
-		r.end += m
-		if err == io.EOF {
-			r.eof = true
-		} else if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrRun, r.name, err)
-		}
-		if r.end >= maxEntryBytes+4 && m == 0 {
-			break
-		}
-	}
-	return nil
-}
-
-// next advances to the next entry; ok is false at the end (after the
-// checksum was verified).
+// next advances to the next entry; ok is false at the end (after every
+// block's checksum and the record count were verified).
 func (r *runReader) next() (ok bool, err error) {
-	if r.end-r.pos < maxEntryBytes+4 && !r.eof {
-		if err := r.fill(); err != nil {
+	if r.left == 0 {
+		m, block, err := r.br.next()
+		if err != nil || m == 0 {
 			return false, err
 		}
+		r.block, r.left, r.first = block, m, true
 	}
-	if r.left == 0 {
-		r.crc = crc32.Update(r.crc, castagnoli, r.buf[:r.pos])
-		rest := r.buf[r.pos:r.end]
-		if len(rest) < 4 {
-			return false, fmt.Errorf("%w: %s: missing checksum", ErrRun, r.name)
-		}
-		if binary.BigEndian.Uint32(rest) != r.crc {
-			return false, fmt.Errorf("%w: %s: checksum mismatch", ErrRun, r.name)
-		}
-		if len(rest) > 4 {
-			return false, fmt.Errorf("%w: %s: trailing bytes", ErrRun, r.name)
-		}
-		r.pos = r.end
-		return false, nil
-	}
-	b := r.buf[r.pos:r.end]
-	d, k := binary.Uvarint(b)
+	d, k := binary.Uvarint(r.block)
 	if k <= 0 {
-		return false, fmt.Errorf("%w: %s: truncated entry", ErrRun, r.name)
+		return false, r.br.errorf("truncated entry")
 	}
-	aux, k2 := binary.Uvarint(b[k:])
+	aux, k2 := binary.Uvarint(r.block[k:])
 	if k2 <= 0 || aux > 1<<32-1 {
-		return false, fmt.Errorf("%w: %s: bad aux", ErrRun, r.name)
+		return false, r.br.errorf("bad aux")
 	}
-	r.pos += k + k2
-	key := r.prev + d
-	if key < r.prev {
-		return false, fmt.Errorf("%w: %s: key overflow", ErrRun, r.name)
+	r.block = r.block[k+k2:]
+	key := d
+	if !r.first {
+		key = r.cur.key + d
+		if key < r.cur.key {
+			return false, r.br.errorf("key overflow")
+		}
 	}
 	e := entry{key: key, aux: uint32(aux)}
-	if d == 0 && r.started && e.aux < r.cur.aux {
-		return false, fmt.Errorf("%w: %s: entries out of order", ErrRun, r.name)
+	if r.started && entryCmp(e, r.cur) < 0 {
+		return false, r.br.errorf("entries out of order")
 	}
-	r.cur, r.prev, r.started = e, key, true
 	r.left--
+	if r.left == 0 && len(r.block) != 0 {
+		return false, r.br.errorf("%d bytes after the block's records", len(r.block))
+	}
+	r.cur, r.started, r.first = e, true, false
 	return true, nil
 }
 
-func (r *runReader) close() error {
-	if r.c == nil {
-		return nil
-	}
-	return r.c.Close()
-}
+func (r *runReader) close() error { return r.br.close() }
 
 // merger is a k-way merge of runs in (key, aux) order: a binary heap of
 // the runs' current entries, hand-rolled (container/heap's interface calls

@@ -2,6 +2,7 @@ package bulkload
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,11 +18,18 @@ import (
 
 func TestSortEntries(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, n := range []int{0, 1, 100, 5000, 70000} {
+	// 300,000 entries take the MSD sort: with skewed keys (crowded top
+	// buckets) and with uniform ones.
+	for _, n := range []int{0, 1, 100, 5000, 70000, 300000, -300000} {
 		for _, sameAux := range []bool{true, false} {
+			uniform := n < 0
+			n := max(n, -n)
 			es := make([]entry, n)
 			for i := range es {
 				es[i] = entry{key: r.Uint64() >> uint(r.IntN(40)), aux: 7}
+				if uniform {
+					es[i].key = r.Uint64()
+				}
 				if !sameAux {
 					es[i].aux = uint32(r.IntN(3))
 				}
@@ -45,7 +53,7 @@ func TestRunRoundTrip(t *testing.T) {
 	var paths []string
 	var all []entry
 	for k := range 4 {
-		es := make([]entry, 1000*k) // includes an empty run
+		es := make([]entry, 15000*k) // an empty run, and runs of several blocks
 		for i := range es {
 			es[i] = entry{key: r.Uint64(), aux: uint32(r.IntN(4))}
 		}
@@ -84,6 +92,31 @@ func TestRunRoundTrip(t *testing.T) {
 	if err := drain(paths[1]); !errors.Is(err, ErrRun) {
 		t.Errorf("damaged run: %v, want ErrRun", err)
 	}
+	// A whole block cut out (at block boundaries, every remaining block
+	// checks out) is caught by the end block's count; a run of the other
+	// record kind is refused.
+	b, _ = os.ReadFile(paths[3])
+	var bounds []int
+	for pos := len(runMagic) + 1; ; {
+		m, k := binary.Uvarint(b[pos:])
+		n, k2 := binary.Uvarint(b[pos+k:])
+		if m == 0 {
+			break
+		}
+		bounds = append(bounds, pos)
+		pos += k + k2 + int(n) + 4
+	}
+	if len(bounds) < 3 {
+		t.Fatalf("run of %d blocks, want several", len(bounds))
+	}
+	cut := append(slices.Clone(b[:bounds[1]]), b[bounds[2]:]...)
+	os.WriteFile(paths[3], cut, 0o644)
+	if err := drain(paths[3]); !errors.Is(err, ErrRun) {
+		t.Errorf("run without its second block: %v, want ErrRun", err)
+	}
+	if _, err := openCellRun(paths[2]); !errors.Is(err, ErrRun) {
+		t.Errorf("an entry run opened as cells: %v, want ErrRun", err)
+	}
 }
 
 func drain(path string) error {
@@ -108,8 +141,10 @@ func FuzzRunReader(f *testing.F) {
 	writeRun(p, []entry{{1, 0}, {5, 2}, {5, 3}, {1 << 60, 1}})
 	seed, _ := os.ReadFile(p)
 	f.Add(seed)
-	f.Add([]byte("SDXRUN01"))
-	f.Add(append([]byte("SDXRUN01"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
+	f.Add(seed[:len(seed)-5])
+	f.Add([]byte("SDXRUN02e"))
+	f.Add(append([]byte("SDXRUN02e"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
+	f.Add(append([]byte("SDXRUN02e"), 2, 3, 1, 0, 5, 0, 0, 0, 0)) // a bad checksum
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := newRunReader("fuzz", bytes.NewReader(data))
 		if err != nil {
@@ -318,5 +353,29 @@ func TestParseFPLineMatchesReference(t *testing.T) {
 		if (gerr == nil) != (werr == nil) || (gerr == nil && (got.id != want.id || got.fp != want.fp || !got.at.Equal(want.at))) {
 			t.Fatalf("%q: fast %+v %v, reference %+v %v", line, got, gerr, want, werr)
 		}
+	}
+}
+
+// BenchmarkSortEntries sorts a spill-sized buffer of permuted
+// fingerprints (uniform keys, 13 time buckets) with each radix sort.
+func BenchmarkSortEntries(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	src := make([]entry, 1<<20)
+	for i := range src {
+		src[i] = entry{key: r.Uint64(), aux: 20000 + uint32(r.IntN(13))}
+	}
+	for _, sorter := range []struct {
+		name string
+		fn   func(es, scratch []entry) []entry
+	}{{"lsd", lsdSortEntries}, {"msd", msdSortEntries}} {
+		b.Run(sorter.name, func(b *testing.B) {
+			es := make([]entry, len(src))
+			var scratch []entry
+			for b.Loop() {
+				copy(es, src)
+				scratch = sorter.fn(es, scratch)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(src)), "ns/entry")
+		})
 	}
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The bulk loader's numbers of BENCHMARKS.md on the embedded store, in one
+# run (each measured once):
+#
+#   1. N precomputed fingerprints (scripts/bench/bulkload's generator: times
+#      over a year, 2% near-copies): wall time, CPU (user + sys) and CPU per
+#      fingerprint, peak RSS against --memory, bytes per fingerprint per
+#      table, and sampled lookups checked against brute force
+#      (scripts/bench/indexcheck);
+#   2. compaction of that index after N/9 online-style inserts (delta cells),
+#      so that 10% of the fingerprints are deltas (scripts/bench/compaction):
+#      time and bytes before/after;
+#   3. D ~1 KB text documents, half Chinese, half English: docs/s and the
+#      share of the CPU profile spent fingerprinting.
+#
+#   scripts/bench/bulkload.sh [N] [D] [MEMORY]   (defaults 10000000, 1000000, 1GiB)
+#
+# Work files (inputs, stores, profiles) go to SIMDEX_BENCH_DIR (default
+# /tmp/simdex-bulkbench); the output also goes to
+# scripts/bench/out/bulkload-<time>.txt (gitignored). The machine's load
+# average is printed before and after each step: on a shared machine CPU per
+# fingerprint is the figure that compares across runs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+n="${1:-10000000}"
+d="${2:-1000000}"
+mem="${3:-1GiB}"
+work="${SIMDEX_BENCH_DIR:-/tmp/simdex-bulkbench}"
+mkdir -p "$work" scripts/bench/out
+out="scripts/bench/out/bulkload-$(date -u +%Y%m%dT%H%M%SZ).txt"
+exec > >(tee "$out") 2>&1
+
+go build -o "$work/bulkload" ./cmd/bulkload
+go build -o "$work/gen" ./scripts/bench/bulkload
+go build -o "$work/indexcheck" ./scripts/bench/indexcheck
+go build -o "$work/compaction" ./scripts/bench/compaction
+fps="$work/fp$n.csv"
+docs="$work/docs$d.jsonl"
+[ -s "$fps" ] || "$work/gen" -n "$n" -kind fp >"$fps"
+[ -s "$docs" ] || "$work/gen" -n "$d" -kind docs >"$docs"
+tm() { /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB peak RSS" "$@"; }
+
+echo "== $n precomputed fingerprints, --memory $mem ($(nproc) cores; $(uptime))"
+rm -rf "$work/dfp" "$work/dfp.bulkload"
+tm "$work/bulkload" --data-dir "$work/dfp" --memory "$mem" --progress none --cpuprofile "$work/fp.prof" "$fps"
+"$work/indexcheck" -data-dir "$work/dfp" -input "$fps" -queries 100
+echo "(load after: $(uptime))"
+
+echo "== compaction with $((n / 9)) delta documents ($(uptime))"
+tm "$work/compaction" -data-dir "$work/dfp" -deltas $((n / 9)) | grep -v level=INFO
+echo "(load after: $(uptime))"
+
+echo "== $d text documents ($(uptime))"
+rm -rf "$work/ddocs" "$work/ddocs.bulkload"
+tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --cpuprofile "$work/docs.prof" "$docs"
+go tool pprof -top -cum "$work/bulkload" "$work/docs.prof" 2>/dev/null |
+	grep -E 'Total samples|fingerprint\.\(\*Fingerprinter\)\.Fingerprint$|processBatch.func1$' || true
+echo "(load after: $(uptime))"
