@@ -75,20 +75,7 @@ func RepoRoot(t testing.TB) string {
 // when HBase is not installed locally (scripts/hbase/install.sh).
 func Peer(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
-	root := RepoRoot(t)
-	home := os.Getenv("SIMDEX_HBASE_HOME")
-	if home == "" {
-		home = filepath.Join(root, ".hbase")
-	}
-	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
-		msg := "hbasetest: the Java reference peer needs HBase installed (scripts/hbase/install.sh): " + err.Error()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.Command(filepath.Join(root, "scripts", "hbase", "peer.sh"), args...)
-	cmd.Env = append(os.Environ(), "SIMDEX_HBASE_HOME="+home)
+	cmd := installedTool(t, "the Java reference peer", "peer.sh", args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -96,6 +83,29 @@ func Peer(t testing.TB, stdin string, args ...string) string {
 		t.Fatalf("hbasetest: peer %v: %v\n%s", args, err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// installedTool returns the command that runs scripts/hbase/<script> with
+// args against the locally installed HBase (SIMDEX_HBASE_HOME, default
+// <repo>/.hbase). Without an installation the test skips, or fails under CI,
+// naming what needed it.
+func installedTool(t testing.TB, what, script string, args ...string) *exec.Cmd {
+	t.Helper()
+	root := RepoRoot(t)
+	home := os.Getenv("SIMDEX_HBASE_HOME")
+	if home == "" {
+		home = filepath.Join(root, ".hbase")
+	}
+	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+		msg := "hbasetest: " + what + " needs HBase installed (scripts/hbase/install.sh): " + err.Error()
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "hbase", script), args...)
+	cmd.Env = append(os.Environ(), "SIMDEX_HBASE_HOME="+home)
+	return cmd
 }
 
 // Instance is a private HBase that one test starts for itself (to restart
