@@ -410,22 +410,43 @@ func (s *Service) Filter(ctx context.Context, req FilterRequest) (FilterResult, 
 // has seen (ReasonNear). All users' rows are read in one multi-get, and
 // document fingerprints in one more.
 func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]FilterResult, error) {
-	if err := s.checkUsers(len(reqs)); err != nil {
+	out := make([]FilterResult, len(reqs))
+	if err := s.filter(ctx, reqs, out, false); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// FilterInto is Filter writing its answer into *res, reusing the memory of
+// res.Kept, res.Dropped and res.UnknownDocs (their contents are replaced),
+// for callers that pool answers: a server filtering hundreds of lists a
+// second. On error *res is unspecified.
+func (s *Service) FilterInto(ctx context.Context, req FilterRequest, res *FilterResult) error {
+	out := [1]FilterResult{*res}
+	err := s.filter(ctx, []FilterRequest{req}, out[:], true)
+	*res = out[0]
+	return err
+}
+
+// filter answers reqs into out (len(out) == len(reqs)); reuse keeps the
+// memory of out's slices, else each answer is allocated at its size.
+func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []FilterResult, reuse bool) error {
+	if err := s.checkUsers(len(reqs)); err != nil {
+		return err
 	}
 	users := make([]string, len(reqs))
 	near := false
 	var docIDs []string
 	for i, r := range reqs {
 		if err := s.checkList(r.User, len(r.Candidates)); err != nil {
-			return nil, err
+			return err
 		}
 		if r.Near && (r.K < 0 || r.K > s.cfg.MaxK) {
-			return nil, fmt.Errorf("%w: k=%d, want 0..%d", ErrBadK, r.K, s.cfg.MaxK)
+			return fmt.Errorf("%w: k=%d, want 0..%d", ErrBadK, r.K, s.cfg.MaxK)
 		}
 		for _, c := range r.Candidates {
 			if err := checkID(c.ID, false); err != nil {
-				return nil, err
+				return err
 			}
 			if r.Near && c.DocID != "" && !c.HasFingerprint {
 				docIDs = append(docIDs, c.DocID)
@@ -436,16 +457,15 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 	}
 	views, err := s.read(ctx, users, near)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer releaseViews(views)
 	fps, err := s.lookupDocs(ctx, docIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]FilterResult, len(reqs))
 	var hs hasher
-	var isSeen []bool // per candidate of the request at hand
+	sc := views[0].sc // its isSeen buffer serves every request in turn
 	for i, r := range reqs {
 		v := &views[i]
 		var nix *nearIndex
@@ -455,7 +475,8 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 		// Look every id up first (hashing each once) so that Kept and
 		// Dropped are allocated at their size: growing Dropped by append
 		// was the largest allocation of a filter.
-		isSeen = slices.Grow(isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
+		isSeen := slices.Grow(sc.isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
+		sc.isSeen = isSeen
 		nSeen := 0
 		for j, c := range r.Candidates {
 			isSeen[j] = v.has(hs.hash(r.User, c.ID, s.cfg.HashBits))
@@ -463,9 +484,16 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 				nSeen++
 			}
 		}
-		res := FilterResult{Kept: make([]string, 0, len(r.Candidates)-nSeen)}
-		if nSeen > 0 {
-			res.Dropped = make([]Dropped, 0, nSeen)
+		res := &out[i]
+		if reuse {
+			res.Kept = slices.Grow(res.Kept[:0], len(r.Candidates)-nSeen)
+			res.Dropped = slices.Grow(res.Dropped[:0], nSeen)
+			res.UnknownDocs = res.UnknownDocs[:0]
+		} else {
+			*res = FilterResult{Kept: make([]string, 0, len(r.Candidates)-nSeen)}
+			if nSeen > 0 {
+				res.Dropped = make([]Dropped, 0, nSeen)
+			}
 		}
 		for j, c := range r.Candidates {
 			if isSeen[j] {
@@ -506,9 +534,8 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 		}
 		s.metrics.droppedSeen.Add(float64(len(res.Dropped) - nearN))
 		s.metrics.droppedNear.Add(float64(nearN))
-		out[i] = res
 	}
-	return out, nil
+	return nil
 }
 
 func (s *Service) checkUsers(n int) error {

@@ -58,6 +58,7 @@ type scratch struct {
 	base   []uint64 // folded hashes of the live buckets, in cell order
 	deltas []uint64 // delta hashes of the live buckets
 	tombs  []uint64 // tombstoned hashes, sorted
+	isSeen []bool   // a filter's per-candidate answers
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -69,7 +70,7 @@ const maxPooledHashes = 1 << 16
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
 func (sc *scratch) put() {
-	if cap(sc.base) > maxPooledHashes || cap(sc.deltas) > maxPooledHashes || cap(sc.tombs) > maxPooledHashes || len(sc.set.slots) > 4*maxPooledHashes {
+	if cap(sc.base) > maxPooledHashes || cap(sc.deltas) > maxPooledHashes || cap(sc.tombs) > maxPooledHashes || cap(sc.isSeen) > maxPooledHashes || len(sc.set.slots) > 4*maxPooledHashes {
 		return
 	}
 	scratchPool.Put(sc)
