@@ -63,7 +63,7 @@ func (p *seenParser) aliasStr() (string, bool) {
 		return "", false
 	}
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
+	for j := plainRun(p.b, start); j < len(p.b); j++ {
 		switch c := p.b[j]; {
 		case c == '"':
 			p.i = j + 1
