@@ -52,14 +52,15 @@ type filterRun struct {
 // carried ~client work REST's did not.)
 
 // measureREST runs a warm-up and a measured pass of POST
-// /v1/users/{user}/seen/filter against the server child.
-func measureREST(child *exec.Cmd, base string, qs []query) filterRun {
+// /v1/users/{user}/seen/<route> ("filter" or "check") against the server
+// child, with the plain-ids body.
+func measureREST(child *exec.Cmd, base, route string, qs []query) filterRun {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	bodies := make([][]byte, len(qs))
 	urls := make([]string, len(qs))
 	for i, q := range qs {
-		bodies[i], _ = json.Marshal(map[string]any{"ids": q.ids}) // the plain-ids form
-		urls[i] = base + "/v1/users/" + q.user + "/seen/filter"
+		bodies[i], _ = json.Marshal(map[string]any{"ids": q.ids})
+		urls[i] = base + "/v1/users/" + q.user + "/seen/" + route
 	}
 	answers := make([][]byte, len(qs))
 	var run filterRun
@@ -77,7 +78,7 @@ func measureREST(child *exec.Cmd, base string, qs []query) filterRun {
 			resp.Body.Close()
 			el := time.Since(t)
 			if err != nil || resp.StatusCode != 200 {
-				log.Fatalf("REST filter: %d %v", resp.StatusCode, err)
+				log.Fatalf("REST %s: %d %v", route, resp.StatusCode, err)
 			}
 			answers[i] = buf.Bytes()
 			run.lat = append(run.lat, el)
@@ -85,40 +86,71 @@ func measureREST(child *exec.Cmd, base string, qs []query) filterRun {
 		run.clientCPU, run.serverCPU = processCPU()-cpu0, childCPU(child.Process.Pid)-srv0
 	}
 	for i, q := range qs {
-		var fr struct {
-			User    string   `json:"user"`
-			Kept    []string `json:"kept"`
-			Dropped []struct {
-				Index  int    `json:"index"`
-				ID     string `json:"id"`
-				Reason string `json:"reason"`
-			} `json:"dropped"`
+		var got []bool
+		if route == "check" {
+			got = checkAnswer(answers[i], q)
+		} else {
+			got = filterAnswer(answers[i], q)
 		}
-		if err := json.Unmarshal(answers[i], &fr); err != nil {
-			log.Fatal(err)
-		}
-		got := make([]bool, len(q.ids))
-		for _, d := range fr.Dropped {
-			if d.Index < 0 || d.Index >= len(q.ids) || q.ids[d.Index] != d.ID || d.Reason != seen.ReasonSeen {
-				log.Fatalf("REST filter answered a bad drop %+v", d)
-			}
-			got[d.Index] = true
-		}
-		k := 0
-		for j, id := range q.ids {
-			if !got[j] {
-				if k >= len(fr.Kept) || fr.Kept[k] != id {
-					run.mismatches++
-					continue
-				}
-				k++
-			}
-			if got[j] != q.seen[j] {
+		for j := range q.ids {
+			if got == nil || got[j] != q.seen[j] {
 				run.mismatches++
 			}
 		}
 	}
 	return run
+}
+
+// checkAnswer decodes a check answer ({"user", "seen": [bools]}).
+func checkAnswer(raw []byte, q query) []bool {
+	var cr struct {
+		User string `json:"user"`
+		Seen []bool `json:"seen"`
+	}
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		log.Fatal(err)
+	}
+	if cr.User != q.user || len(cr.Seen) != len(q.ids) {
+		log.Fatalf("REST check answered %d flags for user %q", len(cr.Seen), cr.User)
+	}
+	return cr.Seen
+}
+
+// filterAnswer decodes a filter answer into a seen flag per candidate;
+// nil when kept and dropped do not partition the candidates in order.
+func filterAnswer(raw []byte, q query) []bool {
+	var fr struct {
+		User    string   `json:"user"`
+		Kept    []string `json:"kept"`
+		Dropped []struct {
+			Index  int    `json:"index"`
+			ID     string `json:"id"`
+			Reason string `json:"reason"`
+		} `json:"dropped"`
+	}
+	if err := json.Unmarshal(raw, &fr); err != nil {
+		log.Fatal(err)
+	}
+	got := make([]bool, len(q.ids))
+	for _, d := range fr.Dropped {
+		if d.Index < 0 || d.Index >= len(q.ids) || q.ids[d.Index] != d.ID || d.Reason != seen.ReasonSeen {
+			return nil
+		}
+		got[d.Index] = true
+	}
+	k := 0
+	for j, id := range q.ids {
+		if !got[j] {
+			if k >= len(fr.Kept) || fr.Kept[k] != id {
+				return nil
+			}
+			k++
+		}
+	}
+	if fr.User != q.user || k != len(fr.Kept) {
+		return nil
+	}
+	return got
 }
 
 // measureRedis runs a warm-up and a measured pass of SMISMEMBER with the
