@@ -486,6 +486,9 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 		}
 		res := &out[i]
 		if reuse {
+			if res.Kept == nil {
+				res.Kept = []string{} // never nil, as FilterBatch's: "kept": [] not null
+			}
 			res.Kept = slices.Grow(res.Kept[:0], len(r.Candidates)-nSeen)
 			res.Dropped = slices.Grow(res.Dropped[:0], nSeen)
 			res.UnknownDocs = res.UnknownDocs[:0]

@@ -2,6 +2,7 @@ package seen
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,6 +84,36 @@ func TestPlainIDAgreesWithCheckID(t *testing.T) {
 	for c := 0x20; c < 0x7f; c++ {
 		if id := "a" + string(rune(c)); !plainID(id, false) {
 			t.Errorf("plainID refuses the printable id %q", id)
+		}
+	}
+}
+
+// TestFilterIntoMatchesFilter: FilterInto answers what Filter answers,
+// into a fresh or reused answer, with Kept an empty list (never nil)
+// when every candidate is seen, as Filter's (the server writes "kept": []).
+func TestFilterIntoMatchesFilter(t *testing.T) {
+	s := openService(t, openPebble(t), Config{})
+	if _, err := s.Mark(bg, "u", []Mark{{ID: "a"}, {ID: "b"}, {ID: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	var reused FilterResult
+	for _, ids := range [][]string{{"a", "b"}, {"x", "a", "y", "c", "z"}, {"c"}, {"q"}, {"b", "a"}} {
+		req := FilterRequest{User: "u"}
+		for _, id := range ids {
+			req.Candidates = append(req.Candidates, Candidate{ID: id})
+		}
+		want, err := s.Filter(bg, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fresh FilterResult
+		for _, got := range []*FilterResult{&fresh, &reused} {
+			if err := s.FilterInto(bg, req, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Kept == nil || !slices.Equal(got.Kept, want.Kept) || !slices.Equal(got.Dropped, want.Dropped) || len(got.UnknownDocs) != 0 {
+				t.Fatalf("%q: FilterInto %+v (kept nil: %v), Filter %+v", ids, *got, got.Kept == nil, want)
+			}
 		}
 	}
 }

@@ -34,12 +34,15 @@ func TestSeenFilterPooledAnswers(t *testing.T) {
 			t.Fatalf("mark %s: %d %s", user, r.status, r.body)
 		}
 	}
-	for round := range 12 {
+	for round := range 14 {
 		user := users[round%2]
 		n := []int{1000, 7, 500, 1}[round%4]
 		ids := make([]string, n)
 		for k := range ids {
 			ids[k] = fmt.Sprintf("item-%04d", (k*7+round)%1000)
+		}
+		if round >= 12 { // every candidate seen: "kept" is [], not null
+			ids = []string{"item-0000", "item-0006"}
 		}
 		ids = slices.Compact(ids)
 		body, _ := json.Marshal(map[string]any{"ids": ids})
@@ -54,6 +57,9 @@ func TestSeenFilterPooledAnswers(t *testing.T) {
 		}
 		if resp.ContentLength != int64(len(raw)) || len(resp.TransferEncoding) != 0 {
 			t.Fatalf("round %d: Content-Length %d, transfer encoding %q, body of %d bytes", round, resp.ContentLength, resp.TransferEncoding, len(raw))
+		}
+		if round >= 12 && !bytes.Contains(raw, []byte(`"kept":[]`)) {
+			t.Fatalf("round %d: all seen, want \"kept\":[]: %s", round, raw)
 		}
 		var got seenFilterResponse
 		if err := json.Unmarshal(raw, &got); err != nil {
