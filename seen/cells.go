@@ -237,6 +237,9 @@ func decodeFPSet(dst []fpPair, v []byte, hashBits int) ([]fpPair, error) {
 // MaxIDBytes bytes of UTF-8 without control characters; user ids also
 // without '/', since they are one URL path segment.
 func checkID(id string, user bool) error {
+	if plainID(id, user) {
+		return nil
+	}
 	sentinel, what := ErrBadItem, "item id"
 	if user {
 		sentinel, what = ErrBadUser, "user id"
@@ -254,6 +257,22 @@ func checkID(id string, user bool) error {
 		return fmt.Errorf("%w: user id %q holds '/'", sentinel, id)
 	}
 	return nil
+}
+
+// plainID reports whether id is 1..MaxIDBytes bytes of printable ASCII
+// (without '/' for a user): such an id passes every check of checkID, in
+// one pass over its bytes instead of a UTF-8 pass and a control-character
+// pass (checking the 500 candidate ids was ~10% of a filter's CPU).
+func plainID(id string, user bool) bool {
+	if len(id) == 0 || len(id) > MaxIDBytes {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // corrupt names the cell of a decoding failure (kvindex.ErrCorrupt).

@@ -105,6 +105,7 @@ func runOracle(t *testing.T, s *Service, clock *fakeClock, seed uint64, steps in
 		}
 		return uint32(lo)
 	}
+	var reused FilterResult
 	for step := range steps {
 		now := clock.Now()
 		lo := specLo(now)
@@ -148,7 +149,16 @@ func runOracle(t *testing.T, s *Service, clock *fakeClock, seed uint64, steps in
 				}
 				cands = append(cands, c)
 			}
-			res, err := s.Filter(bg, FilterRequest{User: user, Candidates: cands, Near: true, K: k})
+			// Every other filter reuses one answer's memory (FilterInto,
+			// as the server does): no stale entry may survive.
+			var res FilterResult
+			var err error
+			if step%2 == 0 {
+				err = s.FilterInto(bg, FilterRequest{User: user, Candidates: cands, Near: true, K: k}, &reused)
+				res = reused
+			} else {
+				res, err = s.Filter(bg, FilterRequest{User: user, Candidates: cands, Near: true, K: k})
+			}
 			if err != nil {
 				t.Fatalf("step %d filter: %v", step, err)
 			}

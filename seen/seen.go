@@ -29,7 +29,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -383,6 +382,7 @@ func (s *Service) CheckBatch(ctx context.Context, reqs []CheckRequest) ([][]bool
 	if err != nil {
 		return nil, err
 	}
+	defer releaseViews(views)
 	out := make([][]bool, len(reqs))
 	var hs hasher
 	for i, r := range reqs {
@@ -410,22 +410,43 @@ func (s *Service) Filter(ctx context.Context, req FilterRequest) (FilterResult, 
 // has seen (ReasonNear). All users' rows are read in one multi-get, and
 // document fingerprints in one more.
 func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]FilterResult, error) {
-	if err := s.checkUsers(len(reqs)); err != nil {
+	out := make([]FilterResult, len(reqs))
+	if err := s.filter(ctx, reqs, out, false); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// FilterInto is Filter writing its answer into *res, reusing the memory of
+// res.Kept, res.Dropped and res.UnknownDocs (their contents are replaced),
+// for callers that pool answers: a server filtering hundreds of lists a
+// second. On error *res is unspecified.
+func (s *Service) FilterInto(ctx context.Context, req FilterRequest, res *FilterResult) error {
+	out := [1]FilterResult{*res}
+	err := s.filter(ctx, []FilterRequest{req}, out[:], true)
+	*res = out[0]
+	return err
+}
+
+// filter answers reqs into out (len(out) == len(reqs)); reuse keeps the
+// memory of out's slices, else each answer is allocated at its size.
+func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []FilterResult, reuse bool) error {
+	if err := s.checkUsers(len(reqs)); err != nil {
+		return err
 	}
 	users := make([]string, len(reqs))
 	near := false
 	var docIDs []string
 	for i, r := range reqs {
 		if err := s.checkList(r.User, len(r.Candidates)); err != nil {
-			return nil, err
+			return err
 		}
 		if r.Near && (r.K < 0 || r.K > s.cfg.MaxK) {
-			return nil, fmt.Errorf("%w: k=%d, want 0..%d", ErrBadK, r.K, s.cfg.MaxK)
+			return fmt.Errorf("%w: k=%d, want 0..%d", ErrBadK, r.K, s.cfg.MaxK)
 		}
 		for _, c := range r.Candidates {
 			if err := checkID(c.ID, false); err != nil {
-				return nil, err
+				return err
 			}
 			if r.Near && c.DocID != "" && !c.HasFingerprint {
 				docIDs = append(docIDs, c.DocID)
@@ -436,15 +457,15 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 	}
 	views, err := s.read(ctx, users, near)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer releaseViews(views)
 	fps, err := s.lookupDocs(ctx, docIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]FilterResult, len(reqs))
 	var hs hasher
-	var isSeen []bool // per candidate of the request at hand
+	sc := views[0].sc // its isSeen buffer serves every request in turn
 	for i, r := range reqs {
 		v := &views[i]
 		var nix *nearIndex
@@ -454,7 +475,8 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 		// Look every id up first (hashing each once) so that Kept and
 		// Dropped are allocated at their size: growing Dropped by append
 		// was the largest allocation of a filter.
-		isSeen = slices.Grow(isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
+		isSeen := slices.Grow(sc.isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
+		sc.isSeen = isSeen
 		nSeen := 0
 		for j, c := range r.Candidates {
 			isSeen[j] = v.has(hs.hash(r.User, c.ID, s.cfg.HashBits))
@@ -462,9 +484,19 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 				nSeen++
 			}
 		}
-		res := FilterResult{Kept: make([]string, 0, len(r.Candidates)-nSeen)}
-		if nSeen > 0 {
-			res.Dropped = make([]Dropped, 0, nSeen)
+		res := &out[i]
+		if reuse {
+			if res.Kept == nil {
+				res.Kept = []string{} // never nil, as FilterBatch's: "kept": [] not null
+			}
+			res.Kept = slices.Grow(res.Kept[:0], len(r.Candidates)-nSeen)
+			res.Dropped = slices.Grow(res.Dropped[:0], nSeen)
+			res.UnknownDocs = res.UnknownDocs[:0]
+		} else {
+			*res = FilterResult{Kept: make([]string, 0, len(r.Candidates)-nSeen)}
+			if nSeen > 0 {
+				res.Dropped = make([]Dropped, 0, nSeen)
+			}
 		}
 		for j, c := range r.Candidates {
 			if isSeen[j] {
@@ -505,9 +537,8 @@ func (s *Service) FilterBatch(ctx context.Context, reqs []FilterRequest) ([]Filt
 		}
 		s.metrics.droppedSeen.Add(float64(len(res.Dropped) - nearN))
 		s.metrics.droppedNear.Add(float64(nearN))
-		out[i] = res
 	}
-	return out, nil
+	return nil
 }
 
 func (s *Service) checkUsers(n int) error {
@@ -550,124 +581,18 @@ func (s *Service) read(ctx context.Context, users []string, withFPs bool) ([]vie
 	views := make([]view, len(rows))
 	for i, r := range rows {
 		if views[i], err = decodeRow(r, lo, s.cfg.HashBits, withFPs); err != nil {
+			releaseViews(views[:i])
 			return nil, err
 		}
 	}
 	return views, nil
 }
 
-// view is the live content of one user's row.
-type view struct {
-	hashes []uint64 // sorted, distinct
-	fps    []uint64 // fingerprints of live items (unordered, may repeat)
-}
-
-func (v *view) has(h uint64) bool {
-	_, ok := slices.BinarySearch(v.hashes, h)
-	return ok
-}
-
-// nearest returns the smallest distance <= k from fp to a seen
-// fingerprint, or -1.
-func (v *view) nearest(fp uint64, k int) int {
-	best := -1
-	for _, s := range v.fps {
-		if d := bits.OnesCount64(s ^ fp); d <= k && (best < 0 || d < best) {
-			best = d
-			if d == 0 {
-				break
-			}
-		}
+// releaseViews returns the views' memory to the pool.
+func releaseViews(views []view) {
+	for i := range views {
+		views[i].release()
 	}
-	return best
-}
-
-// decodeRow returns the live view of a row: buckets >= lo; folded hashes
-// minus tombstones, plus deltas.
-func decodeRow(r kvindex.Row, lo uint32, hashBits int, withFPs bool) (view, error) {
-	var (
-		v          view
-		tombs      []uint64
-		deltas     []uint64
-		fpDeltas   []fpPair
-		baseFPs    []fpPair
-		baseHashes []uint64
-		err        error
-	)
-	for _, c := range r.Cells {
-		if len(c.Qualifier) > 0 && c.Qualifier[0] == qualTomb {
-			q, err := parseQualifier(c.Qualifier, hashBits)
-			if err != nil {
-				return view{}, corrupt(r.Key, c.Qualifier, err)
-			}
-			tombs = append(tombs, q.hash)
-		}
-	}
-	slices.Sort(tombs)
-	// Folded hashes take about 4-5 bytes each (Rice-coded gaps): size the
-	// slice once.
-	size := 0
-	for _, c := range r.Cells {
-		size += len(c.Value)
-	}
-	baseHashes = make([]uint64, 0, size/3+8)
-	for _, c := range r.Cells {
-		q, perr := parseQualifier(c.Qualifier, hashBits)
-		if perr != nil {
-			return view{}, corrupt(r.Key, c.Qualifier, perr)
-		}
-		if q.kind == qualTomb || q.bucket < lo {
-			continue
-		}
-		switch q.kind {
-		case qualBase:
-			if baseHashes, err = kvindex.DecodeBaseSet(baseHashes, c.Value, hashBits); err != nil {
-				return view{}, corrupt(r.Key, c.Qualifier, err)
-			}
-		case qualFPs:
-			if !withFPs {
-				continue
-			}
-			if baseFPs, err = decodeFPSet(baseFPs, c.Value, hashBits); err != nil {
-				return view{}, corrupt(r.Key, c.Qualifier, err)
-			}
-		case qualDelta:
-			deltas = append(deltas, q.hash)
-		case qualFPDel:
-			if len(c.Value) != 8 {
-				return view{}, corrupt(r.Key, c.Qualifier, fmt.Errorf("%w: fingerprint delta of %d bytes, want 8", errCell, len(c.Value)))
-			}
-			if withFPs {
-				fpDeltas = append(fpDeltas, fpPair{hash: q.hash, fp: binary.BigEndian.Uint64(c.Value)})
-			}
-		}
-	}
-	if len(tombs) > 0 {
-		baseHashes = slices.DeleteFunc(baseHashes, func(h uint64) bool { return inSorted(tombs, h) })
-		baseFPs = slices.DeleteFunc(baseFPs, func(p fpPair) bool { return inSorted(tombs, p.hash) })
-	}
-	v.hashes = append(baseHashes, deltas...)
-	slices.Sort(v.hashes)
-	v.hashes = slices.Compact(v.hashes)
-	if withFPs {
-		v.fps = make([]uint64, 0, len(baseFPs)+len(fpDeltas))
-		for _, p := range baseFPs {
-			v.fps = append(v.fps, p.fp)
-		}
-		for _, p := range fpDeltas {
-			// A fingerprint delta whose mark was deleted (its 'd' cell is
-			// gone) does not count.
-			if _, ok := slices.BinarySearch(v.hashes, p.hash); ok {
-				v.fps = append(v.fps, p.fp)
-			}
-		}
-	}
-	return v, nil
-}
-
-func inSorted(s []uint64, h uint64) bool {
-	_, ok := slices.BinarySearch(s, h)
-	return ok
 }
 
 // docFP is a document's fingerprint.

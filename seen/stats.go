@@ -46,7 +46,8 @@ func (s *Service) Stats(ctx context.Context, top int) (Stats, error) {
 		if err != nil {
 			return err
 		}
-		u := UserStats{User: user, Items: int64(len(v.hashes))}
+		u := UserStats{User: user, Items: int64(v.items())}
+		v.release()
 		for _, c := range r.Cells {
 			u.Bytes += int64(len(r.Key) + len(c.Qualifier) + len(c.Value))
 			switch c.Qualifier[0] {

@@ -136,7 +136,7 @@ const hexDigits = "0123456789abcdef"
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0 // s[start:i] is pending, to be copied as is
-	for i := 0; i < len(s); {
+	for i := safeRun(s, 0); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if jsonSafe[c] {

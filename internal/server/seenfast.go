@@ -38,6 +38,9 @@ type seenParser struct {
 	// fps backs the fingerprints of candidates, a chunk at a time, so a
 	// candidate with a fingerprint costs no allocation of its own.
 	fps []fingerprint.Fingerprint
+	// ids, when its capacity covers hint, backs the first id list (a
+	// pooled buffer of the single-user filter handler).
+	ids []string
 }
 
 func newSeenParser(body []byte, single bool) (seenParser, bool) {
@@ -60,7 +63,7 @@ func (p *seenParser) aliasStr() (string, bool) {
 		return "", false
 	}
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
+	for j := plainRun(p.b, start); j < len(p.b); j++ {
 		switch c := p.b[j]; {
 		case c == '"':
 			p.i = j + 1
@@ -115,8 +118,13 @@ func (p *seenParser) key() ([]byte, bool) {
 }
 
 func (p *seenParser) strList() ([]string, bool) {
-	out := make([]string, 0, p.hint) // [] is an empty list, not nil, as for encoding/json
-	p.hint = 0
+	var out []string
+	if p.ids != nil && cap(p.ids) >= p.hint {
+		out = p.ids[:0]
+	} else {
+		out = make([]string, 0, p.hint) // [] is an empty list, not nil, as for encoding/json
+	}
+	p.hint, p.ids = 0, nil
 	more, ok := p.open('[')
 	for ; ok && more; more, ok = p.next(']') {
 		var s string
@@ -261,6 +269,18 @@ func fastSeenFilter(body []byte, req *seenFilterRequest) bool {
 	if !ok {
 		return false
 	}
+	p.ws()
+	return p.filterFields(req, nil) && p.end()
+}
+
+// fastSeenFilterBuf is fastSeenFilter decoding an ids list into ids'
+// memory when its capacity is enough (ids must not be nil then).
+func fastSeenFilterBuf(body []byte, req *seenFilterRequest, ids []string) bool {
+	p, ok := newSeenParser(body, true)
+	if !ok {
+		return false
+	}
+	p.ids = ids
 	p.ws()
 	return p.filterFields(req, nil) && p.end()
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/simdex/simdex/seen"
 )
 
-// seenForms are the four seen read bodies with a fast decoder: each
+// seenForms are the four seen read bodies with a fast decoder (the
+// single-user filter twice: fresh and into a pooled list): each
 // decodes body with the fast path (reporting whether it took it) and with
 // decodeBytes, the definition of the API.
 var seenForms = []struct {
@@ -23,6 +24,14 @@ var seenForms = []struct {
 }{
 	{"filter",
 		func(b []byte) (any, bool) { var r seenFilterRequest; ok := fastSeenFilter(b, &r); return r, ok },
+		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
+	{"filter-pooled", // as the handler decodes: into a stale pooled id list
+		func(b []byte) (any, bool) {
+			var r seenFilterRequest
+			pooled := append(make([]string, 0, 1024), "stale", "", "ids")
+			ok := fastSeenFilterBuf(b, &r, pooled)
+			return r, ok
+		},
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
 	{"check",
 		func(b []byte) (any, bool) { var r seenCheckRequest; ok := fastSeenCheck(b, &r); return r, ok },

@@ -7,21 +7,21 @@
 //   - size: bytes per seen item on disk after a fold and a full Pebble
 //     compaction, against Redis' used_memory per item;
 //   - filter: 500 candidates (half seen) for one random user: p50/p99 at
-//     the store level (Service.Filter) and through REST (real HTTP on
-//     127.0.0.1), and SMISMEMBER p50/p99 for the same queries; answers are
-//     cross-checked;
+//     the store level (Service.Filter, in this process), through REST (real
+//     HTTP on 127.0.0.1 to this program re-run with -serve as a child
+//     process on the same store) and SMISMEMBER for the same queries; CPU
+//     per request of each server process and of this client; every
+//     candidate's answer cross-checked (filter.go says what is timed);
 //   - marks/s through Service.Mark (delta cells, synced writes) with G
 //     goroutines, pages of 20 items, against SADD of the same pages.
 //
 // Usage: go run ./scripts/bench/seen -redis 127.0.0.1:PORT [-users 100000]
-// [-items 1000] [-queries 2000] [-dir DIR]
+// [-items 1000] [-queries 2000] [-dir DIR] [-pprof-addr 127.0.0.1:6060]
 package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,11 +40,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/server"
-	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/seen"
 )
@@ -60,14 +55,19 @@ var (
 	goroutines = flag.Int("goroutines", 4, "concurrent markers")
 	redisAddr  = flag.String("redis", "", "Redis address (127.0.0.1:port); empty: no Redis comparison")
 	dir        = flag.String("dir", "", "store directory (default: a temporary one, removed)")
-	pprofAddr  = flag.String("pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) to profile the server under load")
+	pprofAddr  = flag.String("pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) from the REST server process, to profile it under load")
+	serveOnly  = flag.Bool("serve", false, "internal: be the REST server child on -dir (the parent starts it)")
 )
 
 func main() {
 	flag.Parse()
 	ctx := context.Background()
-	if *pprofAddr != "" {
-		go func() { log.Print(http.ListenAndServe(*pprofAddr, nil)) }() // lives as long as the process
+	if *serveOnly {
+		if *pprofAddr != "" {
+			go func() { log.Print(http.ListenAndServe(*pprofAddr, nil)) }() // lives as long as the process
+		}
+		serve(ctx, *dir)
+		return
 	}
 	d := *dir
 	if d == "" {
@@ -179,42 +179,16 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer st.Close()
 	svc, err = seen.Open(ctx, st, seen.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion})
-	if err != nil {
-		log.Fatal(err)
-	}
-	cfg := server.DefaultConfig()
-	cfg.DataDir = d
-	srv, err := server.New(cfg, ix, nil, nil, prometheus.NewRegistry(), server.WithSeen(svc))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv}
-	go hs.Serve(ln) // stopped by Shutdown below
-	defer hs.Shutdown(ctx)
-	base := "http://" + ln.Addr().String()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
 	rng := rand.New(rand.NewPCG(1, 2))
-	type query struct {
-		user string
-		u    int
-		ids  []string
-		seen int
-	}
 	qs := make([]query, *queries)
 	for i := range qs {
 		u := rng.IntN(*users)
-		q := query{user: userID(u), u: u}
+		q := query{user: userID(u)}
 		for k := range *cands {
 			if k%2 == 0 {
 				q.ids = append(q.ids, itemID(u, rng.IntN(*items)))
@@ -227,9 +201,8 @@ func main() {
 		rng.Shuffle(len(q.ids), func(a, b int) { q.ids[a], q.ids[b] = q.ids[b], q.ids[a] })
 		qs[i] = q
 	}
-	// Warm-up pass (block cache), then the measured passes.
-	var storeLat, restLat, redisLat []time.Duration
-	mismatches := 0
+	// Store level, in this process: a warm-up pass, then the measured one.
+	var storeLat []time.Duration
 	var storeCPU time.Duration
 	for pass := range 2 {
 		cpu0 := processCPU()
@@ -245,99 +218,65 @@ func main() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			q.seen = len(res.Dropped)
+			q.seen = make([]bool, len(q.ids))
+			for _, dr := range res.Dropped {
+				q.seen[dr.Index] = true
+			}
 			if pass == 1 {
 				storeLat = append(storeLat, el)
 			}
 		}
 		storeCPU = processCPU() - cpu0
 	}
-	// Requests are built before the clock starts (as loadgen does), and
-	// the answer is read whole inside the measured time but decoded after
-	// it: the client's JSON work on the shared cores is not the server's
-	// latency.
-	bodies := make([][]byte, len(qs))
-	urls := make([]string, len(qs))
-	for i, q := range qs {
-		bodies[i], _ = json.Marshal(map[string]any{"ids": q.ids}) // the plain-ids form
-		urls[i] = base + "/v1/users/" + q.user + "/seen/filter"
+	if err := st.Close(); err != nil {
+		log.Fatal(err)
 	}
-	var respBuf bytes.Buffer
-	var restCPU time.Duration
-	for pass := range 2 {
-		cpu0 := processCPU()
-		for i, q := range qs {
-			t := time.Now()
-			resp, err := client.Post(urls[i], "application/json", bytes.NewReader(bodies[i]))
-			if err != nil {
-				log.Fatal(err)
-			}
-			respBuf.Reset()
-			_, err = respBuf.ReadFrom(resp.Body)
-			resp.Body.Close()
-			el := time.Since(t)
-			if err != nil || resp.StatusCode != 200 {
-				log.Fatalf("REST filter: %d %v", resp.StatusCode, err)
-			}
-			var fr struct {
-				Kept []string `json:"kept"`
-			}
-			if err := json.Unmarshal(respBuf.Bytes(), &fr); err != nil {
-				log.Fatal(err)
-			}
-			if len(q.ids)-len(fr.Kept) != q.seen {
-				mismatches++
-			}
-			if pass == 1 {
-				restLat = append(restLat, el)
-			}
-		}
-		restCPU = processCPU() - cpu0
-	}
+	// REST: the server runs in a child process (this program with
+	// -serve) on the same store, so that its CPU per request is its own
+	// (/proc/PID/stat), apart from the client's, as Redis' is.
+	child, base := startServer(d)
+	rest := measureREST(child, base, "filter", qs)
+	restCheck := measureREST(child, base, "check", qs)
+	stopServer(child)
+	var redis filterRun
 	if rc != nil {
-		for pass := range 2 {
-			for _, q := range qs {
-				args := append([]string{"SMISMEMBER", "seen:" + q.user}, q.ids...)
-				t := time.Now()
-				v, err := rc.do(args...)
-				el := time.Since(t)
-				if err != nil {
-					log.Fatal(err)
-				}
-				n := 0
-				for _, x := range v.([]any) {
-					if x.(int64) == 1 {
-						n++
-					}
-				}
-				if n != q.seen {
-					mismatches++
-				}
-				if pass == 1 {
-					redisLat = append(redisLat, el)
-				}
-			}
-		}
+		redis = measureRedis(rc, qs)
 	}
 	seenAvg := 0
 	for _, q := range qs {
-		seenAvg += q.seen
+		for _, x := range q.seen {
+			if x {
+				seenAvg++
+			}
+		}
 	}
-	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
-	fmt.Printf("  store (Service.Filter):      p50 %s  p99 %s  (CPU %.0f µs per request)\n", pct(storeLat, 50), pct(storeLat, 99),
-		float64(storeCPU.Microseconds())/float64(len(qs)))
-	fmt.Printf("  REST (POST .../seen/filter, {\"ids\": [...]}, keep-alive HTTP on 127.0.0.1): p50 %s  p99 %s\n", pct(restLat, 50), pct(restLat, 99))
-	fmt.Printf("  REST CPU (server and client, one process, incl. the client's decoding and GC): %.0f µs per request\n",
-		float64(restCPU.Microseconds())/float64(len(qs)))
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(len(qs)) }
+	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client, sequential:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
+	fmt.Printf("  store (Service.Filter, in process):  p50 %s  p99 %s  (CPU %.0f µs per request)\n", pct(storeLat, 50), pct(storeLat, 99), us(storeCPU))
+	fmt.Printf("  REST (POST .../seen/filter, {\"ids\": [...]}, keep-alive HTTP on 127.0.0.1, server in its own process):\n")
+	fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(rest.lat, 50), pct(rest.lat, 99), us(rest.serverCPU), us(rest.clientCPU))
+	fmt.Printf("  REST check (POST .../seen/check, same ids; answers a flag per id, as SMISMEMBER does):\n")
+	fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(restCheck.lat, 50), pct(restCheck.lat, 99), us(restCheck.serverCPU), us(restCheck.clientCPU))
+	if rc != nil {
+		fmt.Printf("  Redis SMISMEMBER (one connection):   p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(redis.lat, 50), pct(redis.lat, 99), us(redis.serverCPU), us(redis.clientCPU))
+	}
+	fmt.Printf("  timed region, both clients: request bytes encoded before the clock starts; clock stops once the whole answer is read; answers decoded and compared after\n")
 	var la [3]float64
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Sscan(string(b), &la[0], &la[1], &la[2])
 		fmt.Printf("  load average at the end of the filter phase: %.2f %.2f %.2f\n", la[0], la[1], la[2])
 	}
-	if rc != nil {
-		fmt.Printf("  Redis SMISMEMBER:            p50 %s  p99 %s\n", pct(redisLat, 50), pct(redisLat, 99))
+	fmt.Printf("  candidate answers differing from the store's (REST filter, REST check, Redis): %d, %d, %d\n", rest.mismatches, restCheck.mismatches, redis.mismatches)
+
+	st, err = pebblestore.Open(d, pebblestore.Options{})
+	if err != nil {
+		log.Fatal(err)
 	}
-	fmt.Printf("  answers differing between seen, REST and Redis: %d\n", mismatches)
+	defer st.Close()
+	svc, err = seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// Marks/s: pages of 20 new items per call, G goroutines.
 	const page = 20
@@ -404,9 +343,6 @@ func main() {
 		wg.Wait()
 		el := time.Since(t0)
 		fmt.Printf("Redis SADD of the same pages, %d connections (no fsync: appendonly off): %.0f marks/s\n", *goroutines, float64(calls*page)/el.Seconds())
-	}
-	if err := ix.Close(); err != nil && !errors.Is(err, kvindex.ErrClosed) {
-		log.Print(err)
 	}
 }
 

@@ -1,0 +1,119 @@
+package seen
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestHashSetAgreesWithMap: the open-addressing set answers exactly what
+// a map answers, for sizes around the growth steps, with hash 0, repeats,
+// clustered and full-width hashes, and after reuse of a larger table.
+func TestHashSetAgreesWithMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var s hashSet
+	for _, n := range []int{0, 1, 7, 8, 9, 1000, 1023, 1024, 1025, 3000, 5} {
+		for _, bits := range []int{32, 40, 64} {
+			want := map[uint64]bool{}
+			add := make([]uint64, 0, n)
+			for range n {
+				h := rng.Uint64() >> (64 - bits)
+				switch rng.IntN(10) {
+				case 0:
+					h = 0
+				case 1: // clustered: neighbours probe the same slots
+					h = uint64(rng.IntN(64))
+				case 2:
+					if len(add) > 0 {
+						h = add[rng.IntN(len(add))]
+					}
+				}
+				add = append(add, h)
+				want[h] = true
+			}
+			s.reset(len(add))
+			for _, h := range add {
+				s.add(h)
+			}
+			if s.n != len(want) {
+				t.Fatalf("n=%d bits=%d: %d members, want %d", n, bits, s.n, len(want))
+			}
+			for h := range want {
+				if !s.has(h) {
+					t.Fatalf("n=%d bits=%d: member %x missing", n, bits, h)
+				}
+			}
+			for range 5000 {
+				h := rng.Uint64() >> (64 - bits)
+				if rng.IntN(4) == 0 {
+					h = uint64(rng.IntN(128))
+				}
+				if s.has(h) != want[h] {
+					t.Fatalf("n=%d bits=%d: has(%x) = %v, want %v", n, bits, h, s.has(h), want[h])
+				}
+			}
+		}
+	}
+	var empty hashSet // never reset: a row with no cells
+	if empty.has(0) || empty.has(1) {
+		t.Fatal("an empty set has members")
+	}
+}
+
+// TestPlainIDAgreesWithCheckID: the ASCII fast path accepts only ids the
+// full checks accept, and every printable-ASCII id they accept.
+func TestPlainIDAgreesWithCheckID(t *testing.T) {
+	ids := []string{"", "a", "abc/def", "x\x00y", "tab\t", "del\x7f", "é", "\xff", "\u0085", strings.Repeat("a", MaxIDBytes), strings.Repeat("a", MaxIDBytes+1), " ", "~"}
+	for c := range 256 {
+		ids = append(ids, "id"+string(rune(c)), "id"+string([]byte{byte(c)}))
+	}
+	for _, id := range ids {
+		for _, user := range []bool{false, true} {
+			if !plainID(id, user) {
+				continue
+			}
+			// checkID calls plainID first: these are its other checks.
+			slowOK := id != "" && len(id) <= MaxIDBytes && utf8.ValidString(id) && !hasControl(id) && !(user && strings.Contains(id, "/"))
+			if !slowOK {
+				t.Errorf("plainID(%q, %v) accepts an id the full checks refuse", id, user)
+			}
+		}
+	}
+	for c := 0x20; c < 0x7f; c++ {
+		if id := "a" + string(rune(c)); !plainID(id, false) {
+			t.Errorf("plainID refuses the printable id %q", id)
+		}
+	}
+}
+
+// TestFilterIntoMatchesFilter: FilterInto answers what Filter answers,
+// into a fresh or reused answer, with Kept an empty list (never nil)
+// when every candidate is seen, as Filter's (the server writes "kept": []).
+func TestFilterIntoMatchesFilter(t *testing.T) {
+	s := openService(t, openPebble(t), Config{})
+	if _, err := s.Mark(bg, "u", []Mark{{ID: "a"}, {ID: "b"}, {ID: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	var reused FilterResult
+	for _, ids := range [][]string{{"a", "b"}, {"x", "a", "y", "c", "z"}, {"c"}, {"q"}, {"b", "a"}} {
+		req := FilterRequest{User: "u"}
+		for _, id := range ids {
+			req.Candidates = append(req.Candidates, Candidate{ID: id})
+		}
+		want, err := s.Filter(bg, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fresh FilterResult
+		for _, got := range []*FilterResult{&fresh, &reused} {
+			if err := s.FilterInto(bg, req, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Kept == nil || !slices.Equal(got.Kept, want.Kept) || !slices.Equal(got.Dropped, want.Dropped) || len(got.UnknownDocs) != 0 {
+				t.Fatalf("%q: FilterInto %+v (kept nil: %v), Filter %+v", ids, *got, got.Kept == nil, want)
+			}
+		}
+	}
+}
