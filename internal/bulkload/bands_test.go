@@ -17,6 +17,7 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 )
@@ -470,5 +471,58 @@ func TestCheckpointVersion2Refused(t *testing.T) {
 	_, err := Run(bg, openIndex(t, filepath.Join(dir, "ix")), cfg)
 	if err == nil || !strings.Contains(err.Error(), "start over") {
 		t.Fatalf("version 2 checkpoint: %v, want a request to start over", err)
+	}
+}
+
+// TestHBaseTextBands: text loads with repeated ids (the loads of
+// TestTextBandsMatchOnlineInserts, whose oracle is online inserts) into an
+// HBase index with bands, through puts and through HFiles, give exactly
+// the embedded store's index: the bands table (<ns>:bands) included, the
+// old band cells of replaced documents deleted.
+func TestHBaseTextBands(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	t.Parallel() // most of an HBase test is waiting for table creation and drops
+	if testing.Short() {
+		t.Skip("loads the dictionaries")
+	}
+	fpr := sharedFingerprinter(t)
+	dir := t.TempDir()
+	a, b, bFP := repeatedTexts()
+	pa := writeFile(t, dir, "a.jsonl", []byte(textLines(a)))
+	os.MkdirAll(filepath.Join(dir, "b"), 0o755)
+	writeFile(t, dir, "b/b1.jsonl", []byte(textLines(b)))
+	writeFile(t, dir, "b/b2.csv", []byte(fpLines(bFP)))
+	ref := openBandIndex(t, filepath.Join(dir, "ref"), false)
+	puts, _ := openHBaseIndexMode(t, zk, kvindex.BandsOn)
+	hfiles, _ := openHBaseIndexMode(t, zk, kvindex.BandsOn)
+	for n, target := range []*kvindex.Index{ref, puts, hfiles} {
+		for i, in := range []string{pa, filepath.Join(dir, "b", "*")} {
+			cfg := baseConfig(dir, in)
+			switch n {
+			case 1:
+				cfg = hbaseConfig(dir, in)
+			case 2:
+				cfg = hfileConfig(dir, in)
+			}
+			cfg.CheckpointDir = filepath.Join(dir, fmt.Sprint("cp", n, i))
+			cfg.NewFingerprinter = func() (*fingerprint.Fingerprinter, error) { return fpr, nil }
+			cfg.spillEvery, cfg.BatchDocs = 150, 32
+			sum, err := Run(bg, target, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 2 && sum.HFilesImported == 0 {
+				t.Errorf("load %d imported no HFiles", i)
+			}
+		}
+	}
+	want := dump(t, ref)
+	if n := len(bandCells(t, ref)); n < len(a) {
+		t.Fatalf("the embedded load has band cells of %d documents", n)
+	}
+	for name, ix := range map[string]*kvindex.Index{"puts": puts, "HFiles": hfiles} {
+		if d := diff(want, dump(t, ix)); d != "" {
+			t.Errorf("text loads into HBase through %s differ from the embedded store's:\n%s", name, d)
+		}
 	}
 }
