@@ -1125,6 +1125,7 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 // index), in key order, and holds the buffers writeRow reuses.
 type rowBatch struct {
 	w       kvindex.CellWriter
+	slot    []int32 // bucket - lo -> position in buckets (writeRow)
 	pairs   []bucketResidual
 	sorted  []bucketResidual
 	buckets []uint32
@@ -1132,6 +1133,11 @@ type rowBatch struct {
 	sets    []bucketSet
 	ours    []uint64
 }
+
+// maxSlotSpan bounds the bucket span of a row that writeRow indexes
+// through a table (64 KiB of int32) instead of a binary search (a variable
+// for the test of the other path).
+var maxSlotSpan uint64 = 1 << 14
 
 type bucketResidual struct {
 	bucket   uint32
@@ -1155,15 +1161,45 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	// es is sorted by (residual, bucket): regroup by (bucket, residual)
 	// with a stable counting placement over the row's few buckets.
 	pairs, ours, bs := rb.pairs[:0], rb.ours[:0], rb.buckets[:0]
+	lo, hi := es[0].aux, es[0].aux
 	for i, e := range es {
 		r := p.Residual(e.key)
 		pairs = append(pairs, bucketResidual{e.aux, r})
 		if i == 0 || es[i-1].key != e.key {
 			ours = append(ours, r)
 		}
-		if k, found := slices.BinarySearch(bs, e.aux); !found {
-			bs = slices.Insert(bs, k, e.aux)
+		lo, hi = min(lo, e.aux), max(hi, e.aux)
+	}
+	// The row's buckets and each one's position among them: through a
+	// table over lo..hi when the span is small (a row's buckets are
+	// usually a few consecutive ones), else by binary search.
+	var slot []int32
+	if span := uint64(hi-lo) + 1; span <= maxSlotSpan {
+		slot = slices.Grow(rb.slot[:0], int(span))[:span]
+		clear(slot)
+		for _, pr := range pairs {
+			slot[pr.bucket-lo] = 1
 		}
+		for j, v := range slot {
+			if v != 0 {
+				slot[j] = int32(len(bs))
+				bs = append(bs, lo+uint32(j))
+			}
+		}
+		rb.slot = slot
+	} else {
+		for _, pr := range pairs {
+			if k, found := slices.BinarySearch(bs, pr.bucket); !found {
+				bs = slices.Insert(bs, k, pr.bucket)
+			}
+		}
+	}
+	bucketIndex := func(b uint32) int {
+		if slot != nil {
+			return int(slot[b-lo])
+		}
+		k, _ := slices.BinarySearch(bs, b)
+		return k
 	}
 	if len(bs) > 1 {
 		counts := rb.counts[:0]
@@ -1171,8 +1207,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 			counts = append(counts, 0)
 		}
 		for _, pr := range pairs {
-			k, _ := slices.BinarySearch(bs, pr.bucket)
-			counts[k]++
+			counts[bucketIndex(pr.bucket)]++
 		}
 		pos := 0
 		for k, c := range counts {
@@ -1181,7 +1216,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 		}
 		sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
 		for _, pr := range pairs {
-			k, _ := slices.BinarySearch(bs, pr.bucket)
+			k := bucketIndex(pr.bucket)
 			sorted[counts[k]] = pr
 			counts[k]++
 		}
