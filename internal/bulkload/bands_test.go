@@ -161,8 +161,8 @@ func onlineDocument(t testing.TB, fpr *fingerprint.Fingerprinter, d textDoc) kvi
 // ids repeated within B, and (bFP) bare fingerprints that replace stored
 // texts (their band cells must go) and texts loaded in B.
 func repeatedTexts() (a, b []textDoc, bFP []genDoc) {
-	a = genTexts(31, "a", 240)
-	b = genTexts(32, "b", 160)
+	a = genTexts(31, "a", 150)
+	b = genTexts(32, "b", 100)
 	more := genTexts(33, "m", 60)
 	for i := range 40 {
 		switch i % 4 {
@@ -323,7 +323,7 @@ func TestTextBandsShardsEqualWholeLoad(t *testing.T) {
 	}
 	fpr := sharedFingerprinter(t)
 	dir := t.TempDir()
-	in := writeFile(t, dir, "docs.jsonl", []byte(textLines(genTexts(41, "s", 300))))
+	in := writeFile(t, dir, "docs.jsonl", []byte(textLines(genTexts(41, "s", 200))))
 	cfg := func(cp string) Config {
 		c := baseConfig(dir, in)
 		c.CheckpointDir = filepath.Join(dir, cp)
@@ -347,8 +347,8 @@ func TestTextBandsShardsEqualWholeLoad(t *testing.T) {
 	if d := diff(want, dump(t, sharded, "bulkload")); d != "" {
 		t.Errorf("sharded text load differs:\n%s", d)
 	}
-	if n := len(bandCells(t, whole)); n != 300 {
-		t.Errorf("band cells of %d documents, want 300", n)
+	if n := len(bandCells(t, whole)); n != 200 {
+		t.Errorf("band cells of %d documents, want 200", n)
 	}
 }
 
