@@ -66,7 +66,10 @@ band rows every text document gets its band cells (one per band, what an
 online insert writes; a replaced document's old ones are removed).
 Precomputed fingerprints carry no text, hence no band signature: they load
 into either kind of index without band cells and are found through the
-simhash rows only, while text inserted later gets band cells.
+simhash rows only, while text inserted later gets band cells. Text takes
+spill memory for its band cells (32 per document), so a load that may hold
+text into an index with band rows spills more often: give --format fp when
+stdin (-) carries fingerprints.
 
 The dedup report (--dedup-report) covers pairs within --dedup-k of each
 other's simhash; pairs that only share an LSH band (found online by the
