@@ -17,8 +17,10 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
@@ -493,8 +495,8 @@ func TestHBaseTextBands(t *testing.T) {
 	writeFile(t, dir, "b/b1.jsonl", []byte(textLines(b)))
 	writeFile(t, dir, "b/b2.csv", []byte(fpLines(bFP)))
 	ref := openBandIndex(t, filepath.Join(dir, "ref"), false)
-	puts, _ := openHBaseIndexMode(t, zk, kvindex.BandsOn)
-	hfiles, _ := openHBaseIndexMode(t, zk, kvindex.BandsOn)
+	puts, putsNS := openHBaseIndexMode(t, zk, kvindex.BandsOn)
+	hfiles, hfilesNS := openHBaseIndexMode(t, zk, kvindex.BandsOn)
 	for n, target := range []*kvindex.Index{ref, puts, hfiles} {
 		for i, in := range []string{pa, filepath.Join(dir, "b", "*")} {
 			cfg := baseConfig(dir, in)
@@ -523,6 +525,49 @@ func TestHBaseTextBands(t *testing.T) {
 	for name, ix := range map[string]*kvindex.Index{"puts": puts, "HFiles": hfiles} {
 		if d := diff(want, dump(t, ix)); d != "" {
 			t.Errorf("text loads into HBase through %s differ from the embedded store's:\n%s", name, d)
+		}
+	}
+	// Band cells carry their document's bucket start as their timestamp,
+	// as an online insert writes them (a family TTL expires them with the
+	// document's index cells).
+	final := map[string]textDoc{}
+	for _, d := range append(append([]textDoc(nil), a...), b...) {
+		final[d.id] = d
+	}
+	for _, d := range bFP {
+		delete(final, d.id)
+	}
+	checked := 0
+	for id, d := range final {
+		if checked == 8 {
+			break
+		}
+		checked++
+		doc := onlineDocument(t, fpr, d)
+		wantTS := uint64(puts.Buckets().Start(puts.Buckets().Of(d.at)).UnixMilli())
+		for _, x := range []struct {
+			ix *kvindex.Index
+			ns string
+		}{{puts, putsNS}, {hfiles, hfilesNS}} {
+			st := x.ix.Store().(*hbasestore.Store)
+			for _, band := range []int{0, fingerprint.NumBands - 1} {
+				res, err := st.Client().Get(bg, hbasestore.TableName(x.ns, kvindex.TableBands), &hbase.Get{Row: kvindex.BandRowKey(band, doc.Bands[band])})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, c := range res.Cells {
+					if string(c.Qualifier) == id {
+						n++
+						if c.Timestamp != wantTS || len(c.Value) != 0 {
+							t.Errorf("%s: band %d cell of %s: timestamp %d, value %x; want %d (bucket start), empty", x.ns, band, id, c.Timestamp, c.Value, wantTS)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s: band %d row of %s holds %d cells of it", x.ns, band, id, n)
+				}
+			}
 		}
 	}
 }
