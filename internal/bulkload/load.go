@@ -1126,6 +1126,7 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 type rowBatch struct {
 	w       kvindex.CellWriter
 	slot    []int32 // bucket - lo -> position in buckets (writeRow)
+	flat    []uint64
 	pairs   []bucketResidual
 	sorted  []bucketResidual
 	buckets []uint32
@@ -1226,8 +1227,10 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	rb.buckets = bs
 	pairs = slices.Compact(pairs)
 	n := len(pairs)
-	// The residual slices of all buckets share one backing array.
-	flat := make([]uint64, len(pairs))
+	// The residual slices of all buckets share one backing array, reused
+	// across rows (the sets are encoded before writeRow returns).
+	flat := slices.Grow(rb.flat[:0], len(pairs))[:len(pairs)]
+	rb.flat = flat
 	sets := rb.sets[:0]
 	for i, pr := range pairs {
 		flat[i] = pr.residual
