@@ -76,7 +76,9 @@ func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	muts := []Mutation{{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)}}
+	// One allocation for the slice: bulk load calls this per document.
+	muts := make([]Mutation, 1, 2+len(d.Bands))
+	muts[0] = Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)}
 	muts = append(muts, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
 	return append(muts, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)}), nil
 }

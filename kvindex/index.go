@@ -59,8 +59,8 @@ const (
 	BandsOn
 	// BandsOff: a new index gets no bands; an existing index with them is
 	// refused (ErrMetaMismatch), since writes through this process would
-	// leave its band rows stale. Bulk loads that do not write band cells
-	// create their indexes this way.
+	// leave its band rows stale (cmd/bulkload --bands off, like the
+	// server's flag).
 	BandsOff
 )
 

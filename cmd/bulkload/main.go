@@ -57,10 +57,23 @@ inputs are read transparently. Formats: JSON Lines documents
 lines "id,fingerprint,time" (comma or tab; fingerprint hex or decimal; time
 RFC 3339 or Unix seconds).
 
-LSH band rows (near-copies beyond distance k) are not written by bulk load:
-an index created here has none, and text documents are refused by an index
-the server created with bands (insert them through REST). Precomputed
-fingerprints have no band signature and load into either kind of index.
+LSH band rows (near-copies beyond distance k): --bands means what the
+server's flag means. auto (default): a NEW index gets band rows, as the
+server would create it; an existing index keeps its choice. on: the same,
+but an existing index without band rows is refused. off: a NEW index
+without band rows; an existing index with them is refused. In an index with
+band rows every text document gets its band cells (one per band, what an
+online insert writes; a replaced document's old ones are removed).
+Precomputed fingerprints carry no text, hence no band signature: they load
+into either kind of index without band cells and are found through the
+simhash rows only, while text inserted later gets band cells. Text takes
+spill memory for its band cells (32 per document), so a load that may hold
+text into an index with band rows spills more often: give --format fp when
+stdin (-) carries fingerprints.
+
+The dedup report (--dedup-report) covers pairs within --dedup-k of each
+other's simhash; pairs that only share an LSH band (found online by the
+band stage and judged by the sketch rule) are not in it.
 
 The embedded store allows one process per directory: stop the server while
 loading. After a crash or kill, rerun the same command: it resumes from the
@@ -120,6 +133,7 @@ Flags:
 	bucket := fs.Duration("bucket", kvindex.DefaultBucketWidth, "time-bucket width of a NEW index")
 	progress := fs.String("progress", "auto", "progress display: auto (bar on a terminal, log lines otherwise), bar, lines, none")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	bands := fs.String("bands", "auto", "LSH band rows: auto (a NEW index gets them, as the server creates it; an existing one keeps its choice), on (refuse an existing index without them) or off (a NEW index without them; refuse one with them)")
 	logEvery := fs.Duration("progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -227,6 +241,16 @@ Flags:
 	}
 
 	kcfg := kvindex.Config{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, RecipeVersion: fingerprint.RecipeVersion, Logger: log}
+	switch *bands {
+	case "auto", "":
+		kcfg.Bands = kvindex.BandsAuto
+	case "on":
+		kcfg.Bands = kvindex.BandsOn
+	case "off":
+		kcfg.Bands = kvindex.BandsOff
+	default:
+		return fmt.Errorf("%w: --bands %q: want auto, on or off", bulkload.ErrConfig, *bands)
+	}
 	var st kvindex.Store
 	if *store == "hbase" {
 		hs, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: splitList(*hbaseZK), Namespace: *hbaseNS, CreateTables: *hbaseCreate, Logger: log})
@@ -252,20 +276,13 @@ Flags:
 	}
 	if exists {
 		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
-	} else {
-		// Bulk load writes no LSH band cells (yet): an index it creates
-		// records "no bands" so that nothing later assumes text documents
-		// loaded here can be found by band.
-		kcfg.Bands = kvindex.BandsOff
 	}
 	ix, err := kvindex.Open(ctx, st, kcfg)
 	if err != nil {
+		if errors.Is(err, kvindex.ErrMetaMismatch) {
+			err = fmt.Errorf("%w: %w", bulkload.ErrConfig, err)
+		}
 		return errors.Join(err, st.Close())
-	}
-	if ix.HasBands() && cfg.Format != bulkload.FormatFingerprints {
-		// Text documents loaded here would lack their band cells: refuse
-		// rather than leave them unfindable beyond the simhash distance.
-		return errors.Join(fmt.Errorf("%w: this index keeps LSH band rows (created by the server), and bulk load does not write band cells for text documents: insert text through the REST service, or load precomputed fingerprints with --format fp (bare fingerprints have no bands)", bulkload.ErrConfig), ix.Close())
 	}
 	sum, runErr := bulkload.Run(ctx, ix, cfg)
 	fmt.Fprintln(stderr, "summary:", sum)

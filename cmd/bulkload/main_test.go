@@ -16,6 +16,7 @@ import (
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/kvindex/pebblestore"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -111,5 +112,67 @@ func TestLoadIntoHBase(t *testing.T) {
 		if len(res.Hits) != 1 || res.Hits[0].ID != id || res.Hits[0].Distance != 2 {
 			t.Fatalf("lookup near %s: %+v, want %s at distance 2", id, res.Hits, id)
 		}
+	}
+}
+
+// TestBandsFlag: --bands means what the server's flag means: a new index
+// gets band rows unless off; an existing index keeps its choice, and on/off
+// refuse one that does not match (before anything is loaded).
+func TestBandsFlag(t *testing.T) {
+	root := t.TempDir()
+	in := filepath.Join(root, "in.csv")
+	os.WriteFile(in, []byte("a,0123456789abcdef,1700000000\nb,fedcba9876543210,1700000001\n"), 0o644)
+	load := func(dir string, extra ...string) error {
+		var stderr bytes.Buffer
+		args := append([]string{"--data-dir", dir, "--progress", "none", "--memory", "256MiB", "--checkpoint-dir", filepath.Join(root, fmt.Sprint("cp", time.Now().UnixNano()))}, extra...)
+		err := run(context.Background(), append(args, in), env(nil), strings.NewReader(""), &stderr, &stderr)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, stderr.String())
+		}
+		return nil
+	}
+	hasBands := func(dir string) bool {
+		t.Helper()
+		st, err := pebblestore.Open(dir, pebblestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := kvindex.Open(context.Background(), st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion})
+		if err != nil {
+			t.Fatal(errors.Join(err, st.Close()))
+		}
+		defer ix.Close()
+		if d, err := ix.Get(context.Background(), "a"); err != nil || d.Fingerprint != 0x0123456789abcdef {
+			t.Fatalf("loaded document a: %+v %v", d, err)
+		}
+		return ix.HasBands()
+	}
+	auto, off := filepath.Join(root, "auto"), filepath.Join(root, "off")
+	if err := load(auto); err != nil {
+		t.Fatal(err)
+	}
+	if !hasBands(auto) {
+		t.Error("a new index made with the default --bands auto has no band rows; the server would give it them")
+	}
+	if err := load(off, "--bands", "off"); err != nil {
+		t.Fatal(err)
+	}
+	if hasBands(off) {
+		t.Error("--bands off made an index with band rows")
+	}
+	for _, tt := range []struct {
+		dir, flag string
+		ok        bool
+	}{{off, "auto", true}, {off, "on", false}, {auto, "off", false}, {auto, "on", true}} {
+		err := load(tt.dir, "--bands", tt.flag)
+		if tt.ok && err != nil {
+			t.Errorf("--bands %s into %s: %v", tt.flag, filepath.Base(tt.dir), err)
+		}
+		if !tt.ok && (!errors.Is(err, bulkload.ErrConfig) || !strings.Contains(err.Error(), "bands")) {
+			t.Errorf("--bands %s into %s: %v, want ErrConfig about bands", tt.flag, filepath.Base(tt.dir), err)
+		}
+	}
+	if err := load(auto, "--bands", "sometimes"); !errors.Is(err, bulkload.ErrConfig) || !strings.Contains(err.Error(), `--bands "sometimes"`) {
+		t.Errorf("bad --bands: %v", err)
 	}
 }

@@ -35,10 +35,12 @@ type cellRef struct {
 	rl, ql, vl uint32
 }
 
-// cellBuf collects one table's cells between spills.
+// cellBuf collects one table's cells between spills: a spill is due before
+// refs would pass maxRefs or once arena reaches maxArena.
 type cellBuf struct {
-	arena []byte
-	refs  []cellRef
+	arena             []byte
+	refs              []cellRef
+	maxRefs, maxArena int
 }
 
 func rowPrefix8(row []byte) uint64 {

@@ -8,7 +8,8 @@
 //     (fingerprinted by parallel workers) or a delimited "id,fingerprint,time"
 //     line. Bad lines go to a rejects file (JSON Lines: file, line, reason)
 //     and never stop the load, unless Strict.
-//  2. Each record's fp and docs cells are encoded (Index.DocMutations) and
+//  2. Each record's fp and docs cells, and a text document's band cells
+//     when the index keeps band rows, are encoded (Index.DocMutations) and
 //     buffered with the index entries below; nothing is looked up.
 //  3. Every fingerprint's T index entries (the fingerprint permuted for each
 //     table: prefix = row, residual = the rest, plus its time bucket) go to
@@ -26,18 +27,18 @@
 //     are added once, together with a marker cell (meta row "bulkload",
 //     qualifier = the load id) that makes the addition idempotent.
 //
-// Writing: the fp and docs cells are spilled as sorted cell runs too, so
+// Writing: the fp, band and docs cells are spilled as sorted cell runs too, so
 // every table is written in key order after the input is read: on the
 // embedded store as sorted string tables ingested by Pebble (one atomic
 // ingest per table), elsewhere (HBase) as batched puts of about ApplyBytes,
 // InFlight Apply calls at a time, and then in the index's write order:
-// every index row first, then the fp cells, then the docs cells
-// (IndexFirst). Nothing is written to the store while the input is read.
+// every index row first, then the fp cells, then the band cells, then the
+// docs cells (IndexFirst). Nothing is written to the store while the input is read.
 //
 // Repeated ids (plan.go): the last record of an id wins, as online inserts
 // in input order would have it, within the load and against stored
-// documents; replaced records stop carrying their fingerprints and the
-// counters count documents and fingerprints once.
+// documents; replaced records stop carrying their fingerprints and their
+// band cells, and the counters count documents and fingerprints once.
 //
 // Resumability: the checkpoint directory holds checkpoint.json (input
 // position, run files, counts), the run files, and the rejects offset.

@@ -33,8 +33,14 @@ var hbNS atomic.Int64
 // embedded one.
 func openHBaseIndex(t testing.TB, zk string) (*kvindex.Index, string) {
 	t.Helper()
+	return openHBaseIndexMode(t, zk, kvindex.BandsOff)
+}
+
+// openHBaseIndexMode is openHBaseIndex with the index's bands setting.
+func openHBaseIndexMode(t testing.TB, zk string, bands kvindex.BandsMode) (*kvindex.Index, string) {
+	t.Helper()
 	ns := fmt.Sprintf("bl%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, hbNS.Add(1))
-	ix, err := openHBaseIndexNS(zk, ns, true)
+	ix, err := openHBaseIndexNSMode(zk, ns, true, bands)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +62,17 @@ func openHBaseIndex(t testing.TB, zk string) (*kvindex.Index, string) {
 }
 
 func openHBaseIndexNS(zk, ns string, create bool) (*kvindex.Index, error) {
+	return openHBaseIndexNSMode(zk, ns, create, kvindex.BandsOff)
+}
+
+func openHBaseIndexNSMode(zk, ns string, create bool, bands kvindex.BandsMode) (*kvindex.Index, error) {
 	ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
 	defer cancel()
 	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: create})
 	if err != nil {
 		return nil, err
 	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Locker: st.Locker(), Bands: kvindex.BandsOff})
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024, Locker: st.Locker(), Bands: bands})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

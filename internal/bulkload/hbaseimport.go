@@ -186,8 +186,8 @@ type hfileRange struct {
 	size        int64
 }
 
-func (w *hfileWriter) ts(qual []byte) int64 {
-	if t := w.l.cellTime(w.t, qual); !t.IsZero() && t.UnixMilli() > 0 {
+func (w *hfileWriter) ts(t time.Time) int64 {
+	if !t.IsZero() && t.UnixMilli() > 0 {
 		return t.UnixMilli()
 	}
 	return w.now.UnixMilli()
@@ -195,6 +195,12 @@ func (w *hfileWriter) ts(qual []byte) int64 {
 
 // Put adds one cell to the file of its region.
 func (w *hfileWriter) Put(row, qual, val []byte) error {
+	return w.PutAt(row, qual, val, w.l.cellTime(w.t, qual))
+}
+
+// PutAt is Put with the cell's timestamp (zero, or before 1970: the
+// writer's start).
+func (w *hfileWriter) PutAt(row, qual, val []byte, ts time.Time) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -217,7 +223,7 @@ func (w *hfileWriter) Put(row, qual, val []byte) error {
 			return err
 		}
 	}
-	err := w.cur.w.Append(hfile.Cell{Row: row, Family: w.family, Qualifier: qual, Timestamp: w.ts(qual), Value: val})
+	err := w.cur.w.Append(hfile.Cell{Row: row, Family: w.family, Qualifier: qual, Timestamp: w.ts(ts), Value: val})
 	if err != nil {
 		w.err = fmt.Errorf("bulkload: %s: %w", w.table, err)
 		return w.err

@@ -179,6 +179,7 @@ type record struct {
 	exact   uint64
 	sketch  fingerprint.Sketch // documents only: the docs cell's sketch
 	chars   int
+	bands   fingerprint.Bands // documents only: the LSH band signature
 	at      time.Time
 	attrs   map[string]string
 	// title/text are set for documents until they are fingerprinted.

@@ -33,6 +33,9 @@ type Index interface {
 	Apply(ctx context.Context, muts []kvindex.Mutation) error
 	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
 	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
+	// HasBands reports whether the index keeps LSH band rows: text
+	// documents then get band cells.
+	HasBands() bool
 	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
 	Store() kvindex.Store
 	Config() kvindex.Config
@@ -85,9 +88,10 @@ type Summary struct {
 	HFilesImported, HFilesPut int64
 }
 
-// checkpoint is checkpoint.json. Version 2 (its runs are SDXRUN02 files;
-// a version 1 directory, of SDXRUN01/SDXCEL01 runs, is refused with a
-// request to start over).
+// checkpoint is checkpoint.json. Version 3: its runs are SDXRUN02 files,
+// and every spill writes the band cells' run too (bandcells). A directory
+// of an older version (2: no band-cell runs; 1: SDXRUN01/SDXCEL01 runs) is
+// refused with a request to start over.
 type checkpoint struct {
 	Version      int         `json:"version"`
 	LoadID       string      `json:"load_id"`
@@ -120,7 +124,7 @@ type inputInfo struct {
 	Size int64  `json:"size"` // -1 for stdin
 }
 
-const checkpointVersion = 2
+const checkpointVersion = 3
 
 // loader is one Run's state. Its fields are used by the Run goroutine only,
 // except the atomics read by the progress reporter.
@@ -129,19 +133,21 @@ type loader struct {
 	cfg Config
 	// maxCellBytes is the index's base-set chunk limit.
 	maxCellBytes int
-	perms        []fingerprint.Permuter
-	T            int
-	cp           checkpoint
+	// bandCells: the index keeps band rows and the input may hold text
+	// (so spills are sized for band cells).
+	bandCells bool
+	perms     []fingerprint.Permuter
+	T         int
+	cp        checkpoint
 	// buffers: one per table, then ids, then fps (fixed capacity).
 	bufs [][]entry
 	// scratches and cellScratches are the spill workers' sort buffers,
 	// one each per worker (worker w uses index w only).
 	scratches     [][]entry
 	cellScratches [][]cellRef
-	// cells buffers the fp (0) and docs (1) cells between spills, up to
-	// cellCap arena bytes each.
-	cells   [2]cellBuf
-	cellCap int
+	// cells buffers the fp, band and docs cells (cellFP, cellBand,
+	// cellDoc) between spills, each up to its own limits.
+	cells [numCellKinds]cellBuf
 	// applySem bounds the merge phase's Apply calls in flight (InFlight).
 	applySem chan struct{}
 	// imp is the HBase import path's state (hbaseimport.go).
@@ -196,6 +202,7 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	if err := l.loadCheckpoint(ctx, files); err != nil {
 		return Summary{}, err
 	}
+	l.bandCells = ix.HasBands() && mayHoldText(cfg.Format, files)
 	for _, in := range l.cp.Inputs {
 		l.totalBytes += max(in.Size, 0)
 	}
@@ -435,20 +442,48 @@ type reject struct {
 // ~30 bytes, a docs cell without attributes ~45).
 const cellBytesPerRecord = 48
 
+// bandCellBytes is the arena space the band-cell buffer gets per band cell
+// of its capacity: the 9-byte row, the id (up to 19 bytes within this
+// budget) and the 4-byte bucket.
+const bandCellBytes = 32
+
 // bufferCap is the number of records a spill holds: half the memory bound
 // (less the store's share) over what one record takes, T+2 entries of 16
 // bytes plus one radix-sort scratch entry per spill worker, and two cells
 // (a reference and arena bytes, with an eighth of slack) plus one
-// cell-sort scratch reference per spill worker. The rest (two batches of
-// input in flight, the MSD sort's 512 KiB of bucket counts) does not grow
-// with the bound.
+// cell-sort scratch reference per spill worker; with band cells, NumBands
+// more cells of bandCellBytes (a text document's band cells outweigh all
+// the rest, so a text load into an index with bands spills about eight
+// times as often). The rest (two batches of input in flight, the MSD
+// sort's 512 KiB of bucket counts) does not grow with the bound.
 func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
 	}
 	w := l.spillWorkers()
-	perRecord := int64(16*(l.T+2+w) + (2+w)*int(unsafe.Sizeof(cellRef{})) + 2*cellBytesPerRecord*9/8)
+	ref := int(unsafe.Sizeof(cellRef{}))
+	perRecord := int64(16*(l.T+2+w) + (2+w)*ref + 2*cellBytesPerRecord*9/8)
+	if l.bandCells {
+		perRecord += int64(fingerprint.NumBands * ((1+w)*ref + bandCellBytes*9/8))
+	}
 	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / perRecord)
+}
+
+// mayHoldText reports whether inputs read in format may hold text
+// documents (stdin in auto mode is decided by its first byte, later).
+func mayHoldText(format string, files []string) bool {
+	switch format {
+	case FormatDocs:
+		return true
+	case FormatFingerprints:
+		return false
+	}
+	for _, f := range files {
+		if f == "-" || formatOf(f, 0) == FormatDocs {
+			return true
+		}
+	}
+	return false
 }
 
 // spillWorkers is the number of goroutines that sort and write a spill's
@@ -456,10 +491,22 @@ func (l *loader) bufferCap() int {
 // buffers' size to the memory charged; two keep two cores busy).
 func (l *loader) spillWorkers() int { return max(1, min(l.cfg.Workers, 2)) }
 
-// cellKinds name the cell runs of the fp and docs tables.
-var cellKinds = [2]string{"fpcells", "doccells"}
+// The cell kinds, in the order the merge phase writes them when order
+// matters (IndexFirst): fp cells, then band cells, then the docs cells, so
+// that no document is visible before it can be found.
+const (
+	cellFP = iota
+	cellBand
+	cellDoc
+	numCellKinds
+)
 
-var cellTables = [2]kvindex.Table{kvindex.TableFP, kvindex.TableDocs}
+// cellKinds name the cell runs of the fp, bands and docs tables. A band
+// cell's run value is its time bucket (4 bytes, big-endian), which becomes
+// the cell's timestamp; the stored value is empty, as an insert writes it.
+var cellKinds = [numCellKinds]string{"fpcells", "bandcells", "doccells"}
+
+var cellTables = [numCellKinds]kvindex.Table{kvindex.TableFP, kvindex.TableBands, kvindex.TableDocs}
 
 // docShard is the shard that writes fp's fp and docs cells.
 func (l *loader) docShard(fp uint64) int {
@@ -484,9 +531,15 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 	for i := range l.bufs {
 		l.bufs[i] = make([]entry, 0, capN)
 	}
-	l.cellCap = capN * cellBytesPerRecord
 	for i := range l.cells {
-		l.cells[i] = cellBuf{arena: make([]byte, 0, l.cellCap+l.cellCap/8), refs: make([]cellRef, 0, capN)}
+		refs, arena := capN, capN*cellBytesPerRecord
+		if i == cellBand {
+			refs, arena = 0, 0
+			if l.bandCells {
+				refs, arena = capN*fingerprint.NumBands, capN*fingerprint.NumBands*bandCellBytes
+			}
+		}
+		l.cells[i] = cellBuf{arena: make([]byte, 0, arena+arena/8), refs: make([]cellRef, 0, refs), maxRefs: refs, maxArena: arena}
 	}
 	l.pRecords.Store(l.cp.Records)
 	l.pRejected.Store(l.cp.Rejected)
@@ -501,7 +554,7 @@ func (l *loader) phase1(ctx context.Context, files []string) error {
 		return err
 	}
 	l.cp.Phase1Done = true
-	l.bufs, l.scratches, l.cells, l.cellScratches = nil, nil, [2]cellBuf{}, nil
+	l.bufs, l.scratches, l.cells, l.cellScratches = nil, nil, [numCellKinds]cellBuf{}, nil
 	return l.saveCheckpoint()
 }
 
@@ -553,13 +606,6 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 			b = first[0]
 		}
 		format = formatOf(name, b)
-	}
-	if format == FormatDocs {
-		// Bulk load writes no LSH band cells: text documents loaded into an
-		// index that keeps band rows would silently lack them.
-		if b, ok := l.ix.(interface{ HasBands() bool }); ok && b.HasBands() {
-			return fmt.Errorf("%w: %s: text documents cannot be bulk loaded into an index with LSH band rows (bulk load does not write band cells); insert them through the REST service, or load into an index created by bulk load (no bands)", ErrConfig, name)
-		}
 	}
 	if format == FormatDocs && l.fpr == nil {
 		if l.fpr, err = l.cfg.NewFingerprinter(); err != nil {
@@ -685,8 +731,12 @@ func (l *loader) nearlyFull(capN int) bool {
 			return true
 		}
 	}
-	for _, c := range l.cells {
-		if len(c.refs)+l.cfg.BatchDocs > capN || len(c.arena) >= l.cellCap {
+	for i, c := range l.cells {
+		perDoc := 1
+		if i == cellBand {
+			perDoc = fingerprint.NumBands
+		}
+		if len(c.refs) > 0 && (len(c.refs)+perDoc*l.cfg.BatchDocs > c.maxRefs || len(c.arena) >= c.maxArena) {
 			return true
 		}
 	}
@@ -720,7 +770,7 @@ func (l *loader) processItem(it *item, format string) {
 			var res fingerprint.Result
 			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
 			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
-			rec.sketch, rec.chars = res.Sketch, res.Chars
+			rec.sketch, rec.chars, rec.bands = res.Sketch, res.Chars, res.Bands
 			rec.title, rec.text = "", ""
 		}
 	} else {
@@ -737,7 +787,7 @@ func (l *loader) processItem(it *item, format string) {
 		return
 	}
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
-	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars}
+	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands}
 	muts, err := l.ix.DocMutations(d) // validates time and attributes
 	if err != nil {
 		it.err = err
@@ -787,9 +837,18 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 			for _, m := range it.muts {
 				switch {
 				case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
-					l.cells[0].add(m.Row, m.Qualifier, m.Value)
+					l.cells[cellFP].add(m.Row, m.Qualifier, m.Value)
+				case m.Kind == kvindex.Put && m.Table == kvindex.TableBands:
+					// The run value is the bucket (the cell's timestamp);
+					// the band cell itself is empty.
+					if !l.bandCells {
+						return fmt.Errorf("bulkload: band cells from input not expected to hold text")
+					}
+					var b [4]byte
+					binary.BigEndian.PutUint32(b[:], bucket)
+					l.cells[cellBand].add(m.Row, m.Qualifier, b[:])
 				case m.Kind == kvindex.Put && m.Table == kvindex.TableDocs:
-					l.cells[1].add(m.Row, m.Qualifier, m.Value)
+					l.cells[cellDoc].add(m.Row, m.Qualifier, m.Value)
 				default:
 					return fmt.Errorf("bulkload: unexpected document mutation %d of table %s", m.Kind, m.Table)
 				}
@@ -897,7 +956,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		return nil, err
 	}
 	l.plan = p
-	skip, noIndex := p.skipSet(), p.noIndexSet()
+	noIndex := p.noIndexSet()
 	var mu sync.Mutex // protects pairs, errs and the summary counts below
 	var pairs [][2]uint64
 	var errs []error
@@ -912,11 +971,17 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	_, ingests := l.ix.Store().(cellIngester)
 	indexFirst := l.cfg.IndexFirst || !ingests
 	sem := make(chan struct{}, max(1, l.cfg.Workers))
+	// The band runs are empty unless the load may hold text for an index
+	// with bands: then the bands table is not written at all.
+	kinds := []int{cellFP, cellDoc}
+	if l.bandCells {
+		kinds = []int{cellFP, cellBand, cellDoc}
+	}
 	var wg sync.WaitGroup
 	cells := func(i int) {
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		b, err := l.writeCells(ctx, i, skip)
+		b, err := l.writeCells(ctx, i, p)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -928,7 +993,7 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	if !indexFirst {
 		// Ingested tables become visible atomically, each at its commit,
 		// and one process owns the store: no order to keep.
-		for i := range cellKinds {
+		for _, i := range kinds {
 			wg.Go(func() { cells(i) })
 		}
 	}
@@ -962,13 +1027,13 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 		if l.cfg.onPhase != nil {
 			l.cfg.onPhase("docs")
 		}
-		for i := range cellKinds {
+		for _, i := range kinds {
 			if len(errs) > 0 {
 				break
 			}
 			cells(i)
 		}
-		l.cfg.Logger.Info("fp and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
+		l.cfg.Logger.Info("fp, band and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -1060,6 +1125,8 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 // index), in key order, and holds the buffers writeRow reuses.
 type rowBatch struct {
 	w       kvindex.CellWriter
+	slot    []int32 // bucket - lo -> position in buckets (writeRow)
+	flat    []uint64
 	pairs   []bucketResidual
 	sorted  []bucketResidual
 	buckets []uint32
@@ -1067,6 +1134,11 @@ type rowBatch struct {
 	sets    []bucketSet
 	ours    []uint64
 }
+
+// maxSlotSpan bounds the bucket span of a row that writeRow indexes
+// through a table (64 KiB of int32) instead of a binary search (a variable
+// for the test of the other path).
+var maxSlotSpan uint64 = 1 << 14
 
 type bucketResidual struct {
 	bucket   uint32
@@ -1090,15 +1162,45 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	// es is sorted by (residual, bucket): regroup by (bucket, residual)
 	// with a stable counting placement over the row's few buckets.
 	pairs, ours, bs := rb.pairs[:0], rb.ours[:0], rb.buckets[:0]
+	lo, hi := es[0].aux, es[0].aux
 	for i, e := range es {
 		r := p.Residual(e.key)
 		pairs = append(pairs, bucketResidual{e.aux, r})
 		if i == 0 || es[i-1].key != e.key {
 			ours = append(ours, r)
 		}
-		if k, found := slices.BinarySearch(bs, e.aux); !found {
-			bs = slices.Insert(bs, k, e.aux)
+		lo, hi = min(lo, e.aux), max(hi, e.aux)
+	}
+	// The row's buckets and each one's position among them: through a
+	// table over lo..hi when the span is small (a row's buckets are
+	// usually a few consecutive ones), else by binary search.
+	var slot []int32
+	if span := uint64(hi-lo) + 1; span <= maxSlotSpan {
+		slot = slices.Grow(rb.slot[:0], int(span))[:span]
+		clear(slot)
+		for _, pr := range pairs {
+			slot[pr.bucket-lo] = 1
 		}
+		for j, v := range slot {
+			if v != 0 {
+				slot[j] = int32(len(bs))
+				bs = append(bs, lo+uint32(j))
+			}
+		}
+		rb.slot = slot
+	} else {
+		for _, pr := range pairs {
+			if k, found := slices.BinarySearch(bs, pr.bucket); !found {
+				bs = slices.Insert(bs, k, pr.bucket)
+			}
+		}
+	}
+	bucketIndex := func(b uint32) int {
+		if slot != nil {
+			return int(slot[b-lo])
+		}
+		k, _ := slices.BinarySearch(bs, b)
+		return k
 	}
 	if len(bs) > 1 {
 		counts := rb.counts[:0]
@@ -1106,8 +1208,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 			counts = append(counts, 0)
 		}
 		for _, pr := range pairs {
-			k, _ := slices.BinarySearch(bs, pr.bucket)
-			counts[k]++
+			counts[bucketIndex(pr.bucket)]++
 		}
 		pos := 0
 		for k, c := range counts {
@@ -1116,7 +1217,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 		}
 		sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
 		for _, pr := range pairs {
-			k, _ := slices.BinarySearch(bs, pr.bucket)
+			k := bucketIndex(pr.bucket)
 			sorted[counts[k]] = pr
 			counts[k]++
 		}
@@ -1126,8 +1227,10 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	rb.buckets = bs
 	pairs = slices.Compact(pairs)
 	n := len(pairs)
-	// The residual slices of all buckets share one backing array.
-	flat := make([]uint64, len(pairs))
+	// The residual slices of all buckets share one backing array, reused
+	// across rows (the sets are encoded before writeRow returns).
+	flat := slices.Grow(rb.flat[:0], len(pairs))[:len(pairs)]
+	rb.flat = flat
 	sets := rb.sets[:0]
 	for i, pr := range pairs {
 		flat[i] = pr.residual
@@ -1200,10 +1303,26 @@ func (l *loader) commit(ctx context.Context, w kvindex.CellWriter, kind string) 
 	return nil
 }
 
-// writeCells merges the cell runs of the fp (i = 0) or docs (1) table and
-// writes each distinct cell once, the last input's value. It returns the
+// timedPutter is implemented by cell writers that stamp cells (HBase's):
+// band cells carry their document's bucket start, as an insert writes them,
+// so a family TTL expires them with the document's index cells.
+type timedPutter interface {
+	PutAt(row, qual, val []byte, ts time.Time) error
+}
+
+// writeCells merges the cell runs of kind i (cellFP, cellBand, cellDoc)
+// and writes each distinct cell once, the last input's value. fp and band
+// cells of superseded records (the plan's) are left out. It returns the
 // bytes written.
-func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int64, error) {
+func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) {
+	var skipFP map[fpID]bool
+	var skipBand map[bandID]bool
+	switch i {
+	case cellFP:
+		skipFP = p.skipSet()
+	case cellBand:
+		skipBand = p.skipBandSet()
+	}
 	m, err := newCellMerger(l.runPaths(cellKinds[i]))
 	if err != nil {
 		return 0, fmt.Errorf("bulkload: %w", err)
@@ -1213,6 +1332,8 @@ func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int
 	if err != nil {
 		return 0, err
 	}
+	tw, timed := w.(timedPutter)
+	buckets := l.ix.Buckets()
 	var written int64
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
@@ -1227,8 +1348,27 @@ func (l *loader) writeCells(ctx context.Context, i int, skip map[fpID]bool) (int
 		if !ok {
 			break
 		}
-		if skip != nil && i == 0 && skip[fpID{binary.BigEndian.Uint64(row), string(qual)}] {
+		switch {
+		case skipFP != nil && skipFP[fpID{binary.BigEndian.Uint64(row), string(qual)}]:
 			continue // the fp cell of a superseded record
+		case i == cellBand:
+			band, h, err := kvindex.ParseBandRowKey(row)
+			if err != nil || len(val) != 4 {
+				return 0, errors.Join(fmt.Errorf("bulkload: band cell run: row %x, value of %d bytes: %v", row, len(val), err), w.Abort())
+			}
+			if skipBand != nil && skipBand[bandID{band, h, string(qual)}] {
+				continue // the band cell of a superseded record
+			}
+			if timed {
+				err = tw.PutAt(row, qual, []byte{}, buckets.Start(binary.BigEndian.Uint32(val)))
+			} else {
+				err = w.Put(row, qual, []byte{})
+			}
+			if err != nil {
+				return 0, errors.Join(err, w.Abort())
+			}
+			written += int64(len(row) + len(qual))
+			continue
 		}
 		if err := w.Put(row, qual, val); err != nil {
 			return 0, errors.Join(err, w.Abort())

@@ -358,10 +358,7 @@ func TestTextDocuments(t *testing.T) {
 	if err != nil || len(texts) < 4 {
 		t.Fatalf("test texts: %v %v", texts, err)
 	}
-	fpr, err := fingerprint.New(fingerprint.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	fpr := sharedFingerprinter(t)
 	var lines []string
 	want := map[string]fingerprint.Fingerprint{}
 	wantSketch := map[string]fingerprint.Sketch{}
@@ -429,25 +426,41 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childLoad runs the load described by spec ("dir|glob") slowly.
+// childLoad runs the load described by spec ("dir|glob[|options]")
+// slowly. Options, comma-separated: bands (an index with band rows, text
+// input: the batches and spills of TestTextBandsResumeAfterSIGKILL),
+// batchlog (note each committed batch in dir/batches.log).
 func childLoad(spec string) int {
-	dir, glob, _ := strings.Cut(spec, "|")
-	ix, err := openIndexOpts(filepath.Join(dir, "ix"), true)
+	f := strings.Split(spec, "|")
+	dir, glob := f[0], f[1]
+	opts := ""
+	if len(f) > 2 {
+		opts = f[2]
+	}
+	open := openIndexOpts
+	if strings.Contains(opts, "bands") {
+		open = openBandIndexErr
+	}
+	ix, err := open(filepath.Join(dir, "ix"), true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	cfg := baseConfig(dir, glob)
+	if strings.Contains(opts, "bands") {
+		cfg.spillEvery, cfg.BatchDocs = 90, 32
+	}
 	cfg.afterBatch = func() { time.Sleep(3 * time.Millisecond) }
+	if strings.Contains(opts, "batchlog") {
+		cfg.afterBatch = func() {
+			appendLine(filepath.Join(dir, "batches.log"), "batch")
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	// Before each table's commit (its sstables staged, not yet ingested),
 	// note it and pause, so that kills land between and during ingests.
 	cfg.beforeCommit = func(kind string) {
-		f, err := os.OpenFile(filepath.Join(dir, "commits.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err == nil {
-			fmt.Fprintln(f, kind)
-			f.Sync()
-			f.Close()
-		}
+		appendLine(filepath.Join(dir, "commits.log"), kind)
 		time.Sleep(60 * time.Millisecond)
 	}
 	if _, err := Run(bg, ix, cfg); err != nil {
@@ -456,6 +469,15 @@ func childLoad(spec string) int {
 	}
 	ix.Close()
 	return 0
+}
+
+func appendLine(path, line string) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err == nil {
+		fmt.Fprintln(f, line)
+		f.Sync()
+		f.Close()
+	}
 }
 
 func TestResumeAfterSIGKILL(t *testing.T) {

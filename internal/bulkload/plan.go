@@ -18,7 +18,9 @@ import (
 // (InsertAlways) in input order would have it. A record superseded by a
 // later one of the same id, and a stored document replaced by a loaded one,
 // no longer carry their fingerprint: their fp cell goes (unless the winner
-// has the same fingerprint), a fingerprint left with no document is not
+// has the same fingerprint), so do their band cells (those the winner does
+// not have too, as an online replace removes them), a fingerprint left
+// with no document is not
 // indexed (when it came only from the load) or gets tombstones (when it was
 // stored, as an online delete does), and the counters count documents and
 // fingerprints once.
@@ -29,7 +31,7 @@ import (
 // merge phase uses the same plan. A load into an empty store whose ids are
 // all distinct needs no plan.
 
-// plan is plan.json, version 1.
+// plan is plan.json, version 2 (1 had no band cells).
 type plan struct {
 	Version int `json:"version"`
 	// NewDocs and FPDelta are the counter additions.
@@ -43,6 +45,12 @@ type plan struct {
 	// DeleteFP: stored fp cells of documents the load replaces with
 	// another fingerprint.
 	DeleteFP []fpID `json:"delete_fp,omitempty"`
+	// SkipBand: band cells of superseded records that the id's winning
+	// record does not have, not written.
+	SkipBand []bandID `json:"skip_band,omitempty"`
+	// DeleteBand: stored band cells of documents the load replaces that
+	// the new version does not have.
+	DeleteBand []bandID `json:"delete_band,omitempty"`
 	// NoIndex: fingerprints no winning record carries; their index
 	// entries from superseded records are dropped.
 	NoIndex []uint64 `json:"no_index,omitempty"`
@@ -55,7 +63,27 @@ type fpID struct {
 	ID string `json:"id"`
 }
 
-const planVersion = 1
+// bandID is one band cell: the document id in band Band's row of hash H.
+type bandID struct {
+	Band int    `json:"band"`
+	H    uint64 `json:"h"`
+	ID   string `json:"id"`
+}
+
+// goneBands appends the band cells of old (id's version being replaced)
+// that next (the new version's bands, nil for none) does not put again:
+// what an online replace deletes (kvindex's bandDeletes).
+func goneBands(dst []bandID, id string, old, next fingerprint.Bands) []bandID {
+	for i, h := range old {
+		if len(next) == len(old) && next[i] == h {
+			continue
+		}
+		dst = append(dst, bandID{i, h, id})
+	}
+	return dst
+}
+
+const planVersion = 2
 
 func (l *loader) planPath() string { return filepath.Join(l.cfg.CheckpointDir, "plan.json") }
 
@@ -118,15 +146,16 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 	}
 	cands := map[uint64]*cand{}
 	skip := map[fpID]bool{}
+	skipBand := map[bandID]bool{}
 
 	// Pass 1: the docs cells. The merger yields each id's last record and
 	// reports the earlier ones.
-	m, err := newCellMerger(l.runPaths(cellKinds[1]))
+	m, err := newCellMerger(l.runPaths(cellKinds[cellDoc]))
 	if err != nil {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	defer m.close()
-	var dropped []uint64
+	var dropped []kvindex.Document
 	var decodeErr error
 	m.onDropped = func(row, qual, val []byte) {
 		d, err := l.ix.DecodeDocument(kvindex.Row{Key: row, Cells: []kvindex.Cell{{Qualifier: qual, Value: val}}})
@@ -134,9 +163,10 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 			decodeErr = err
 			return
 		}
-		dropped = append(dropped, uint64(d.Fingerprint))
+		dropped = append(dropped, d)
 	}
-	var pending []fpID // winners whose stored version is to be read
+	var pending []fpID                   // winners whose stored version is to be read
+	var pendingBands []fingerprint.Bands // their bands
 	var distinctIDs, existing int64
 	readStored := func() error {
 		if len(pending) == 0 {
@@ -159,6 +189,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 			if err != nil {
 				return err
 			}
+			p.DeleteBand = goneBands(p.DeleteBand, pending[i].ID, old.Bands, pendingBands[i])
 			if of := uint64(old.Fingerprint); of != pending[i].FP {
 				p.DeleteFP = append(p.DeleteFP, fpID{of, pending[i].ID})
 				if cands[of] == nil {
@@ -166,7 +197,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 				}
 			}
 		}
-		pending = pending[:0]
+		pending, pendingBands = pending[:0], pendingBands[:0]
 		return nil
 	}
 	for {
@@ -187,16 +218,20 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 			return nil, fmt.Errorf("bulkload: plan: %w", err)
 		}
 		id, wfp := string(row), uint64(w.Fingerprint)
-		for _, d := range dropped {
-			if d != wfp {
+		for _, dd := range dropped {
+			if d := uint64(dd.Fingerprint); d != wfp {
 				skip[fpID{d, id}] = true
 				if cands[d] == nil {
 					cands[d] = &cand{}
 				}
 			}
+			for _, b := range goneBands(nil, id, dd.Bands, w.Bands) {
+				skipBand[b] = true
+			}
 		}
 		if !l.cp.FreshDocs {
 			pending = append(pending, fpID{wfp, id})
+			pendingBands = append(pendingBands, w.Bands)
 			if len(pending) >= getBatch {
 				if err := readStored(); err != nil {
 					return nil, err
@@ -211,11 +246,14 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 	for k := range skip {
 		p.SkipFP = append(p.SkipFP, k)
 	}
+	for k := range skipBand {
+		p.SkipBand = append(p.SkipBand, k)
+	}
 
 	// Pass 2: the fp cells, without the superseded ones: count the
 	// winners of candidate fingerprints and the fingerprints new to the
 	// index.
-	fm, err := newCellMerger(l.runPaths(cellKinds[0]))
+	fm, err := newCellMerger(l.runPaths(cellKinds[cellFP]))
 	if err != nil {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
@@ -332,6 +370,18 @@ func (p *plan) skipSet() map[fpID]bool {
 	return s
 }
 
+// skipBandSet is the plan's SkipBand as a set.
+func (p *plan) skipBandSet() map[bandID]bool {
+	if p == nil || len(p.SkipBand) == 0 {
+		return nil
+	}
+	s := make(map[bandID]bool, len(p.SkipBand))
+	for _, k := range p.SkipBand {
+		s[k] = true
+	}
+	return s
+}
+
 // noIndexSet is the plan's NoIndex as a set.
 func (p *plan) noIndexSet() map[uint64]bool {
 	if p == nil || len(p.NoIndex) == 0 {
@@ -344,8 +394,9 @@ func (p *plan) noIndexSet() map[uint64]bool {
 	return s
 }
 
-// applyStoreChanges deletes the fp cells of replaced documents and writes
-// the tombstones of fingerprints left without a document.
+// applyStoreChanges deletes the fp cells and band cells of replaced
+// documents and writes the tombstones of fingerprints left without a
+// document.
 func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
 	if p == nil {
 		return nil
@@ -353,6 +404,9 @@ func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
 	var muts []kvindex.Mutation
 	for _, d := range p.DeleteFP {
 		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableFP, Row: kvindex.FPRowKey(d.FP), Qualifier: []byte(d.ID)})
+	}
+	for _, b := range p.DeleteBand {
+		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableBands, Row: kvindex.BandRowKey(b.Band, b.H), Qualifier: []byte(b.ID)})
 	}
 	for _, f := range p.Tombstone {
 		for t, pm := range l.perms {

@@ -379,3 +379,23 @@ func BenchmarkSortEntries(b *testing.B) {
 		})
 	}
 }
+
+// TestRowBucketPaths: rows regrouped by bucket through the slot table and
+// through binary search (rows of a wide bucket span) give the same index.
+func TestRowBucketPaths(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "fps.csv", []byte(fpLines(genFPs(12, 1500))))
+	slot := openIndex(t, filepath.Join(dir, "slot"))
+	if _, err := Run(bg, slot, withCP(baseConfig(dir, in), filepath.Join(dir, "cp1"))); err != nil {
+		t.Fatal(err)
+	}
+	defer func(v uint64) { maxSlotSpan = v }(maxSlotSpan)
+	maxSlotSpan = 0
+	search := openIndex(t, filepath.Join(dir, "search"))
+	if _, err := Run(bg, search, withCP(baseConfig(dir, in), filepath.Join(dir, "cp2"))); err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(dump(t, slot, "bulkload"), dump(t, search, "bulkload")); d != "" {
+		t.Errorf("the two bucket paths differ:\n%s", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/simdex/simdex/kvindex"
 )
@@ -92,7 +93,12 @@ func (l *loader) newPutWriter(ctx context.Context, t kvindex.Table) *putWriter {
 }
 
 func (p *putWriter) Put(row, qual, val []byte) error {
-	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val), Timestamp: p.l.cellTime(p.t, qual)})
+	return p.PutAt(row, qual, val, p.l.cellTime(p.t, qual))
+}
+
+// PutAt is Put with the cell's timestamp (zero: none).
+func (p *putWriter) PutAt(row, qual, val []byte, ts time.Time) error {
+	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val), Timestamp: ts})
 	p.bytes += len(row) + len(qual) + len(val) + 16
 	if p.bytes >= p.maxBytes {
 		return p.flush(p.ctx)

@@ -11,7 +11,10 @@
 #      so that 10% of the fingerprints are deltas (scripts/bench/compaction):
 #      time and bytes before/after;
 #   3. D ~1 KB text documents, half Chinese, half English: docs/s and the
-#      share of the CPU profile spent fingerprinting.
+#      share of the CPU profile spent fingerprinting, bytes per document per
+#      table (the index gets LSH band rows, bulkload's default --bands auto);
+#      with SIMDEX_BENCH_BANDS_AB=1 the same load with --bands off after it
+#      (what the band cells cost).
 #
 #   scripts/bench/bulkload.sh [N] [D] [MEMORY]   (defaults 10000000, 1000000, 1GiB)
 #
@@ -56,3 +59,11 @@ tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --c
 go tool pprof -top -cum "$work/bulkload" "$work/docs.prof" 2>/dev/null |
 	grep -E 'Total samples|fingerprint\.\(\*Fingerprinter\)\.Fingerprint$|processBatch.func1$' || true
 echo "(load after: $(uptime))"
+"$work/indexcheck" -data-dir "$work/ddocs" -input "$docs" | grep -v lookups
+if [ "${SIMDEX_BENCH_BANDS_AB:-}" = 1 ]; then
+	echo "== $d text documents, --bands off ($(uptime))"
+	rm -rf "$work/ddocs" "$work/ddocs.bulkload"
+	tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --bands off "$docs"
+	"$work/indexcheck" -data-dir "$work/ddocs" -input "$docs" | grep -v lookups
+	echo "(load after: $(uptime))"
+fi
