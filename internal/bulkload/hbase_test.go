@@ -351,11 +351,23 @@ type pacedIndex struct {
 	// splitting is 1 while a split runs; epoch changes at each split start
 	// and end; during counts the Applies that overlapped a split.
 	splitting, during, epoch atomic.Int64
+	// gate, when set, holds the next Apply until the split it belongs to
+	// has started: without it a phase whose first write comes late (a slow
+	// -race run) could see its split start and finish before any write,
+	// and the test would prove nothing.
+	gate atomic.Pointer[chan struct{}]
 }
 
 func (p *pacedIndex) Apply(ctx context.Context, muts []kvindex.Mutation) error {
 	time.Sleep(p.pause)
 	e := p.epoch.Load()
+	if g := p.gate.Swap(nil); g != nil {
+		select {
+		case <-*g:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	in := p.splitting.Load() == 1
 	err := p.Index.Apply(ctx, muts)
 	if in || p.splitting.Load() == 1 || p.epoch.Load() != e {
@@ -387,13 +399,16 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	var splitErrs [2]error
 	split := func(i int, table kvindex.Table, at []byte) {
+		started := make(chan struct{})
+		p.gate.Store(&started) // the phase's first write waits for the split
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
 			defer cancel()
-			// Let a few batches start against the old region first.
+			// Let the phase get going before the split starts.
 			time.Sleep(100 * time.Millisecond)
 			p.epoch.Add(1)
 			p.splitting.Store(1)
+			close(started)
 			splitErrs[i] = st.Client().SplitRegion(ctx, hbasestore.TableName(ns, table), at)
 			p.splitting.Store(0)
 			p.epoch.Add(1)
