@@ -10,6 +10,11 @@
 // that Pebble's bytewise order is the order of (table, row, qualifier) and a
 // row's cells are one contiguous range. Counters (kvindex.Add) are Pebble
 // merge operands summed by the "simdex.add.v1" merger.
+//
+// Rows are Pebble "prefixes": the comparer's Split ends a key's prefix after
+// the row terminator, sstables carry bloom filters of those prefixes, and
+// Get reads each row with SeekPrefixGE, so a row that is absent from an
+// sstable costs a filter probe instead of a seek (split.go).
 package pebblestore
 
 import (
@@ -92,6 +97,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		Logger: pebbleLogger{opt.Logger},
 		Merger: &pebble.Merger{Name: "simdex.add.v1", Merge: newAdder},
 	}
+	setTableOptions(po)
 	if opt.Bulk {
 		opt.NoSync = true
 		po.MemTableSize = 64 << 20
@@ -196,7 +202,12 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 }
 
 // Get implements kvindex.Store. Rows in the row cache are answered from
-// it; the others are read with one Pebble iterator, in key order, and cached.
+// it; the others are read with one Pebble iterator, in key order, each with
+// a prefix seek (so sstables whose filter rules the row out are skipped),
+// and cached when they have cells. Absent rows are not cached: most band
+// rows a check reads are absent, their keys are random, and caching them
+// would evict the hot index rows for entries that are rarely asked again,
+// while the filters already answer them cheaply.
 func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -225,13 +236,17 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 	if len(order) == 0 {
 		return rows, nil
 	}
-	it, err := s.db.NewIter(nil)
+	// UseL6Filters: the bottom level holds most of the data, and the rows
+	// most likely to be absent (band rows) are absent there too.
+	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
 	}
 	defer it.Close()
 	// Seek the rows in key order with one unbounded iterator: forward seeks
-	// let Pebble reuse its position, and no SetBounds per row.
+	// let Pebble reuse its position, and no SetBounds per row. The row
+	// prefix is exactly a Split prefix (split.go), so SeekPrefixGE consults
+	// each sstable's filter and stops at the row's end.
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(prefixes[a], prefixes[b]) })
 	for n, i := range order {
 		lo := prefixes[i]
@@ -239,7 +254,7 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 			rows[i].Cells = slices.Clone(rows[order[n-1]].Cells)
 			continue
 		}
-		for ok := it.SeekGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
+		for ok := it.SeekPrefixGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
 			v, err := it.ValueAndErr()
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
@@ -252,7 +267,7 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		if err := it.Error(); err != nil {
 			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
 		}
-		if s.rows != nil {
+		if s.rows != nil && len(rows[i].Cells) > 0 {
 			s.rows.put(lo, rows[i].Cells, gens[i])
 		}
 	}
