@@ -136,3 +136,40 @@ func BenchmarkLookupDocuments(b *testing.B) {
 	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(i), "cpu-µs/op")
 	b.ReportMetric(float64(bandCands)/float64(i), "bandcands/op")
 }
+
+// BenchmarkLookupDocumentsNoBandCells is the REST benchmark's case: an
+// index with bands whose 100,000 documents were stored by fingerprint (no
+// band cells), queried with (band rows all absent) and without band
+// signatures: the difference is the band stage's bookkeeping.
+func BenchmarkLookupDocumentsNoBandCells(b *testing.B) {
+	ix, fps := benchIndex(b, 100_000)
+	r := rand.New(rand.NewPCG(9, 9))
+	qs := make([]kvindex.Query, 4096)
+	for i := range qs {
+		qs[i] = kvindex.Query{Fingerprint: flip(r, fingerprint.Fingerprint(fps[r.IntN(len(fps))]), r.IntN(4)), Bands: bandsFrom(r.Uint64(), nil)}
+	}
+	for _, withBands := range []bool{false, true} {
+		b.Run(fmt.Sprintf("bands=%v", withBands), func(b *testing.B) {
+			for _, q := range qs { // warm the row cache's index rows
+				if _, err := ix.LookupDocuments(bg, []kvindex.Query{q}, kvindex.LookupOptions{K: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				q := qs[i%len(qs)]
+				if !withBands {
+					q.Bands = nil
+				}
+				res, err := ix.LookupDocuments(bg, []kvindex.Query{q}, kvindex.LookupOptions{K: 3})
+				if err != nil || len(res[0].Hits) == 0 {
+					b.Fatal(err, res)
+				}
+				i++
+			}
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(i), "cpu-µs/op")
+		})
+	}
+}

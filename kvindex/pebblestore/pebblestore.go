@@ -204,10 +204,10 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 // Get implements kvindex.Store. Rows in the row cache are answered from
 // it; the others are read with one Pebble iterator, in key order, each with
 // a prefix seek (so sstables whose filter rules the row out are skipped),
-// and cached when they have cells. Absent rows are not cached: most band
-// rows a check reads are absent, their keys are random, and caching them
-// would evict the hot index rows for entries that are rarely asked again,
-// while the filters already answer them cheaply.
+// and cached when they have cells. Absent rows are not cached, and band
+// rows bypass the cache: a check reads 32 band rows with random keys,
+// nearly all absent and the rest tiny, rarely read again; caching them
+// would evict the hot index rows, and the filters answer them cheaply.
 func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -217,13 +217,25 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 	prefixes := make([][]byte, len(keys))
 	gens := make([]uint64, len(keys))
 	order := make([]int, 0, len(keys)) // the rows to read from Pebble
+	// One buffer for the returned row keys and one for the Pebble
+	// prefixes (at most twice the row key when escaped, plus table byte
+	// and terminator) instead of two allocations per row.
+	n := 0
+	for _, k := range keys {
+		n += len(k.Key)
+	}
+	keyBuf := make([]byte, 0, n)
+	prefixBuf := make([]byte, 0, 2*n+3*len(keys))
 	for i, k := range keys {
 		if !k.Table.Valid() {
 			return nil, fmt.Errorf("pebblestore: unknown table %d", k.Table)
 		}
-		rows[i].Key = append([]byte(nil), k.Key...)
-		prefixes[i] = rowPrefix(nil, k.Table, k.Key)
-		if s.rows != nil {
+		keyBuf = append(keyBuf, k.Key...)
+		rows[i].Key = keyBuf[len(keyBuf)-len(k.Key) : len(keyBuf) : len(keyBuf)]
+		start := len(prefixBuf)
+		prefixBuf = rowPrefix(prefixBuf, k.Table, k.Key)
+		prefixes[i] = prefixBuf[start:len(prefixBuf):len(prefixBuf)]
+		if s.rows != nil && k.Table != kvindex.TableBands {
 			cells, ok, gen := s.rows.get(prefixes[i])
 			if ok {
 				rows[i].Cells = cells
@@ -267,7 +279,7 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		if err := it.Error(); err != nil {
 			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
 		}
-		if s.rows != nil && len(rows[i].Cells) > 0 {
+		if s.rows != nil && len(rows[i].Cells) > 0 && keys[i].Table != kvindex.TableBands {
 			s.rows.put(lo, rows[i].Cells, gens[i])
 		}
 	}

@@ -186,7 +186,8 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 
 // TestAbsentRowsUseFilters reads absent rows from flushed sstables: the
 // filters rule them out (Pebble's filter hit counter rises), rows that
-// exist are still read whole, and absent rows are not cached.
+// exist are still read whole, absent rows are not cached and band rows
+// bypass the cache (other tables' rows with cells are cached).
 func TestAbsentRowsUseFilters(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(t.TempDir(), Options{})
@@ -199,6 +200,7 @@ func TestAbsentRowsUseFilters(t *testing.T) {
 		muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableBands, Row: fmt.Appendf(nil, "b%06d", i*2),
 			Qualifier: []byte("x"), Value: []byte{}})
 	}
+	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: []byte("i1"), Qualifier: []byte("q"), Value: []byte{}})
 	if err := s.Mutate(ctx, muts); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,8 @@ func TestAbsentRowsUseFilters(t *testing.T) {
 	for i := range 500 {
 		keys = append(keys, kvindex.RowKey{Table: kvindex.TableBands, Key: fmt.Appendf(nil, "b%06d", i*2+1)}) // between stored rows
 	}
-	keys = append(keys, kvindex.RowKey{Table: kvindex.TableBands, Key: []byte("b000010")})
+	keys = append(keys, kvindex.RowKey{Table: kvindex.TableBands, Key: []byte("b000010")},
+		kvindex.RowKey{Table: kvindex.TableIndex, Key: []byte("i1")}, kvindex.RowKey{Table: kvindex.TableIndex, Key: []byte("i2")})
 	before := s.DB().Metrics().Filter.Hits
 	entries := s.CacheStats().Entries
 	rows, err := s.Get(ctx, keys)
@@ -221,8 +224,11 @@ func TestAbsentRowsUseFilters(t *testing.T) {
 			t.Fatalf("absent row %s has cells %+v", keys[i].Key, r.Cells)
 		}
 	}
-	if last := rows[500]; len(last.Cells) != 1 || string(last.Cells[0].Qualifier) != "x" {
-		t.Fatalf("stored row read as %+v", last)
+	if r := rows[500]; len(r.Cells) != 1 || string(r.Cells[0].Qualifier) != "x" {
+		t.Fatalf("stored band row read as %+v", r)
+	}
+	if r := rows[501]; len(r.Cells) != 1 || string(r.Cells[0].Qualifier) != "q" || len(rows[502].Cells) != 0 {
+		t.Fatalf("index rows read as %+v %+v", r, rows[502])
 	}
 	// At ~1% false positives, nearly all 500 absent rows are answered by
 	// the filter; 400 leaves room for the filter's randomness.
@@ -230,6 +236,6 @@ func TestAbsentRowsUseFilters(t *testing.T) {
 		t.Errorf("filter ruled out %d of 500 absent rows", hits)
 	}
 	if got := s.CacheStats().Entries - entries; got != 1 {
-		t.Errorf("row cache gained %d entries, want 1 (the stored row only)", got)
+		t.Errorf("row cache gained %d entries, want 1 (the stored index row only)", got)
 	}
 }
