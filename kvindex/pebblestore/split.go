@@ -68,7 +68,11 @@ var comparer = func() *pebble.Comparer {
 }()
 
 // setTableOptions configures the comparer and the row-prefix bloom filters
-// of every level (Pebble's default has no filters).
+// of every level (Pebble's default has no filters). A filter is one block
+// per sstable, read through the block cache: with a cache much smaller than
+// the server's default (256 MiB), the large filters of the bottom levels
+// are evicted and re-read (measured: 40% of a batch insert's CPU with a 32
+// MiB cache, none with 256 MiB).
 func setTableOptions(po *pebble.Options) {
 	po.Comparer = comparer
 	for i := range po.Levels {
