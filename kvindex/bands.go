@@ -35,33 +35,66 @@ func appendBandRowHashes(dst []uint64, b fingerprint.Bands) []uint64 {
 	return dst
 }
 
+// rowKeyMax bounds the length of index and band row keys (keys.go).
+const rowKeyMax = 9
+
+// rowKeyID is a row key of at most rowKeyMax bytes as a comparable value
+// (length, then bytes), for deduplicating the rows of a batch in a map
+// without allocating a string per row.
+type rowKeyID [rowKeyMax + 1]byte
+
+func makeRowKeyID(k []byte) rowKeyID {
+	var id rowKeyID
+	id[0] = byte(len(k))
+	copy(id[1:], k)
+	return id
+}
+
 // appendBandKeys appends the band-row keys of every query with a band
-// signature to keys (deduplicated through slot, which maps "table byte +
-// key" strings of keys already present) and returns, per query and band,
-// the position in keys (-1: the query has no bands). It returns nil when
-// the index has no bands or bands is nil.
-func (ix *Index) appendBandKeys(keys *[]RowKey, slot map[string]int, bands []fingerprint.Bands) []int {
+// signature to keys and returns, per query and band, the position in keys
+// (-1: the query has no bands). Rows shared by several queries of a batch
+// are read once. It returns nil when the index has no bands or bands is
+// nil.
+func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) []int {
 	if !ix.bands || bands == nil {
 		return nil
 	}
 	pos := make([]int, len(bands)*fingerprint.NumBands)
-	for i, b := range bands {
-		for j := range fingerprint.NumBands {
-			pos[i*fingerprint.NumBands+j] = -1
+	n := 0
+	for _, b := range bands {
+		if len(b) == fingerprint.NumBands {
+			n++
 		}
+	}
+	// One buffer for all keys; a map only when several queries could share
+	// a row (one query's 32 rows differ in their band byte).
+	kbuf := make([]byte, n*fingerprint.NumBands*bandRowKeyLen)
+	var slot map[rowKeyID]int
+	if n > 1 {
+		slot = make(map[rowKeyID]int, n*fingerprint.NumBands)
+	}
+	for i, b := range bands {
 		if len(b) != fingerprint.NumBands {
+			for j := range fingerprint.NumBands {
+				pos[i*fingerprint.NumBands+j] = -1
+			}
 			continue
 		}
 		for j, h := range b {
-			k := BandRowKey(j, h)
-			// Index row keys live in another table: tag band keys so the
-			// shared slot map never confuses the two.
-			name := "\xffb" + string(k)
-			s, ok := slot[name]
-			if !ok {
-				s = len(*keys)
-				slot[name] = s
+			k := kbuf[:bandRowKeyLen:bandRowKeyLen]
+			putBandRowKey(k, j, h)
+			s := len(*keys)
+			if slot != nil {
+				id := makeRowKeyID(k)
+				if prev, ok := slot[id]; ok {
+					s = prev
+				} else {
+					slot[id] = s
+				}
+			}
+			if s == len(*keys) {
 				*keys = append(*keys, RowKey{TableBands, k})
+				kbuf = kbuf[bandRowKeyLen:]
 			}
 			pos[i*fingerprint.NumBands+j] = s
 		}

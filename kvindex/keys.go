@@ -171,9 +171,14 @@ const bandRowKeyLen = 1 + 8
 // band index (1 byte), then h (8 bytes big-endian).
 func BandRowKey(band int, h uint64) []byte {
 	k := make([]byte, bandRowKeyLen)
+	putBandRowKey(k, band, h)
+	return k
+}
+
+// putBandRowKey writes the band row key of (band, h) into k[:bandRowKeyLen].
+func putBandRowKey(k []byte, band int, h uint64) {
 	k[0] = byte(band)
 	binary.BigEndian.PutUint64(k[1:], h)
-	return k
 }
 
 // ParseBandRowKey splits a bands-table row key into band index and hash.

@@ -159,24 +159,40 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, err error) {
 	tables := ix.cover[k]
 	keys := make([]RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
-	slot := make(map[string]int, len(fps)*len(tables)) // row key -> index in keys
 	rowOf := make([]int, len(fps)*len(tables))
-	var kb []byte
+	// Index row keys are at most 9 bytes (table id + a prefix of up to 64
+	// bits): one buffer holds them all, and a batch deduplicates them by a
+	// fixed-size key, without a string per row. A single query's T rows
+	// are distinct (one per table), so it needs no map at all.
+	kbuf := make([]byte, 0, len(fps)*len(tables)*rowKeyMax)
+	var slot map[rowKeyID]int
+	if len(fps) > 1 {
+		slot = make(map[rowKeyID]int, len(fps)*len(tables))
+	}
 	for i, fp := range fps {
 		for j, t := range tables {
 			p := ix.perms[t]
-			kb = IndexRowKey(kb[:0], t, p.Prefix(p.Permute(fp)), p.PrefixBits)
-			s, ok := slot[string(kb)]
-			if !ok {
-				s = len(keys)
-				slot[string(kb)] = s
-				keys = append(keys, RowKey{TableIndex, append([]byte(nil), kb...)})
+			start := len(kbuf)
+			kbuf = IndexRowKey(kbuf, t, p.Prefix(p.Permute(fp)), p.PrefixBits)
+			kb := kbuf[start:len(kbuf):len(kbuf)]
+			s := len(keys)
+			if slot != nil {
+				id := makeRowKeyID(kb)
+				if prev, ok := slot[id]; ok {
+					s = prev
+					kbuf = kbuf[:start]
+				} else {
+					slot[id] = s
+				}
+			}
+			if s == len(keys) {
+				keys = append(keys, RowKey{TableIndex, kb})
 			}
 			rowOf[i*len(tables)+j] = s
 		}
 	}
 	nIndex := len(keys)
-	bandRowOf := ix.appendBandKeys(&keys, slot, bands)
+	bandRowOf := ix.appendBandKeys(&keys, bands)
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
 		return nil, nil, nil, err

@@ -84,6 +84,7 @@ func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (
 		return nil, fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
 	}
 	po := &pebble.Options{Merger: &pebble.Merger{Name: mergerName, Merge: newAdder}}
+	setTableOptions(po) // the same prefix filters as the store's own tables
 	po.EnsureDefaults()
 	wo := po.MakeWriterOptions(0, format)
 	return &BulkWriter{s: s, t: t, dir: dir, target: sstableBytes, wo: wo}, nil

@@ -10,6 +10,11 @@
 // that Pebble's bytewise order is the order of (table, row, qualifier) and a
 // row's cells are one contiguous range. Counters (kvindex.Add) are Pebble
 // merge operands summed by the "simdex.add.v1" merger.
+//
+// Rows are Pebble "prefixes": the comparer's Split ends a key's prefix after
+// the row terminator, sstables carry bloom filters of those prefixes, and
+// Get reads each row with SeekPrefixGE, so a row that is absent from an
+// sstable costs a filter probe instead of a seek (split.go).
 package pebblestore
 
 import (
@@ -53,7 +58,18 @@ type Options struct {
 	RowCacheBytes int64
 	// Registerer receives the row cache's metrics (nil: not registered).
 	Registerer prometheus.Registerer
+	// MemTableBytes is the size of Pebble's memtable (default
+	// DefaultMemTableBytes; Bulk stores use 64 MiB). A write batch of
+	// half of it or more is applied by Pebble as a memtable of its own
+	// and flushed at once: with the default of Pebble (4 MiB), one batch
+	// insert of 250 text documents (~9,500 cells with their band cells)
+	// forced a flush, an L0 file and write stalls per batch.
+	MemTableBytes int64
 }
+
+// DefaultMemTableBytes is the memtable size of a serving store: at most
+// two memtables (Pebble's stop-writes threshold) are held, 64 MiB.
+const DefaultMemTableBytes = 32 << 20
 
 // DefaultRowCacheBytes is the row cache's default budget: at the default
 // layout it holds every index row of about 10^6 online-inserted documents.
@@ -92,6 +108,11 @@ func Open(dir string, opt Options) (*Store, error) {
 		Logger: pebbleLogger{opt.Logger},
 		Merger: &pebble.Merger{Name: "simdex.add.v1", Merge: newAdder},
 	}
+	setTableOptions(po)
+	if opt.MemTableBytes <= 0 {
+		opt.MemTableBytes = DefaultMemTableBytes
+	}
+	po.MemTableSize = uint64(opt.MemTableBytes)
 	if opt.Bulk {
 		opt.NoSync = true
 		po.MemTableSize = 64 << 20
@@ -196,7 +217,12 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 }
 
 // Get implements kvindex.Store. Rows in the row cache are answered from
-// it; the others are read with one Pebble iterator, in key order, and cached.
+// it; the others are read with one Pebble iterator, in key order, each with
+// a prefix seek (so sstables whose filter rules the row out are skipped),
+// and cached when they have cells. Absent rows are not cached, and band
+// rows bypass the cache: a check reads 32 band rows with random keys,
+// nearly all absent and the rest tiny, rarely read again; caching them
+// would evict the hot index rows, and the filters answer them cheaply.
 func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
@@ -206,13 +232,25 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 	prefixes := make([][]byte, len(keys))
 	gens := make([]uint64, len(keys))
 	order := make([]int, 0, len(keys)) // the rows to read from Pebble
+	// One buffer for the returned row keys and one for the Pebble
+	// prefixes (at most twice the row key when escaped, plus table byte
+	// and terminator) instead of two allocations per row.
+	n := 0
+	for _, k := range keys {
+		n += len(k.Key)
+	}
+	keyBuf := make([]byte, 0, n)
+	prefixBuf := make([]byte, 0, 2*n+3*len(keys))
 	for i, k := range keys {
 		if !k.Table.Valid() {
 			return nil, fmt.Errorf("pebblestore: unknown table %d", k.Table)
 		}
-		rows[i].Key = append([]byte(nil), k.Key...)
-		prefixes[i] = rowPrefix(nil, k.Table, k.Key)
-		if s.rows != nil {
+		keyBuf = append(keyBuf, k.Key...)
+		rows[i].Key = keyBuf[len(keyBuf)-len(k.Key) : len(keyBuf) : len(keyBuf)]
+		start := len(prefixBuf)
+		prefixBuf = rowPrefix(prefixBuf, k.Table, k.Key)
+		prefixes[i] = prefixBuf[start:len(prefixBuf):len(prefixBuf)]
+		if s.rows != nil && k.Table != kvindex.TableBands {
 			cells, ok, gen := s.rows.get(prefixes[i])
 			if ok {
 				rows[i].Cells = cells
@@ -225,13 +263,17 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 	if len(order) == 0 {
 		return rows, nil
 	}
-	it, err := s.db.NewIter(nil)
+	// UseL6Filters: the bottom level holds most of the data, and the rows
+	// most likely to be absent (band rows) are absent there too.
+	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
 	}
 	defer it.Close()
 	// Seek the rows in key order with one unbounded iterator: forward seeks
-	// let Pebble reuse its position, and no SetBounds per row.
+	// let Pebble reuse its position, and no SetBounds per row. The row
+	// prefix is exactly a Split prefix (split.go), so SeekPrefixGE consults
+	// each sstable's filter and stops at the row's end.
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(prefixes[a], prefixes[b]) })
 	for n, i := range order {
 		lo := prefixes[i]
@@ -239,7 +281,7 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 			rows[i].Cells = slices.Clone(rows[order[n-1]].Cells)
 			continue
 		}
-		for ok := it.SeekGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
+		for ok := it.SeekPrefixGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
 			v, err := it.ValueAndErr()
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
@@ -252,7 +294,7 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 		if err := it.Error(); err != nil {
 			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
 		}
-		if s.rows != nil {
+		if s.rows != nil && len(rows[i].Cells) > 0 && keys[i].Table != kvindex.TableBands {
 			s.rows.put(lo, rows[i].Cells, gens[i])
 		}
 	}

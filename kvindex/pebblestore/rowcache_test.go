@@ -97,8 +97,9 @@ func TestRowCacheHitsAndInvalidation(t *testing.T) {
 			}
 		}
 	}
-	if got := gatheredValue(t, reg, "simdex_pebble_row_cache_hits_total"); got < 6 {
-		t.Errorf("hits metric %v, want >= 6", got)
+	// One hit per step except after DeleteRow: an absent row is not cached.
+	if got := gatheredValue(t, reg, "simdex_pebble_row_cache_hits_total"); got < 5 {
+		t.Errorf("hits metric %v, want >= 5", got)
 	}
 }
 
