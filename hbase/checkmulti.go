@@ -11,7 +11,11 @@ import (
 )
 
 // CondMutation is one conditional mutation of CheckAndMutateMulti: Mutation
-// (a *Put or *Delete of Check.Row) applies if Check holds.
+// (a *Put or *Delete of Check.Row) applies if Check holds. With an empty
+// Check.Row the item is unconditional: Mutation (a *Put, *Delete or
+// *Increment of any row) rides in the same request as the conditional ones,
+// e.g. a counter update sent with the lock releases it precedes (one round
+// trip instead of two).
 type CondMutation struct {
 	Check    Check
 	Mutation Action
@@ -21,7 +25,9 @@ type CondMutation struct {
 // one MultiRequest per region server (servers in parallel) instead of one
 // round trip each: every mutation is its own conditional RegionAction,
 // atomic on its own row exactly as CheckAndMutate is, with no atomicity
-// across rows. applied[i] reports whether muts[i] applied, errs[i] its
+// across rows and no order among the items of one request (an unconditional
+// item is a plain RegionAction; it counts as applied when it succeeded).
+// applied[i] reports whether muts[i] applied, errs[i] its
 // error (retryable ones are retried like Multi's); err fails the whole call
 // (bad arguments, closed client, ctx ended). As with CheckAndMutate, a
 // mutation retried after a lost reply may report false although its first
@@ -32,14 +38,20 @@ func (c *Client) CheckAndMutateMulti(ctx context.Context, table string, muts []C
 	}
 	acts := make([][]byte, len(muts))
 	conds := make([][]byte, len(muts))
+	hasNonce := false
 	for i, m := range muts {
+		uncond := len(m.Check.Row) == 0
 		switch m.Mutation.(type) {
 		case *Put, *Delete:
+		case *Increment:
+			if !uncond {
+				return nil, nil, fmt.Errorf("%w: CheckAndMutateMulti item %d: an *Increment must be unconditional", ErrInvalidArgument, i)
+			}
 		default:
-			return nil, nil, fmt.Errorf("%w: CheckAndMutateMulti item %d: want a *Put or *Delete, not %T", ErrInvalidArgument, i, m.Mutation)
+			return nil, nil, fmt.Errorf("%w: CheckAndMutateMulti item %d: want a *Put, *Delete or (unconditional) *Increment, not %T", ErrInvalidArgument, i, m.Mutation)
 		}
-		if len(m.Check.Row) == 0 || string(m.Mutation.row()) != string(m.Check.Row) {
-			return nil, nil, fmt.Errorf("%w: CheckAndMutateMulti item %d: row %q differs from mutation row %q (or is empty)", ErrInvalidArgument, i, m.Check.Row, m.Mutation.row())
+		if m.Mutation == nil || len(m.Mutation.row()) == 0 || !uncond && string(m.Mutation.row()) != string(m.Check.Row) {
+			return nil, nil, fmt.Errorf("%w: CheckAndMutateMulti item %d: row %q differs from mutation row (or is empty)", ErrInvalidArgument, i, m.Check.Row)
 		}
 		var mp *pb.MutationProto
 		var err error
@@ -51,8 +63,12 @@ func (c *Client) CheckAndMutateMulti(ctx context.Context, table string, muts []C
 		if err != nil {
 			return nil, nil, fmt.Errorf("CheckAndMutateMulti item %d: %w", i, err)
 		}
+		hasNonce = hasNonce || mp.Nonce != nil
 		if acts[i], err = appendMutationAction(nil, 0, mp); err != nil {
 			return nil, nil, fmt.Errorf("hbase: encode CheckAndMutateMulti item %d: %w", i, err)
+		}
+		if uncond {
+			continue
 		}
 		cond, err := condition(m.Check)
 		if err != nil {
@@ -65,7 +81,7 @@ func (c *Client) CheckAndMutateMulti(ctx context.Context, table string, muts []C
 	applied = make([]bool, len(muts))
 	errs = make([]error, len(muts))
 	err = c.batchRetry(ctx, "CheckAndMutateMulti", len(muts), func(i int) *error { return &errs[i] }, func(todo []int) []int {
-		return c.condRound(ctx, table, muts, acts, conds, todo, applied, errs)
+		return c.condRound(ctx, table, muts, acts, conds, hasNonce, todo, applied, errs)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -88,13 +104,13 @@ func condition(chk Check) (*pb.Condition, error) {
 
 // condRound sends the todo items once, one request per server, and returns
 // those to retry.
-func (c *Client) condRound(ctx context.Context, table string, muts []CondMutation, acts, conds [][]byte, todo []int, applied []bool, errs []error) []int {
+func (c *Client) condRound(ctx context.Context, table string, muts []CondMutation, acts, conds [][]byte, hasNonce bool, todo []int, applied []bool, errs []error) []int {
 	batches, retry := c.locateByServer(ctx, table, todo,
-		func(i int) []byte { return muts[i].Check.Row },
+		func(i int) []byte { return muts[i].Mutation.row() },
 		func(i int, err error) { errs[i] = err })
 	var mu sync.Mutex // guards retry, applied and errs across the per-server calls
 	eachServer(batches, func(b serverBatch) {
-		res := c.condServer(ctx, b, muts, acts, conds)
+		res := c.condServer(ctx, b, muts, acts, conds, hasNonce)
 		mu.Lock()
 		defer mu.Unlock()
 		for k, it := range b.items {
@@ -117,9 +133,9 @@ type condResult struct {
 	err error
 }
 
-// condServer sends one MultiRequest of conditional RegionActions (one per
-// item) to the batch's server.
-func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondMutation, acts, conds [][]byte) []condResult {
+// condServer sends one MultiRequest of RegionActions (one per item,
+// conditional unless the item is not) to the batch's server.
+func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondMutation, acts, conds [][]byte, hasNonce bool) []condResult {
 	out := make([]condResult, len(batch.items))
 	failAll := func(err error) []condResult {
 		for k := range out {
@@ -135,7 +151,7 @@ func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondM
 			cells = appendPutCells(cells, p)
 		}
 	}
-	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, false)
+	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce)
 	if err != nil {
 		return failAll(err)
 	}
@@ -158,7 +174,9 @@ func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondM
 			}
 		}
 		if out[k].err == nil {
-			out[k].ok = rar.processed
+			// A conditional RegionAction says whether its condition held;
+			// a plain one applied when it did not fail.
+			out[k].ok = rar.processed || conds[batch.items[k].i] == nil
 		}
 	}
 	return out

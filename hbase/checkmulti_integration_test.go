@@ -3,6 +3,7 @@ package hbase
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,55 @@ func TestCheckAndMutateMulti(t *testing.T) {
 	}
 	if _, _, err := c.CheckAndMutateMulti(ctx, table, []CondMutation{{Check: Check{Row: []byte("a"), Family: f, Qualifier: q}, Mutation: &Put{Row: []byte("b")}}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("row mismatch: %v", err)
+	}
+}
+
+// TestCheckAndMutateMultiUnconditional: unconditional items (an Increment
+// and a Put) ride in the same call as conditional deletes; each applies
+// once, the deletes apply only where the value matched, and an Increment
+// with a condition is refused.
+func TestCheckAndMutateMultiUnconditional(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t)
+	ctx := testCtx(t)
+	table := createTestTable(t, c)
+	f, q := []byte("f"), []byte("o")
+	mine, theirs, ctr := []byte("b1"), []byte("q2"), []byte("z9")
+	for _, r := range [][]byte{mine, theirs} {
+		v := "me"
+		if string(r) == string(theirs) {
+			v = "other"
+		}
+		if err := c.Put(ctx, table, &Put{Row: r, Values: []Value{{Family: f, Qualifier: q, Value: []byte(v)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	muts := []CondMutation{
+		{Mutation: &Increment{Row: ctr, Columns: []IncrementColumn{{Family: f, Qualifier: []byte("n"), Amount: 3}}}},
+		{Check: Check{Row: mine, Family: f, Qualifier: q, Op: Equal, Value: []byte("me")}, Mutation: &Delete{Row: mine}},
+		{Check: Check{Row: theirs, Family: f, Qualifier: q, Op: Equal, Value: []byte("me")}, Mutation: &Delete{Row: theirs}},
+		{Mutation: &Put{Row: []byte("m5"), Values: []Value{{Family: f, Qualifier: q, Value: []byte("x")}}}},
+	}
+	applied, errs, err := c.CheckAndMutateMulti(ctx, table, muts)
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	if fmt.Sprint(applied) != "[true true false true]" {
+		t.Fatalf("applied %v, want [true true false true]", applied)
+	}
+	want := map[string]string{"b1/o": "", "q2/o": "other", "m5/o": "x", "z9/n": "\x00\x00\x00\x00\x00\x00\x00\x03"}
+	for k, w := range want {
+		row, qual, _ := strings.Cut(k, "/")
+		res, err := c.Get(ctx, table, &Get{Row: []byte(row)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := res.Value("f", qual); string(v) != w {
+			t.Fatalf("%s = %q, want %q", k, v, w)
+		}
+	}
+	bad := []CondMutation{{Check: Check{Row: ctr, Family: f, Qualifier: q}, Mutation: &Increment{Row: ctr, Columns: []IncrementColumn{{Family: f, Qualifier: []byte("n"), Amount: 1}}}}}
+	if _, _, err := c.CheckAndMutateMulti(ctx, table, bad); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("conditional increment: %v", err)
 	}
 }

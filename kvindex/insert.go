@@ -333,7 +333,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	muts := append(adds, removes...)
 	muts = append(muts, ix.counterMuts(newDocs, fpDelta)...)
-	if err := ix.mutate(ctx, muts); err != nil {
+	if err := ix.mutateReleasing(ctx, muts, idLocks, rowLocks); err != nil {
 		return nil, nil, err
 	}
 	ix.countInserts(results, errs)
@@ -598,5 +598,5 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 		muts = append(muts, ix.tombstones(d.Fingerprint)...)
 	}
 	muts = append(muts, ix.counterMuts(-1, fpDelta)...)
-	return ix.mutate(ctx, muts)
+	return ix.mutateReleasing(ctx, muts, lockSet{kind: lockKindID, hashes: []uint64{idHash(id)}}, lockSet{kind: lockKindRow, hashes: rowHashes})
 }

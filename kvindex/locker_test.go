@@ -101,3 +101,121 @@ func TestSharedLockerAcrossIndexes(t *testing.T) {
 		}
 	}
 }
+
+// releasingLocker is a memLocker that is also a kvindex.ReleasingLocker:
+// MutateAndRelease applies the writes to the store and then releases the
+// named locks at once (the unlock functions skip what it released).
+type releasingLocker struct {
+	st kvindex.Store
+	mu sync.Mutex // protects names, held, folds and folded
+	// names is the mutex per lock name; held is the release of each name
+	// held now (its unlock runs once, by MutateAndRelease or the unlock).
+	names  map[uint64]*sync.Mutex
+	held   map[uint64]*heldName
+	folds  int // MutateAndRelease calls
+	folded int // names released by them
+}
+
+// heldName is one held lock name's release (idempotent).
+type heldName struct{ release func() }
+
+func (l *releasingLocker) Lock(ctx context.Context, names []uint64) (func(), error) {
+	l.mu.Lock()
+	ms := make([]*sync.Mutex, len(names))
+	for i, n := range names {
+		if l.names[n] == nil {
+			l.names[n] = &sync.Mutex{}
+		}
+		ms[i] = l.names[n]
+	}
+	l.mu.Unlock()
+	rels := make([]*heldName, len(names))
+	for i, m := range ms {
+		m.Lock()
+		rels[i] = &heldName{release: sync.OnceFunc(m.Unlock)}
+	}
+	l.mu.Lock()
+	for i, n := range names {
+		l.held[n] = rels[i]
+	}
+	l.mu.Unlock()
+	return func() {
+		for i := len(rels) - 1; i >= 0; i-- {
+			l.mu.Lock()
+			if l.held[names[i]] == rels[i] {
+				delete(l.held, names[i])
+			}
+			l.mu.Unlock()
+			rels[i].release()
+		}
+	}, nil
+}
+
+func (l *releasingLocker) MutateAndRelease(ctx context.Context, muts []kvindex.Mutation, names []uint64) error {
+	if err := l.st.Mutate(ctx, muts); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.folds++
+	for _, n := range names {
+		if rel := l.held[n]; rel != nil {
+			delete(l.held, n)
+			l.folded++
+			rel.release()
+		}
+	}
+	return nil
+}
+
+// With a ReleasingLocker the locks are released with the last writes, and
+// two Index values over one store (two processes) still store exactly one
+// of two near-duplicates inserted at once.
+func TestReleasingLockerAcrossIndexes(t *testing.T) {
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := &releasingLocker{st: st, names: map[uint64]*sync.Mutex{}, held: map[uint64]*heldName{}}
+	var ixs []*kvindex.Index
+	for range 2 {
+		ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Locker: lk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ixs = append(ixs, ix)
+	}
+	defer ixs[0].Close()
+	r := rand.New(rand.NewPCG(9, 9))
+	for round := range 100 {
+		base := fingerprint.Fingerprint(r.Uint64())
+		docs := []kvindex.Document{doc(fmt.Sprintf("r%d-a", round), base, t0), doc(fmt.Sprintf("r%d-b", round), flip(r, base, 2), t0.Add(time.Second))}
+		res := make([]kvindex.InsertResult, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
+			}()
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+		if res[0].Stored == res[1].Stored {
+			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
+		}
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	// 100 stored documents: each insert that stored released its 1 id and
+	// T=4 row names with its writes.
+	if lk.folds < 100 || lk.folded < 500 {
+		t.Fatalf("%d MutateAndRelease calls releasing %d names; want >= 100 and >= 500", lk.folds, lk.folded)
+	}
+	if len(lk.held) != 0 {
+		t.Fatalf("%d names still held after every insert returned", len(lk.held))
+	}
+}

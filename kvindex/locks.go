@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -19,6 +20,22 @@ import (
 // can open it, and in-process locks already serialize.
 type Locker interface {
 	Lock(ctx context.Context, names []uint64) (unlock func(), err error)
+}
+
+// ReleasingLocker is a Locker that can release locks in the request that
+// carries an operation's last writes, so that the release costs no round
+// trip (nor, on HBase, a write-ahead-log sync) of its own. Check-and-insert
+// uses it when the Index's Locker has it.
+type ReleasingLocker interface {
+	Locker
+	// MutateAndRelease applies muts as the store's Mutate does and releases
+	// the named locks, which this process holds through Lock. Every
+	// mutation outside TableMeta is acknowledged before any lock is
+	// released; TableMeta mutations (counters, which no lock protects) may
+	// share the release's request. The locks' unlock functions must still
+	// be called once the operation is over: they release what this did not
+	// (everything, when it could not fold the release into the writes).
+	MutateAndRelease(ctx context.Context, muts []Mutation, names []uint64) error
 }
 
 // Lock names: the kind in bits 16.., a hash bucket of 16 bits below. The
@@ -77,18 +94,47 @@ func (ix *Index) lock(ctx context.Context, ls lockSet) (func(), error) {
 	if ix.cfg.Locker == nil {
 		return unlock, nil
 	}
-	names := make([]uint64, len(ls.hashes))
-	for i, h := range ls.hashes {
-		names[i] = uint64(ls.kind)<<16 | h%lockBuckets
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	remote, err := ix.cfg.Locker.Lock(ctx, names)
+	remote, err := ix.cfg.Locker.Lock(ctx, ls.names(nil))
 	if err != nil {
 		unlock()
 		return nil, fmt.Errorf("kvindex: taking locks: %w", storeErr(err))
 	}
 	return func() { remote(); unlock() }, nil
+}
+
+// names appends the Locker names of ls to dst, sorted and deduplicated.
+func (ls lockSet) names(dst []uint64) []uint64 {
+	n := len(dst)
+	for _, h := range ls.hashes {
+		dst = append(dst, uint64(ls.kind)<<16|h%lockBuckets)
+	}
+	slices.Sort(dst[n:])
+	return append(dst[:n], slices.Compact(dst[n:])...)
+}
+
+// mutateReleasing is mutate for the last writes of an operation holding
+// the locks of sets: with a ReleasingLocker the locks are released in the
+// request of the last writes (the unlock functions then have less or
+// nothing left to do); otherwise it is mutate.
+func (ix *Index) mutateReleasing(ctx context.Context, muts []Mutation, sets ...lockSet) error {
+	rl, ok := ix.cfg.Locker.(ReleasingLocker)
+	if !ok || len(muts) == 0 {
+		return ix.mutate(ctx, muts)
+	}
+	if ix.closed.Load() {
+		return ErrClosed
+	}
+	var names []uint64
+	for _, ls := range sets {
+		names = ls.names(names)
+	}
+	start := time.Now()
+	err := rl.MutateAndRelease(ctx, muts, names)
+	ix.m.observeStore("mutate", start, err)
+	if err != nil {
+		return storeErr(err)
+	}
+	return nil
 }
 
 // lockStripes takes the given stripes of set in increasing order and returns

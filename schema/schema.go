@@ -34,7 +34,9 @@ type Schema struct {
 	Namespace string
 	// Family is every table's column family (default "c").
 	Family string
-	// Compression of every family (default "SNAPPY").
+	// Compression of every family but the index's (default "SNAPPY"). The
+	// index family is never block-compressed: its values, the base sets,
+	// are Snappy-compressed already (see familyAttributes).
 	Compression string
 	// Retention is the TTL of the index, fp and docs families (0: keep
 	// forever). The meta table never expires.
@@ -137,9 +139,15 @@ func validName(s string) bool {
 func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t.String() }
 
 // Family attributes and why (docs/OPERATIONS.md):
-//   - COMPRESSION: base sets are already Snappy-compressed, but fp/docs
-//     rows and block overhead compress well.
+//   - COMPRESSION: fp/docs rows and block overhead compress well. Not on
+//     the index family (NONE): its values are Snappy-compressed base sets
+//     already, so a codec there only costs CPU on every block load.
 //   - DATA_BLOCK_ENCODING=FAST_DIFF: neighbouring keys share long prefixes.
+//     Not on the index family (NONE): its rows are a few short cells with
+//     long values, so the encoding saves little space, and seeking in a
+//     FAST_DIFF block decodes keys on every Get of a lookup; NONE cut the
+//     region server's CPU per lookup by about a third (BENCHMARKS.md,
+//     "HBase-side cost per lookup").
 //   - BLOOMFILTER=ROW: every read is a whole-row Get.
 //   - VERSIONS=1: simdex never reads old versions.
 //   - NEW_VERSION_BEHAVIOR=true: a delete marker does not hide a later put
@@ -163,6 +171,10 @@ func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
 		}
 	case s.Retention > 0 && t != kvindex.TableMeta:
 		a[hbase.AttrTTL] = strconv.FormatInt(int64(s.Retention/time.Second), 10)
+	}
+	if t == kvindex.TableIndex {
+		a[hbase.AttrCompression] = "NONE"
+		a[hbase.AttrDataBlockEncoding] = "NONE"
 	}
 	if t == kvindex.TableIndex && s.MOBThreshold > 0 {
 		a[hbase.AttrIsMOB] = "true"

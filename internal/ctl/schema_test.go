@@ -51,7 +51,7 @@ func TestSchemaVerbs(t *testing.T) {
 	// HBase's own Java Admin sees the same attributes and the pre-split
 	// (8 index regions for B=4: two per permutation table).
 	javaWant := map[string][]string{
-		"index": {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2592000 IS_MOB=true MOB_THRESHOLD=102400", "REGIONS 8"},
+		"index": {"c COMPRESSION=NONE DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW VERSIONS=1 TTL=2592000 IS_MOB=true MOB_THRESHOLD=102400", "REGIONS 8"},
 		"meta":  {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2147483647 IS_MOB=false", "REGIONS 1"},
 	}
 	for table, lines := range javaWant {

@@ -346,18 +346,30 @@ type rowOps struct {
 // order the tables first appear (plus one for rows written again after a
 // row delete in the same call).
 func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
+	_, _, err := s.mutate(ctx, muts, nil)
+	return err
+}
+
+// mutate is Mutate; with release (conditional lock deletes, Locker) it
+// also sends them in the request of the last table's writes when that
+// table is meta (only counters: nothing a lock protects), so the release
+// costs no round trip of its own and is still sent only after every other
+// table's writes were acknowledged. folded reports whether it did; relErrs
+// are then the release items' errors (nil: applied, or the cell was no
+// longer ours).
+func (s *Store) mutate(ctx context.Context, muts []kvindex.Mutation, release []hbase.CondMutation) (folded bool, relErrs []error, err error) {
 	if err := s.check(ctx); err != nil {
-		return err
+		return false, nil, err
 	}
 	var tableOrder []kvindex.Table
 	rows := map[kvindex.Table]map[string]*rowOps{}
 	rowOrder := map[kvindex.Table][]*rowOps{}
 	for _, m := range muts {
 		if !m.Table.Valid() {
-			return fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, m.Table)
+			return false, nil, fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, m.Table)
 		}
 		if len(m.Row) == 0 {
-			return fmt.Errorf("%w: hbasestore: empty row key", kvindex.ErrStore)
+			return false, nil, fmt.Errorf("%w: hbasestore: empty row key", kvindex.ErrStore)
 		}
 		tr := rows[m.Table]
 		if tr == nil {
@@ -378,7 +390,7 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 			continue
 		case kvindex.Put, kvindex.DeleteCell, kvindex.Add:
 		default:
-			return fmt.Errorf("%w: hbasestore: bad mutation kind %d", kvindex.ErrStore, m.Kind)
+			return false, nil, fmt.Errorf("%w: hbasestore: bad mutation kind %d", kvindex.ErrStore, m.Kind)
 		}
 		prev := r.cells[q]
 		if prev == nil {
@@ -402,7 +414,7 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 		}
 		r.cells[q] = op
 	}
-	for _, t := range tableOrder {
+	for n, t := range tableOrder {
 		var first, second []hbase.Action
 		for _, r := range rowOrder[t] {
 			writes := s.rowActions(r)
@@ -413,16 +425,42 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 				first = append(first, writes...)
 			}
 		}
+		if len(release) > 0 && n == len(tableOrder)-1 && t == kvindex.TableMeta && len(second) == 0 && len(first) > 0 {
+			relErrs, err := s.multiReleasing(ctx, first, release)
+			return err == nil || relErrs != nil, relErrs, err
+		}
 		for _, acts := range [][]hbase.Action{first, second} {
 			if len(acts) == 0 {
 				continue
 			}
 			if err := s.multi(ctx, t, acts); err != nil {
-				return err
+				return false, nil, err
 			}
 		}
 	}
-	return nil
+	return false, nil, nil
+}
+
+// multiReleasing sends the meta table's writes acts and the lock releases
+// in one CheckAndMutateMulti: the writes as its unconditional items. The
+// release items' errors are returned whenever the request was answered
+// (relErrs non-nil), even when a write failed.
+func (s *Store) multiReleasing(ctx context.Context, acts []hbase.Action, release []hbase.CondMutation) (relErrs []error, err error) {
+	t := kvindex.TableMeta
+	items := make([]hbase.CondMutation, 0, len(acts)+len(release))
+	for _, a := range acts {
+		items = append(items, hbase.CondMutation{Mutation: a})
+	}
+	items = append(items, release...)
+	_, errs, err := s.c.CheckAndMutateMulti(ctx, s.tables[t], items)
+	if err != nil {
+		return nil, s.wrap(ctx, fmt.Errorf("mutate %s: %w", s.tables[t], err))
+	}
+	relErrs = errs[len(acts):]
+	if err := errors.Join(errs[:len(acts)]...); err != nil {
+		return relErrs, s.wrap(ctx, fmt.Errorf("mutate %s: %w", s.tables[t], err))
+	}
+	return relErrs, nil
 }
 
 // deleteTS is the timestamp of every delete marker: far in the future, so

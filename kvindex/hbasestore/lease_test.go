@@ -79,3 +79,92 @@ func TestLeaseTakeoverAndRelease(t *testing.T) {
 		t.Fatal("lock still held after the new owner's release")
 	}
 }
+
+// TestMutateAndRelease: the locks are released in the request of the last
+// writes when those are meta counter updates (the cells are gone before the
+// unlock function runs, the writes are all applied, and the unlock then has
+// nothing left to do); without a meta write at the end the locks stay held
+// until the unlock function releases them.
+func TestMutateAndRelease(t *testing.T) {
+	zk := hbasetest.ZK(t)
+	ctx := context.Background()
+	ns := fmt.Sprintf("fold%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	s, err := Open(ctx, Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true, Compression: "NONE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := Drop(ctx, s.Client(), ns); err != nil {
+			t.Log(err)
+		}
+		s.Close()
+	}()
+	names := []uint64{1<<16 | 3, 2<<16 | 5, 2<<16 | 6}
+	lockCells := func() int {
+		t.Helper()
+		var keys []kvindex.RowKey
+		for _, n := range names {
+			keys = append(keys, kvindex.RowKey{Table: kvindex.TableMeta, Key: lockRow(n)})
+		}
+		rows, err := s.Get(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range rows {
+			n += len(r.Cells)
+		}
+		return n
+	}
+	counter := []byte("ctr")
+	for _, tc := range []struct {
+		name     string
+		withMeta bool
+	}{{"counters last: folded", true}, {"no meta write: released by unlock", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := s.Locker()
+			unlock, err := l.Lock(ctx, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := lockCells(); got != len(names) {
+				t.Fatalf("%d lock cells after Lock, want %d", got, len(names))
+			}
+			doc := []byte("doc-" + tc.name)
+			muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: doc, Qualifier: []byte("d"), Value: []byte("v")}}
+			if tc.withMeta {
+				muts = append(muts, kvindex.Mutation{Kind: kvindex.Add, Table: kvindex.TableMeta, Row: counter, Qualifier: []byte("n"), Delta: 2})
+			}
+			if err := l.MutateAndRelease(ctx, muts, names); err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if !tc.withMeta {
+				want = len(names)
+			}
+			if got := lockCells(); got != want {
+				t.Fatalf("%d lock cells after MutateAndRelease, want %d", got, want)
+			}
+			rows, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: doc}, {Table: kvindex.TableMeta, Key: counter}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows[0].Cells) != 1 || tc.withMeta && (len(rows[1].Cells) != 1 || be64(rows[1].Cells[0].Value) != 2) {
+				t.Fatalf("writes not applied: %+v", rows)
+			}
+			unlock()
+			deadline := time.Now().Add(5 * time.Second)
+			for lockCells() != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("lock cells left after unlock")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if tc.withMeta {
+				if n := len(l.held); n != 0 {
+					t.Fatalf("%d names still registered as held", n)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
@@ -27,8 +28,10 @@ import (
 // cell: when it is ours (a retried CheckAndMutate that had applied) we hold
 // it; when its lease has expired, CheckAndMutate "cell equals what I read
 // -> put mine" takes it over; otherwise back off and try again until ctx
-// ends. Release: CheckAndMutate "cell equals mine -> delete", sent in the
-// background after the caller's writes (retried until the lease runs out;
+// ends. Release: CheckAndMutate "cell equals mine -> delete", sent with the
+// caller's last writes when it uses MutateAndRelease (in the request of the
+// meta table's counter updates, after every other write was acknowledged),
+// else in the background after the caller's writes (retried until the lease runs out;
 // a lock put whose outcome is unknown, e.g. it timed out, is released the
 // same way, since it may have been applied). HBase applies
 // each CheckAndMutate atomically under its row lock, so at any moment at
@@ -48,13 +51,93 @@ type Locker struct {
 	lease time.Duration
 	// now is the clock (tests may replace it).
 	now func() time.Time
+
+	// mu protects held: the value in the lock cell of every name this
+	// Locker holds (taken by Lock, not yet released). A name is held by at
+	// most one operation at a time, across processes, so the name is key
+	// enough; MutateAndRelease takes the values from here, and an unlock
+	// function releases only the names still here with its own value.
+	mu   sync.Mutex
+	held map[uint64][]byte
 }
 
-var _ kvindex.Locker = (*Locker)(nil)
+var _ kvindex.ReleasingLocker = (*Locker)(nil)
 
 // Locker returns the store's lease locker, for kvindex.Config.Locker.
 func (s *Store) Locker() *Locker {
-	return &Locker{s: s, lease: s.cfg.LockLease, now: time.Now}
+	return &Locker{s: s, lease: s.cfg.LockLease, now: time.Now, held: map[uint64][]byte{}}
+}
+
+// MutateAndRelease applies muts (as Store.Mutate) and releases the named
+// locks in the request of the last writes when those are the meta table's
+// (the counter updates that end a check-and-insert): the conditional
+// deletes ride with them, after the index, fp and docs writes were
+// acknowledged, exactly when the separate release would have been sent.
+// Released names leave the held set, so their unlock functions skip them;
+// the rest (not folded, or an error) are released by the unlock functions
+// as before.
+func (l *Locker) MutateAndRelease(ctx context.Context, muts []kvindex.Mutation, names []uint64) error {
+	var rel []hbase.CondMutation
+	var relNames []uint64
+	var relVals [][]byte
+	l.mu.Lock()
+	for _, n := range names {
+		if v, ok := l.held[n]; ok {
+			rel = append(rel, l.releaseMut(n, v))
+			relNames = append(relNames, n)
+			relVals = append(relVals, v)
+		}
+	}
+	l.mu.Unlock()
+	folded, relErrs, err := l.s.mutate(ctx, muts, rel)
+	if folded && relErrs != nil {
+		l.mu.Lock()
+		for k, n := range relNames {
+			// Released, or no longer ours (the lease was taken over): either
+			// way nothing is left to release. With an error the unlock
+			// function tries again.
+			if relErrs[k] == nil && bytes.Equal(l.held[n], relVals[k]) {
+				delete(l.held, n)
+			}
+		}
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// releaseMut is the conditional delete that releases name held with value v.
+func (l *Locker) releaseMut(name uint64, v []byte) hbase.CondMutation {
+	row := lockRow(name)
+	return hbase.CondMutation{
+		Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: v},
+		Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}},
+	}
+}
+
+// hold records the names Lock took (values per name, nil: not held).
+func (l *Locker) hold(names []uint64, vals [][]byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, n := range names {
+		if vals[i] != nil {
+			l.held[n] = vals[i]
+		}
+	}
+}
+
+// unhold removes from the held set the names still held with the given
+// values and returns the values to release (nil where already released).
+func (l *Locker) unhold(names []uint64, vals [][]byte) [][]byte {
+	out := make([][]byte, len(vals))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, n := range names {
+		if vals[i] != nil && bytes.Equal(l.held[n], vals[i]) {
+			delete(l.held, n)
+			out[i] = vals[i]
+		}
+	}
+	return out
 }
 
 func lockRow(name uint64) []byte {
@@ -93,6 +176,20 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		clear(held)
 		l.s.goBackground(func(bg context.Context) { l.releaseAll(bg, names, mine) })
 	}
+	// granted registers the held names (MutateAndRelease may release them
+	// with the caller's last writes) and returns the caller's unlock, which
+	// releases, in the background, what is still held.
+	granted := func() func() {
+		l.hold(names, held)
+		mine := slices.Clone(held)
+		clear(held)
+		return func() {
+			left := l.unhold(names, mine)
+			if slices.ContainsFunc(left, func(v []byte) bool { return v != nil }) {
+				l.s.goBackground(func(bg context.Context) { l.releaseAll(bg, names, left) })
+			}
+		}
+	}
 	if len(names) > 1 {
 		err := l.tryAll(ctx, names, token[:], held)
 		if err != nil {
@@ -100,7 +197,7 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 			return nil, err
 		}
 		if !slices.ContainsFunc(held, func(v []byte) bool { return v == nil }) {
-			return release, nil
+			return granted(), nil
 		}
 		releaseNow() // contended: fall back to ordered acquisition
 	}
@@ -113,7 +210,7 @@ func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		}
 		held[i] = v
 	}
-	return release, nil
+	return granted(), nil
 }
 
 // tryAll puts our value into every lock cell that is absent, without
@@ -232,11 +329,7 @@ func (l *Locker) releaseAll(ctx context.Context, names []uint64, held [][]byte) 
 	for len(todo) > 0 {
 		muts := make([]hbase.CondMutation, len(todo))
 		for k, i := range todo {
-			row := lockRow(names[i])
-			muts[k] = hbase.CondMutation{
-				Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: held[i]},
-				Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}},
-			}
+			muts[k] = l.releaseMut(names[i], held[i])
 		}
 		actx, cancel := context.WithTimeout(ctx, releaseAttempt)
 		_, errs, err := l.s.c.CheckAndMutateMulti(actx, l.s.tables[kvindex.TableMeta], muts)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# HBase CPU per request by variant: for measuring what an index-family
+# attribute (or a read layout, or a server build) costs HBase, with
+# namespaces created by scripts/bench/hbattr and loaded by
+# scripts/bench/hbsrvload --index-only. Runs the REST server on each variant
+# in turn, ROUNDS times round-robin (alternating, so a change in the
+# machine's load hits every variant alike), drives loadgen (CONNS
+# connections, DURATION each; mode SIMDEX_BENCH_MODE, default check-fp, or
+# insert-if-unique with new ids per run) and prints per run: requests/s,
+# p50/p99, and µs of CPU per request of the server, the HBase JVM and its
+# RPC handler threads.
+#
+# A variant is a namespace, or NAMESPACE,SERVER-BINARY to run another build
+# of cmd/server (e.g. the base commit's) on it.
+#
+#   SIMDEX_HBASE_ZK=127.0.0.1:23281 SIMDEX_HBASE_PID=<jvm pid> \
+#     scripts/bench/hbattr.sh "v0 v1 v2" [ROUNDS=3] [DURATION=10s] [CONNS=16]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+nss="$1"
+rounds="${2:-3}"
+dur="${3:-10s}"
+conns="${4:-16}"
+: "${SIMDEX_HBASE_ZK:?set SIMDEX_HBASE_ZK}"
+: "${SIMDEX_HBASE_PID:?set SIMDEX_HBASE_PID to the HBase JVM pid}"
+bin="$(mktemp -d)"
+port=18691
+server_pid=""
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+	rm -rf "$bin"
+}
+trap cleanup EXIT
+go build -o "$bin/server" ./cmd/server
+go build -o "$bin/loadgen" ./scripts/bench/loadgen
+hz="$(getconf CLK_TCK)"
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+handler_ticks() { # the RPC handler threads of the JVM (comm "RpcServer.default.FPBQ.Fifo.handler=N", cut to 15 bytes)
+	for t in /proc/"$1"/task/*; do
+		case "$(cat "$t/comm" 2>/dev/null)" in RpcServer.defau*) awk '{print $14+$15}' "$t/stat" 2>/dev/null ;; esac
+	done | awk '{s+=$1} END {print s+0}'
+}
+mode="${SIMDEX_BENCH_MODE:-check-fp}"
+for r in $(seq 1 "$rounds"); do
+	for v in $nss; do
+		ns="${v%%,*}"
+		server="$bin/server"
+		label="$ns"
+		if [ "$v" != "$ns" ]; then
+			server="${v#*,}"
+			label="$ns,$(basename "$server")"
+		fi
+		"$server" --addr "127.0.0.1:$port" --log-level warn --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" 2>"$bin/server.log" &
+		server_pid=$!
+		for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration 3s --concurrency 4 --id-prefix "w$r-$RANDOM-" >/dev/null
+		s0="$(ticks "$server_pid")" h0="$(ticks "$SIMDEX_HBASE_PID")" k0="$(handler_ticks "$SIMDEX_HBASE_PID")"
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration "$dur" --concurrency "$conns" --fp-seed "$RANDOM" --id-prefix "m$r-$RANDOM-" >"$bin/lg.txt"
+		s1="$(ticks "$server_pid")" h1="$(ticks "$SIMDEX_HBASE_PID")" k1="$(handler_ticks "$SIMDEX_HBASE_PID")"
+		n="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
+		awk -v ns="$label" -v r="$r" -v n="$n" -v hz="$hz" -v s="$((s1 - s0))" -v h="$((h1 - h0))" -v k="$((k1 - k0))" \
+			-v line="$(head -n 1 "$bin/lg.txt")" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+			printf "round %d %-8s %s | cpu µs/request: server %.0f, hbase %.0f (handlers %.0f) | load %s\n", r, ns, line, s/hz/n*1e6, h/hz/n*1e6, k/hz/n*1e6, load }'
+		kill "$server_pid"
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+	done
+done
