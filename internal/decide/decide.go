@@ -77,12 +77,24 @@ type Rule struct {
 	// ExcerptRatio is how many times longer (in characters) the containing
 	// text must be. Default 1.25.
 	ExcerptRatio float64
+	// TextChars: documents under this many normalized characters keep
+	// their normalized text (Side.Text, the docs cell's text) for the
+	// alignment clause (0: the clause is off). Default 400.
+	TextChars int
+	// AlignMinJaccard is the least estimated Jaccard of the alignment
+	// clause. Default 0.3.
+	AlignMinJaccard float64
+	// AlignMinCommon is the least share of the longer text's words and
+	// characters that must be aligned with equal ones in the other text.
+	// Default 0.6.
+	AlignMinCommon float64
 }
 
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
-		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25}
+		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
+		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6}
 }
 
 // Validate reports the first unusable setting.
@@ -104,6 +116,12 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: ExcerptMinChars %d < 0", ErrBadRule, r.ExcerptMinChars)
 	case r.MinContainment > 0 && !(r.ExcerptRatio >= 1):
 		return fmt.Errorf("%w: ExcerptRatio %v < 1", ErrBadRule, r.ExcerptRatio)
+	case r.TextChars < 0:
+		return fmt.Errorf("%w: TextChars %d < 0", ErrBadRule, r.TextChars)
+	case !(r.AlignMinJaccard >= 0 && r.AlignMinJaccard <= 1):
+		return fmt.Errorf("%w: AlignMinJaccard %v not in [0, 1]", ErrBadRule, r.AlignMinJaccard)
+	case !(r.AlignMinCommon >= 0 && r.AlignMinCommon <= 1):
+		return fmt.Errorf("%w: AlignMinCommon %v not in [0, 1]", ErrBadRule, r.AlignMinCommon)
 	}
 	return nil
 }
@@ -114,6 +132,9 @@ type Side struct {
 	Chars  int
 	// ExactHash is the exact-content hash (0 unknown).
 	ExactHash uint64
+	// Text is the normalized body ("" unknown: not kept, see
+	// Rule.TextChars).
+	Text string
 }
 
 // Duplicate decides whether q duplicates s, whose fingerprints are
@@ -130,9 +151,34 @@ func (r Rule) Duplicate(q, s Side, distance int) bool {
 		return true
 	}
 	if q.Chars < r.ShortChars || s.Chars < r.ShortChars {
+		if r.alignable(q, s) {
+			return false // the alignment clause (in AtAnyDistance) said no
+		}
 		return distance <= r.ShortK && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.ShortMinJaccard
 	}
 	return false
+}
+
+// alignable reports whether the alignment clause judges the pair: a short
+// side, and both texts known.
+func (r Rule) alignable(q, s Side) bool {
+	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != "" &&
+		q.Chars < r.TextChars && s.Chars < r.TextChars
+}
+
+// aligned is the alignment clause: the texts' differences are all benign
+// (numbers, typos, whole sentences or lines) and most of the longer text
+// is the other one.
+func (r Rule) aligned(q, s Side) bool {
+	if fingerprint.Jaccard(q.Sketch, s.Sketch) < r.AlignMinJaccard {
+		return false
+	}
+	al, ok := Align(q.Text, s.Text)
+	if !ok || al.Changed > 0 {
+		return false
+	}
+	longer := max(al.WordsA, al.WordsB)
+	return longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer)
 }
 
 // AtAnyDistance reports whether a clause that ignores the simhash distance
@@ -144,6 +190,9 @@ func (r Rule) AtAnyDistance(q, s Side) bool {
 		return false
 	}
 	if q.Chars >= r.ShortChars && s.Chars >= r.ShortChars && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.MinJaccard {
+		return true
+	}
+	if r.alignable(q, s) && r.aligned(q, s) {
 		return true
 	}
 	return r.excerpt(q, s) || r.excerpt(s, q)
@@ -161,7 +210,17 @@ func (r Rule) excerpt(a, b Side) bool {
 // the excerpt clause from ExcerptMinChars): only then are candidates found
 // beyond the lookup's k (through the index's LSH band rows) worth reading.
 func (r Rule) AnyDistance(chars int) bool {
-	return chars >= r.ShortChars || r.MinContainment > 0 && chars >= r.ExcerptMinChars
+	return chars >= r.ShortChars || r.MinContainment > 0 && chars >= r.ExcerptMinChars || r.TextChars > 0 && chars < r.TextChars
+}
+
+// KeepText returns the normalized text a document of this many characters
+// keeps in its docs cell for the alignment clause: text when the document
+// is under TextChars characters, else "".
+func (r Rule) KeepText(chars int, text string) string {
+	if r.TextChars > 0 && chars < r.TextChars && len(text) <= kvindex.MaxTextBytes {
+		return text
+	}
+	return ""
 }
 
 // Confirm adapts the rule to kvindex.Config.Confirm.
@@ -171,5 +230,5 @@ func (r Rule) Confirm(newDoc, stored kvindex.Document, distance int) bool {
 
 // SideOf is the rule's view of a stored document.
 func SideOf(d kvindex.Document) Side {
-	return Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash}
+	return Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text}
 }

@@ -41,7 +41,7 @@ func (s *Server) lookupText(ctx context.Context, rs []resolved, opt kvindex.Look
 	}
 	out = make([]kvindex.LookupResult, len(rs))
 	for i, r := range rs {
-		q := decide.Side{Sketch: r.sketch, Chars: r.chars, ExactHash: r.exact}
+		q := decide.Side{Sketch: r.sketch, Chars: r.chars, ExactHash: r.exact, Text: r.text}
 		kept := res[i].Hits[:0:0]
 		for _, h := range res[i].Hits {
 			d := res[i].Docs[h.ID]
