@@ -542,3 +542,28 @@ func TestChunkChoiceMatchesFullTrial(t *testing.T) {
 	}
 	t.Logf("%d chunks identical", cases)
 }
+
+// BenchmarkDecodeDocCell is the read cost of one docs cell with bands,
+// without (0x03) and with (0x04) a short document's text.
+func BenchmarkDecodeDocCell(b *testing.B) {
+	d := Document{ID: "a", Fingerprint: 1, Time: time.Unix(5, 0), Sketch: fingerprint.Sketch{1, 2, 3}, Chars: 95, Bands: testBands(3)}
+	for i := range 61 {
+		d.Sketch = append(d.Sketch, uint32(10+i))
+	}
+	v3 := encodeDoc(d)
+	d.Text = "the city council approved the new budget of 4.5 million dollars on monday. the vote was close."
+	v4 := encodeDoc(d)
+	for _, bc := range []struct {
+		name string
+		cell []byte
+	}{{"0x03", v3}, {"0x04 text", v4}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.cell)))
+			for b.Loop() {
+				if _, err := decodeDoc("a", bc.cell); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -107,11 +107,24 @@ func TestAlignmentClause(t *testing.T) {
 	}
 }
 
+// BenchmarkShortDuplicate is the rule's cost on one short candidate: the
+// sketch-only clause (no texts) against the alignment clause, English
+// (~95 characters, 17 words) and Chinese (~60 characters).
 func BenchmarkShortDuplicate(b *testing.B) {
 	r := DefaultRule()
-	q := Side{Sketch: seq(0, 30), Chars: 95, Text: enBase}
-	s := Side{Sketch: seq(2, 30), Chars: 95, Text: strings.Replace(enBase, "approved", "aproved", 1)}
-	for b.Loop() {
-		r.Duplicate(q, s, 5)
+	zh := strings.Repeat(zhBase, 3)
+	for _, bc := range []struct {
+		name string
+		q, s Side
+	}{
+		{"sketch only", Side{Sketch: seq(0, 30), Chars: 95}, Side{Sketch: seq(2, 30), Chars: 95}},
+		{"aligned en", Side{Sketch: seq(0, 30), Chars: 95, Text: enBase}, Side{Sketch: seq(2, 30), Chars: 95, Text: strings.Replace(enBase, "approved", "aproved", 1)}},
+		{"aligned zh", Side{Sketch: seq(0, 30), Chars: 66, Text: zh}, Side{Sketch: seq(2, 30), Chars: 66, Text: strings.Replace(zh, "预算", "预箅", 1)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				r.Duplicate(bc.q, bc.s, 2)
+			}
+		})
 	}
 }
