@@ -126,8 +126,16 @@ type Alignment struct {
 }
 
 // Align aligns normalized texts a and b; ok is false when either text has
-// more than maxAlignTokens tokens (the check does not apply).
+// more than maxAlignTokens tokens (the check does not apply). It is
+// symmetric: Align(b, a) is Align(a, b) with the sides' counts swapped
+// (the texts are aligned in one canonical order, since where a tie puts an
+// edit can change how it reads).
 func Align(a, b string) (al Alignment, ok bool) {
+	if b < a {
+		al, ok = Align(b, a)
+		al.WordsA, al.WordsB = al.WordsB, al.WordsA
+		return al, ok
+	}
 	ta := tokenize(a, nil)
 	tb := tokenize(b, nil)
 	if len(ta) > maxAlignTokens || len(tb) > maxAlignTokens {

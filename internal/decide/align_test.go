@@ -128,3 +128,22 @@ func BenchmarkShortDuplicate(b *testing.B) {
 		})
 	}
 }
+
+// FuzzAlign: any two texts (normalized or not, valid UTF-8 or not) align
+// without a panic, symmetrically, and a text is the same text as itself.
+func FuzzAlign(f *testing.F) {
+	f.Add(enBase, strings.Replace(enBase, "council", "senate", 1))
+	f.Add(zhBase, zhBase+"详情稍后公布。")
+	f.Add("3.5, 1,200 don't '", "..\n\n!!")
+	f.Add("\xff\xfe", "a")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, ok1 := Align(a, b)
+		ba, ok2 := Align(b, a)
+		if ok1 != ok2 || ok1 && (ab.Common != ba.Common || ab.WordsA != ba.WordsB) {
+			t.Fatalf("not symmetric: %+v vs %+v", ab, ba)
+		}
+		if aa, ok := Align(a, a); ok && (aa.Changed != 0 || aa.Common != aa.WordsA) {
+			t.Fatalf("a text differs from itself: %+v", aa)
+		}
+	})
+}
