@@ -88,6 +88,9 @@ type Result struct {
 	// the index finds candidates by it beyond the simhash distance. Nil
 	// when the body has no features.
 	Bands Bands `json:"bands,omitempty"`
+	// Text is the normalized body (what ExactHash hashes and Chars
+	// counts): the decision rule aligns short texts word by word with it.
+	Text string `json:"-"`
 }
 
 //go:embed stopwords_en.txt
@@ -323,6 +326,7 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 	}
 	res.ExactHash = xxhash.Sum64String(body)
 	res.Chars = utf8.RuneCountInString(body)
+	res.Text = body
 	if body == "" {
 		return res, nil, fmt.Errorf("%w (%w: 0 features)", ErrEmpty, ErrLowInformation)
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.json (and require a RecipeVersion bump when outputs change)")
@@ -39,7 +42,14 @@ func TestGolden(t *testing.T) {
 	f := testFP(t)
 	got := goldenFile{Recipe: RecipeVersion, Docs: map[string]Result{}}
 	for name, d := range goldenDocs(t) {
-		got.Docs[name] = mustFP(t, f, d)
+		r := mustFP(t, f, d)
+		// Text is the normalized body the other fields were computed from
+		// (normalize_test.go pins normalization); not part of the file.
+		if r.Text == "" || utf8.RuneCountInString(r.Text) != r.Chars || xxhash.Sum64String(r.Text) != r.ExactHash {
+			t.Errorf("%s: Text of %d characters (hash %x) does not match Chars %d and ExactHash %x", name, utf8.RuneCountInString(r.Text), xxhash.Sum64String(r.Text), r.Chars, r.ExactHash)
+		}
+		r.Text = ""
+		got.Docs[name] = r
 	}
 
 	var want goldenFile

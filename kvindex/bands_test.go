@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -237,7 +238,7 @@ func TestBandsMeta(t *testing.T) {
 		t.Fatalf("index without bands answered by bands: %+v %v", res, err)
 	}
 	m, ok, err := kvindex.ReadMeta(bg, ix.Store())
-	if err != nil || !ok || m.Format != 1 || m.Bands != "" {
+	if err != nil || !ok || m.Format != kvindex.FormatVersion || m.Bands != "" {
 		t.Fatalf("meta of an index without bands: %+v %v %v", m, ok, err)
 	}
 	ix.Close()
@@ -252,7 +253,7 @@ func TestBandsMeta(t *testing.T) {
 		t.Errorf("BandsOn on an index without bands: %v, want ErrMetaMismatch", err)
 	}
 
-	// An index with bands records format 2 and the band recipe, and
+	// An index with bands records the format and the band recipe, and
 	// refuses a process configured without them.
 	dir2 := t.TempDir()
 	ix2 := openAt(t, dir2, kvindex.Config{}, false)
@@ -284,4 +285,58 @@ func openErr(dir string, cfg kvindex.Config) (struct{}, error) {
 		return struct{}{}, errors.Join(err, st.Close())
 	}
 	return struct{}{}, ix.Close()
+}
+
+// TestFormatsBeforeText: indexes created before format 3 (meta format 1
+// without bands, 2 with) open, keep their format and get no text in their
+// docs cells, so the binaries that wrote them still read every cell; a
+// format this code does not know is refused.
+func TestFormatsBeforeText(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		format, bands string
+		ok            bool
+	}{
+		{"1", "", true},
+		{"2", fingerprint.BandsVersion, true},
+		{"3", fingerprint.BandsVersion, true},
+		{"3", "", true},
+		{"4", fingerprint.BandsVersion, false},
+		{"2", "", false}, // format 2 always had bands
+	} {
+		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
+			dir := t.TempDir()
+			ix := openAt(t, dir, kvindex.Config{}, false)
+			st := ix.Store()
+			muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("format"), Value: []byte(tc.format)}}
+			if tc.bands == "" {
+				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("bands")})
+			}
+			if err := st.Mutate(bg, muts); err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			if !tc.ok {
+				if _, err := openErr(dir, kvindex.Config{}); !errors.Is(err, kvindex.ErrMetaMismatch) {
+					t.Fatalf("format %s bands %q opened: %v, want ErrMetaMismatch", tc.format, tc.bands, err)
+				}
+				return
+			}
+			ix = openAt(t, dir, kvindex.Config{}, false)
+			defer ix.Close()
+			wantText := tc.format == "3"
+			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") {
+				t.Fatalf("format %s: KeepsText %v HasBands %v", tc.format, ix.KeepsText(), ix.HasBands())
+			}
+			d := kvindex.Document{ID: "s", Fingerprint: 7, Time: t0, Sketch: nearSketch, Chars: 12, Bands: bandsFrom(1, nil), Text: "short text 1"}
+			mustInsert(t, ix, d, kvindex.InsertAlways)
+			got, err := ix.Get(bg, "s")
+			if err != nil || (got.Text != "") != wantText {
+				t.Fatalf("format %s: stored text %q (%v), want kept %v", tc.format, got.Text, err, wantText)
+			}
+			if m, ok, err := kvindex.ReadMeta(bg, ix.Store()); err != nil || !ok || strconv.Itoa(m.Format) != tc.format {
+				t.Fatalf("format %s became %+v (%v %v)", tc.format, m, ok, err)
+			}
+		})
+	}
 }

@@ -67,11 +67,15 @@ func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64,
 // load has deduplicated ids and checked documents itself), and, when the
 // index has bands and the document a band signature, its band cells
 // (between the fp and the docs cell, the order inserts write them in). The
-// document's Time must be set. An index without bands drops the signature.
+// document's Time must be set. An index without bands drops the signature,
+// one of format 1 or 2 the text.
 func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	d.Time = d.Time.UTC()
 	if !ix.bands {
 		d.Bands = nil
+	}
+	if !ix.text {
+		d.Text = "" // an index of format 1 or 2 has no 0x04 cells
 	}
 	if err := d.validate(); err != nil {
 		return nil, err

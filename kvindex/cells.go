@@ -56,10 +56,19 @@ type Document struct {
 	// hashes so delete and replace can remove those cells; an index
 	// without bands ignores them.
 	Bands fingerprint.Bands
+	// Text is the normalized body of a short document ("" when not kept):
+	// the decision rule aligns short texts with it. Stored in docs cells
+	// of format 0x04 (at most MaxTextBytes bytes of UTF-8).
+	Text string
 }
 
 // MaxChars bounds Document.Chars (the fingerprinter's default MaxBytes).
 const MaxChars = 16 << 20
+
+// MaxTextBytes bounds Document.Text: the text is kept for short documents
+// only (the decision rule's TextChars, 400 characters by default, is at
+// most 1,600 bytes of UTF-8).
+const MaxTextBytes = 4096
 
 // ValidateID reports whether id can be a document id.
 func ValidateID(id string) error {
@@ -96,6 +105,9 @@ func (d *Document) validate() error {
 	if d.Chars < 0 || d.Chars > MaxChars {
 		return fmt.Errorf("%w: chars %d outside 0..%d", ErrBadDocument, d.Chars, MaxChars)
 	}
+	if len(d.Text) > MaxTextBytes || !utf8.ValidString(d.Text) {
+		return fmt.Errorf("%w: text of %d bytes: want at most %d bytes of UTF-8", ErrBadDocument, len(d.Text), MaxTextBytes)
+	}
 	if len(d.Attrs) > MaxAttrs {
 		return fmt.Errorf("%w: %d attributes, at most %d", ErrBadDocument, len(d.Attrs), MaxAttrs)
 	}
@@ -117,13 +129,15 @@ var docQualifier = []byte("d")
 
 // Docs cell formats. 0x01 has no sketch; 0x02 (since recipe 3) adds the
 // body's length and sketch; 0x03 adds the band hashes after the sketch (a
-// document stored in an index with bands). A document without a sketch is
-// still written as 0x01 and one without bands as 0x02, so older documents
-// keep their bytes.
+// document stored in an index with bands); 0x04 adds the normalized text of
+// a short document after the (possibly empty) band hashes. A document
+// without a sketch is still written as 0x01, one without bands as 0x02 and
+// one without text as 0x03, so older documents keep their bytes.
 const (
 	docFormat       = 0x01
 	docFormatSketch = 0x02
 	docFormatBands  = 0x03
+	docFormatText   = 0x04
 )
 
 // encodeDoc is the docs cell value (docs/FORMAT.md, "docs table"):
@@ -135,30 +149,36 @@ const (
 //	bytes 25-32 time, Unix nanoseconds, big-endian two's complement
 //	0x02, 0x03: uvarint chars; byte n (0..64); n sketch values, 4 bytes
 //	            each, big-endian, strictly ascending
-//	0x03 only:  byte m (fingerprint.NumBands = 32); m band hashes, 8 bytes
-//	            each, big-endian, in band order
+//	0x03, 0x04: byte m (fingerprint.NumBands = 32; 0x04 also 0); m band
+//	            hashes, 8 bytes each, big-endian, in band order
+//	0x04 only:  uvarint len (1..MaxTextBytes), the normalized text (UTF-8)
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
 func encodeDoc(d Document) []byte {
-	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Attrs)*16)
+	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Text)+len(d.Attrs)*16)
 	b[0] = docFormat
 	binary.BigEndian.PutUint64(b[1:], uint64(d.Fingerprint))
 	binary.BigEndian.PutUint64(b[9:], uint64(d.TitleFingerprint))
 	binary.BigEndian.PutUint64(b[17:], d.ExactHash)
 	binary.BigEndian.PutUint64(b[25:], uint64(d.Time.UnixNano()))
-	if len(d.Sketch) > 0 || d.Chars > 0 || len(d.Bands) > 0 {
+	if len(d.Sketch) > 0 || d.Chars > 0 || len(d.Bands) > 0 || d.Text != "" {
 		b[0] = docFormatSketch
 		b = binary.AppendUvarint(b, uint64(d.Chars))
 		b = append(b, byte(len(d.Sketch)))
 		for _, v := range d.Sketch {
 			b = binary.BigEndian.AppendUint32(b, v)
 		}
-		if len(d.Bands) > 0 {
+		if len(d.Bands) > 0 || d.Text != "" {
 			b[0] = docFormatBands
 			b = append(b, byte(len(d.Bands)))
 			for _, h := range d.Bands {
 				b = binary.BigEndian.AppendUint64(b, h)
 			}
+		}
+		if d.Text != "" {
+			b[0] = docFormatText
+			b = binary.AppendUvarint(b, uint64(len(d.Text)))
+			b = append(b, d.Text...)
 		}
 	}
 	keys := make([]string, 0, len(d.Attrs))
@@ -179,7 +199,7 @@ func encodeDoc(d Document) []byte {
 var errCell = errors.New("bad cell")
 
 func decodeDoc(id string, v []byte) (Document, error) {
-	if len(v) < 34 || v[0] != docFormat && v[0] != docFormatSketch && v[0] != docFormatBands {
+	if len(v) < 34 || v[0] < docFormat || v[0] > docFormatText {
 		return Document{}, fmt.Errorf("%w: docs cell of %d bytes, format %#x", errCell, len(v), first(v))
 	}
 	d := Document{
@@ -190,7 +210,7 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
 	}
 	p := v[33:]
-	if v[0] == docFormatSketch || v[0] == docFormatBands {
+	if v[0] >= docFormatSketch {
 		chars, k := binary.Uvarint(p)
 		if k <= 0 || chars > MaxChars {
 			return Document{}, fmt.Errorf("%w: chars", errCell)
@@ -212,16 +232,29 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		}
 		p = p[4*n:]
 	}
-	if v[0] == docFormatBands {
-		if len(p) < 1 || int(p[0]) != fingerprint.NumBands || len(p) < 1+8*int(p[0]) {
+	if v[0] >= docFormatBands {
+		if len(p) < 1 || int(p[0]) != fingerprint.NumBands && (v[0] == docFormatBands || p[0] != 0) || len(p) < 1+8*int(p[0]) {
 			return Document{}, fmt.Errorf("%w: bands length", errCell)
 		}
 		m := int(p[0])
-		d.Bands = make(fingerprint.Bands, m)
-		for i := range d.Bands {
-			d.Bands[i] = binary.BigEndian.Uint64(p[1+8*i:])
+		if m > 0 {
+			d.Bands = make(fingerprint.Bands, m)
+			for i := range d.Bands {
+				d.Bands[i] = binary.BigEndian.Uint64(p[1+8*i:])
+			}
 		}
 		p = p[1+8*m:]
+	}
+	if v[0] == docFormatText {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n == 0 || n > MaxTextBytes || n > uint64(len(p)-k) {
+			return Document{}, fmt.Errorf("%w: text length", errCell)
+		}
+		text := p[k : k+int(n)]
+		if !utf8.Valid(text) {
+			return Document{}, fmt.Errorf("%w: text is not UTF-8", errCell)
+		}
+		d.Text, p = string(text), p[k+int(n):]
 	}
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > MaxAttrs {

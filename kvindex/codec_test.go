@@ -229,10 +229,14 @@ func FuzzDecodeCells(f *testing.F) {
 	f.Add(encodeDoc(d), []byte("b\x00\x00\x50\x21\x00\x01"))
 	d.Bands = testBands(7)
 	f.Add(encodeDoc(d), BandRowKey(31, 0xfeedface))
+	d.Text = "one short text."
+	f.Add(encodeDoc(d), []byte("d"))
+	d.Bands = nil
+	f.Add(encodeDoc(d), []byte("d"))
 	f.Fuzz(func(t *testing.T, v, q []byte) {
 		if doc, err := decodeDoc("id", v); err == nil {
 			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) ||
-				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars || !slices.Equal(again.Bands, doc.Bands) {
+				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars || !slices.Equal(again.Bands, doc.Bands) || again.Text != doc.Text {
 				t.Fatalf("doc round trip: %v", err)
 			}
 		}
@@ -270,10 +274,12 @@ func FuzzDecodeCells(f *testing.F) {
 // A document with a sketch survives the docs cell, and one without keeps
 // the format 0x01 bytes (fingerprint-only documents did not change).
 func FuzzDocCellRoundTrip(f *testing.F) {
-	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire", uint64(0))
-	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "", uint64(0))
-	f.Add(uint64(3), int64(5), 900, []byte{0, 0, 0, 1}, "", "", uint64(12345))
-	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64) {
+	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire", uint64(0), "")
+	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "", uint64(0), "")
+	f.Add(uint64(3), int64(5), 900, []byte{0, 0, 0, 1}, "", "", uint64(12345), "")
+	f.Add(uint64(3), int64(5), 24, []byte{0, 0, 0, 1}, "", "", uint64(12345), "a short text.\n第二行。")
+	f.Add(uint64(4), int64(5), 12, []byte{0, 0, 0, 1}, "k", "v", uint64(0), "no bands here")
+	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64, text string) {
 		var sk fingerprint.Sketch
 		for i := 0; i+4 <= len(raw) && len(sk) < fingerprint.SketchSize; i += 4 {
 			x := binary.BigEndian.Uint32(raw[i:])
@@ -281,7 +287,7 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 				sk = append(sk, x)
 			}
 		}
-		d := Document{ID: "id", Fingerprint: fingerprint.Fingerprint(fp), Time: time.Unix(0, ns).UTC(), Sketch: sk, Chars: chars}
+		d := Document{ID: "id", Fingerprint: fingerprint.Fingerprint(fp), Time: time.Unix(0, ns).UTC(), Sketch: sk, Chars: chars, Text: text}
 		if bandSeed != 0 {
 			d.Bands = testBands(bandSeed)
 		}
@@ -292,18 +298,24 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 			return
 		}
 		cell := encodeDoc(d)
-		if want := byte(docFormat); len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && cell[0] != want {
+		if want := byte(docFormat); len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && text == "" && cell[0] != want {
 			t.Fatalf("no sketch: format %#x, want %#x", cell[0], want)
 		}
-		if want := byte(docFormatSketch); (len(sk) > 0 || chars > 0) && len(d.Bands) == 0 && cell[0] != want {
+		if want := byte(docFormatSketch); (len(sk) > 0 || chars > 0) && len(d.Bands) == 0 && text == "" && cell[0] != want {
 			t.Fatalf("sketch without bands: format %#x, want %#x", cell[0], want)
+		}
+		if want := byte(docFormatText); text != "" && cell[0] != want {
+			t.Fatalf("text: format %#x, want %#x", cell[0], want)
+		}
+		if want := byte(docFormatBands); text == "" && len(d.Bands) > 0 && cell[0] != want {
+			t.Fatalf("bands without text: format %#x, want %#x", cell[0], want)
 		}
 		got, err := decodeDoc("id", cell)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
 		if got.Fingerprint != d.Fingerprint || !got.Time.Equal(d.Time) || got.Chars != d.Chars || !slices.Equal(got.Sketch, d.Sketch) || len(got.Attrs) != len(d.Attrs) ||
-			!slices.Equal(got.Bands, d.Bands) {
+			!slices.Equal(got.Bands, d.Bands) || got.Text != d.Text {
 			t.Fatalf("round trip: got %+v, want %+v", got, d)
 		}
 		for i := range len(cell) - 1 { // every strict prefix is rejected, never a panic
@@ -351,6 +363,10 @@ func TestGoldenCells(t *testing.T) {
 			Sketch: fingerprint.Sketch{0x00000007, 0x0000ff00, 0x12345678, 0xfffffffe}, Chars: 300})),
 		"docs cell v3 (sketch and bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
 			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 300, Bands: testBands(1)})),
+		"docs cell v4 (sketch, bands and text)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: testBands(1), Text: "short text.\n"})),
+		"docs cell v4 (sketch and text, no bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
+			Sketch: fingerprint.Sketch{0x00000007}, Chars: 3, Text: "短文本", Attrs: map[string]string{"lang": "zh"}})),
 		"band row key (band 5, hash 0123456789abcdef)": hex.EncodeToString(BandRowKey(5, 0x0123456789abcdef)),
 		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
@@ -525,4 +541,29 @@ func TestChunkChoiceMatchesFullTrial(t *testing.T) {
 		}
 	}
 	t.Logf("%d chunks identical", cases)
+}
+
+// BenchmarkDecodeDocCell is the read cost of one docs cell with bands,
+// without (0x03) and with (0x04) a short document's text.
+func BenchmarkDecodeDocCell(b *testing.B) {
+	d := Document{ID: "a", Fingerprint: 1, Time: time.Unix(5, 0), Sketch: fingerprint.Sketch{1, 2, 3}, Chars: 95, Bands: testBands(3)}
+	for i := range 61 {
+		d.Sketch = append(d.Sketch, uint32(10+i))
+	}
+	v3 := encodeDoc(d)
+	d.Text = "the city council approved the new budget of 4.5 million dollars on monday. the vote was close."
+	v4 := encodeDoc(d)
+	for _, bc := range []struct {
+		name string
+		cell []byte
+	}{{"0x03", v3}, {"0x04 text", v4}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.cell)))
+			for b.Loop() {
+				if _, err := decodeDoc("a", bc.cell); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -38,14 +38,29 @@ import (
 
 // FormatVersion is the version of the persisted layout described in
 // docs/FORMAT.md. It is stored in the meta table; an index written with
-// another version is refused. Version 2 is version 1 plus the bands table
-// and docs cells of format 0x03: an index with bands records 2 (so a
-// binary that predates bands refuses it instead of leaving its band rows
-// stale), one without bands keeps recording 1, and this code opens both.
-const FormatVersion = 2
+// a version this code does not know is refused. The versions:
+//
+//   - 1: no bands table; docs cells up to format 0x02.
+//   - 2: 1 plus the bands table and docs cells of format 0x03 (an index
+//     with bands recorded 2, so that a binary predating bands refused it
+//     instead of leaving its band rows stale).
+//   - 3: docs cells may be of format 0x04 (the normalized text of short
+//     documents, for the decision rule's alignment clause); bands per the
+//     meta row's bands value. Every new index records 3, so a binary that
+//     cannot decode 0x04 cells refuses the index instead of failing on
+//     single documents.
+//
+// This code opens all three. An index that records 1 or 2 keeps its
+// version: no text is written into it (its short documents are decided
+// without the alignment clause), so the binaries that wrote it can still
+// read every cell.
+const FormatVersion = 3
 
-// formatNoBands is the format an index without bands records.
-const formatNoBands = 1
+// The formats of indexes created before version 3 (see FormatVersion).
+const (
+	formatNoBands = 1
+	formatBands   = 2
+)
 
 // BandsMode says whether an index keeps LSH band rows (TableBands).
 type BandsMode int
@@ -206,9 +221,10 @@ type Index struct {
 	log     *slog.Logger
 	m       *metrics
 	grp     *grouper // nil: no group commit
-	// bands: the index keeps band rows (meta; fixed after Open).
-	bands  bool
-	closed atomic.Bool
+	// bands: the index keeps band rows; text: its docs cells keep short
+	// documents' text (format 3). Both from the meta row, fixed after Open.
+	bands, text bool
+	closed      atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -273,17 +289,24 @@ type MetaValues struct {
 	Bands string
 }
 
-// wantMeta is the metadata this process writes for a new index (bands
-// says whether it gets band rows).
-func (ix *Index) wantMeta(bands bool) map[string]string {
+// wantMeta is the metadata of an index with the given features: bands
+// says whether it gets band rows, text whether its docs cells may keep
+// short documents' text (format 3; false only for indexes created before).
+func (ix *Index) wantMeta(bands, text bool) map[string]string {
+	format := FormatVersion
+	switch {
+	case !text && bands:
+		format = formatBands
+	case !text:
+		format = formatNoBands
+	}
 	m := map[string]string{
-		string(qualFormat): strconv.Itoa(formatNoBands),
+		string(qualFormat): strconv.Itoa(format),
 		string(qualLayout): ix.layout.String(),
 		string(qualRecipe): strconv.FormatUint(uint64(ix.cfg.RecipeVersion), 10),
 		string(qualBucket): ix.cfg.BucketWidth.String(),
 	}
 	if bands {
-		m[string(qualFormat)] = strconv.Itoa(FormatVersion)
 		m[string(qualBands)] = fingerprint.BandsVersion
 	}
 	return m
@@ -293,6 +316,11 @@ func (ix *Index) wantMeta(bands bool) map[string]string {
 // recorded when the index was created).
 func (ix *Index) HasBands() bool { return ix.bands }
 
+// KeepsText reports whether the index's docs cells keep short documents'
+// text (format 3; see FormatVersion). When false, Document.Text is not
+// stored.
+func (ix *Index) KeepsText() bool { return ix.text }
+
 func (ix *Index) checkMeta(ctx context.Context) error {
 	rows, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
 	if err != nil {
@@ -300,7 +328,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	if len(rows[0].Cells) == 0 {
 		bands := ix.cfg.Bands != BandsOff
-		want := ix.wantMeta(bands)
+		want := ix.wantMeta(bands, true)
 		var muts []Mutation
 		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands} {
 			if v, ok := want[string(q)]; ok {
@@ -311,7 +339,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
-		ix.bands = bands
+		ix.bands, ix.text = bands, true
 		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)])
 		return nil
 	}
@@ -321,7 +349,9 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	// The index decides whether it has bands; the process must accept that.
 	hasBands := have[string(qualBands)] != ""
-	want := ix.wantMeta(hasBands)
+	// Indexes created before format 3 keep their format and get no text.
+	hasText := have[string(qualFormat)] != strconv.Itoa(formatNoBands) && have[string(qualFormat)] != strconv.Itoa(formatBands)
+	want := ix.wantMeta(hasBands, hasText)
 	var errs []error
 	switch {
 	case hasBands && ix.cfg.Bands == BandsOff:
@@ -337,7 +367,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
-	ix.bands = hasBands
+	ix.bands, ix.text = hasBands, hasText
 	return nil
 }
 

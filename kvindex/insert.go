@@ -102,6 +102,9 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 		if !ix.bands {
 			d.Bands = nil // an index without band rows keeps no band hashes
 		}
+		if !ix.text {
+			d.Text = "" // an index of format 1 or 2 has no 0x04 cells
+		}
 		if errs[i] = d.validate(); errs[i] != nil {
 			continue
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/decide"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -764,6 +765,7 @@ func (l *loader) processItem(it *item, format string) {
 	}
 	var rec record
 	var err error
+	var text string // a short document's normalized text, for its docs cell (decide.Rule.KeepText)
 	if format == FormatDocs {
 		rec, err = parseDocLine(it.text)
 		if err == nil {
@@ -771,6 +773,7 @@ func (l *loader) processItem(it *item, format string) {
 			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
 			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
 			rec.sketch, rec.chars, rec.bands = res.Sketch, res.Chars, res.Bands
+			text = decide.DefaultRule().KeepText(res.Chars, res.Text)
 			rec.title, rec.text = "", ""
 		}
 	} else {
@@ -787,7 +790,7 @@ func (l *loader) processItem(it *item, format string) {
 		return
 	}
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
-	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands}
+	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands, Text: text}
 	muts, err := l.ix.DocMutations(d) // validates time and attributes
 	if err != nil {
 		it.err = err

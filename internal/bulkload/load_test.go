@@ -16,6 +16,7 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/decide"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -362,6 +363,7 @@ func TestTextDocuments(t *testing.T) {
 	var lines []string
 	want := map[string]fingerprint.Fingerprint{}
 	wantSketch := map[string]fingerprint.Sketch{}
+	wantText := map[string]string{} // the normalized text of documents under the rule's TextChars
 	for i, p := range texts {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -378,8 +380,18 @@ func TestTextDocuments(t *testing.T) {
 			}
 			want[id] = r.Simhash
 			wantSketch[id] = r.Sketch
+			wantText[id] = decide.DefaultRule().KeepText(r.Chars, r.Text)
 		}
 	}
+	// A short document keeps its normalized text (docs cell 0x04) for the
+	// decision rule's alignment clause, as the server stores it.
+	const short = "The City Council approved twelve electric buses on Monday, officials said."
+	sr, err := fpr.Fingerprint(fingerprint.Document{Body: short})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["short"], wantSketch["short"], wantText["short"] = sr.Simhash, sr.Sketch, sr.Text
+	lines = append(lines, `{"id":"short","text":"`+short+`","time":1,"attrs":{"src":"inline"}}`)
 	lines = append(lines, `{"id":"empty","text":"","time":1}`, `{"id":"x","text":"a","time":"yesterday"}`, `not json`)
 	path := writeFile(t, dir, "docs.jsonl", []byte(strings.Join(lines, "\n")))
 	ix := openIndex(t, filepath.Join(dir, "ix"))
@@ -402,6 +414,9 @@ func TestTextDocuments(t *testing.T) {
 		// The docs cell carries the sketch the decision rule compares.
 		if !slices.Equal(d.Sketch, wantSketch[id]) || len(d.Sketch) == 0 || d.Chars == 0 {
 			t.Errorf("%s: stored sketch %v (chars %d), want %v", id, d.Sketch, d.Chars, wantSketch[id])
+		}
+		if d.Text != wantText[id] || id == "short" && d.Text == "" {
+			t.Errorf("%s: stored text %q (chars %d), want %q", id, d.Text, d.Chars, wantText[id])
 		}
 	}
 	clusters := readLines(t, cfg.DedupPath)

@@ -17,7 +17,46 @@
 //     with a sentence added, dropped or reworded, typos or boilerplate stay
 //     above 0.7: the sketch is the precision guard that lets the index
 //     search further (a larger layout K) than a bare simhash could afford.
-//   - short texts (either side under ShortChars): distance <= ShortK and
+//   - short texts (either side under ShortChars, 200) whose texts are both
+//     known (documents under TextChars, 400, keep their normalized text in
+//     the docs cell, format 0x04): the alignment clause, at any distance.
+//     A set-overlap estimate cannot tell a typo from a swapped fact; an
+//     alignment can. Both texts are cut into tokens (words, numbers, single
+//     CJK characters, sentence ends; other punctuation is formatting) and
+//     aligned by a longest common subsequence; every stretch that differs
+//     is classified as an editor would read it (Align):
+//     benign: a number replaced by a number (dates, counters, prices); a
+//     word replaced by one a single slip away (a letter inserted,
+//     dropped, replaced, or two neighbours swapped; two slips from eight
+//     letters) in words of four letters or more ("cat"/"car" are two
+//     words); one Han character replaced by another (a wrong character
+//     from the input method; two or more together are another word);
+//     whole sentences or lines added or dropped, or a head or tail added
+//     (a dateline, a label, a sign-off);
+//     content: a word replaced by a different word, words slipped into
+//     or dropped from a sentence, and any edit that adds, drops or
+//     replaces a negation ("not", "never", "不", "没" ...: a hand-made
+//     list of function words, not a vocabulary).
+//     The pair is a duplicate when there is no content difference, at
+//     least AlignMinCommon (0.6) of the longer text's tokens are aligned
+//     with equal ones, and the sketches' Jaccard is at least
+//     AlignMinJaccard (0.3, a cheap guard before the alignment). On the
+//     dev split (offline, every pair with a short side; through the
+//     service the numbers match) this took short recall from 0.697 to
+//     0.889 and short precision from 0.960 to 0.985: typos 0.01 -> 0.99
+//     (en) and 0.37 -> 1.00 (zh), sentence added 0.46 -> 0.98 (en),
+//     one-keyword swaps called duplicates 9.8% -> 4.7%; 31 of the 36 left
+//     have the same normalized text on both sides (the swapped word was in
+//     a line the normalizer drops), and 4 are a two-character word swap
+//     that kept one character (one wrong character to any reader without
+//     a dictionary). The thresholds barely matter there: AlignMinCommon
+//     0.5-0.7 and AlignMinJaccard 0-0.5 move short recall by under 0.01
+//     and precision not at all; they bound what an unseen edit may do. A
+//     synonym (reword) is a word swap to the alignment: short reword
+//     recall fell from 0.28 to 0.01 (en); without a thesaurus it is the
+//     same edit as a swapped fact.
+//   - short texts without both texts (a docs cell written before 0x04, a
+//     bulk load, or a side of TextChars or more): distance <= ShortK and
 //     Jaccard >= ShortMinJaccard (0.9). A one-word swap (a different fact)
 //     in a 20-word text changes one word and two bigrams, about 15% of the
 //     feature set, so it falls under 0.9 where a punctuation, width, number
@@ -77,12 +116,24 @@ type Rule struct {
 	// ExcerptRatio is how many times longer (in characters) the containing
 	// text must be. Default 1.25.
 	ExcerptRatio float64
+	// TextChars: documents under this many normalized characters keep
+	// their normalized text (Side.Text, the docs cell's text) for the
+	// alignment clause (0: the clause is off). Default 400.
+	TextChars int
+	// AlignMinJaccard is the least estimated Jaccard of the alignment
+	// clause. Default 0.3.
+	AlignMinJaccard float64
+	// AlignMinCommon is the least share of the longer text's words and
+	// characters that must be aligned with equal ones in the other text.
+	// Default 0.6.
+	AlignMinCommon float64
 }
 
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
-		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25}
+		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
+		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6}
 }
 
 // Validate reports the first unusable setting.
@@ -104,6 +155,12 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: ExcerptMinChars %d < 0", ErrBadRule, r.ExcerptMinChars)
 	case r.MinContainment > 0 && !(r.ExcerptRatio >= 1):
 		return fmt.Errorf("%w: ExcerptRatio %v < 1", ErrBadRule, r.ExcerptRatio)
+	case r.TextChars < 0:
+		return fmt.Errorf("%w: TextChars %d < 0", ErrBadRule, r.TextChars)
+	case !(r.AlignMinJaccard >= 0 && r.AlignMinJaccard <= 1):
+		return fmt.Errorf("%w: AlignMinJaccard %v not in [0, 1]", ErrBadRule, r.AlignMinJaccard)
+	case !(r.AlignMinCommon >= 0 && r.AlignMinCommon <= 1):
+		return fmt.Errorf("%w: AlignMinCommon %v not in [0, 1]", ErrBadRule, r.AlignMinCommon)
 	}
 	return nil
 }
@@ -114,6 +171,9 @@ type Side struct {
 	Chars  int
 	// ExactHash is the exact-content hash (0 unknown).
 	ExactHash uint64
+	// Text is the normalized body ("" unknown: not kept, see
+	// Rule.TextChars).
+	Text string
 }
 
 // Duplicate decides whether q duplicates s, whose fingerprints are
@@ -130,9 +190,34 @@ func (r Rule) Duplicate(q, s Side, distance int) bool {
 		return true
 	}
 	if q.Chars < r.ShortChars || s.Chars < r.ShortChars {
+		if r.alignable(q, s) {
+			return false // the alignment clause (in AtAnyDistance) said no
+		}
 		return distance <= r.ShortK && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.ShortMinJaccard
 	}
 	return false
+}
+
+// alignable reports whether the alignment clause judges the pair: a short
+// side, and both texts known.
+func (r Rule) alignable(q, s Side) bool {
+	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != "" &&
+		q.Chars < r.TextChars && s.Chars < r.TextChars
+}
+
+// aligned is the alignment clause: the texts' differences are all benign
+// (numbers, typos, whole sentences or lines) and most of the longer text
+// is the other one.
+func (r Rule) aligned(q, s Side) bool {
+	if fingerprint.Jaccard(q.Sketch, s.Sketch) < r.AlignMinJaccard {
+		return false
+	}
+	al, ok := Align(q.Text, s.Text)
+	if !ok || al.Changed > 0 {
+		return false
+	}
+	longer := max(al.WordsA, al.WordsB)
+	return longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer)
 }
 
 // AtAnyDistance reports whether a clause that ignores the simhash distance
@@ -144,6 +229,9 @@ func (r Rule) AtAnyDistance(q, s Side) bool {
 		return false
 	}
 	if q.Chars >= r.ShortChars && s.Chars >= r.ShortChars && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.MinJaccard {
+		return true
+	}
+	if r.alignable(q, s) && r.aligned(q, s) {
 		return true
 	}
 	return r.excerpt(q, s) || r.excerpt(s, q)
@@ -161,7 +249,17 @@ func (r Rule) excerpt(a, b Side) bool {
 // the excerpt clause from ExcerptMinChars): only then are candidates found
 // beyond the lookup's k (through the index's LSH band rows) worth reading.
 func (r Rule) AnyDistance(chars int) bool {
-	return chars >= r.ShortChars || r.MinContainment > 0 && chars >= r.ExcerptMinChars
+	return chars >= r.ShortChars || r.MinContainment > 0 && chars >= r.ExcerptMinChars || r.TextChars > 0 && chars < r.TextChars
+}
+
+// KeepText returns the normalized text a document of this many characters
+// keeps in its docs cell for the alignment clause: text when the document
+// is under TextChars characters, else "".
+func (r Rule) KeepText(chars int, text string) string {
+	if r.TextChars > 0 && chars < r.TextChars && len(text) <= kvindex.MaxTextBytes {
+		return text
+	}
+	return ""
 }
 
 // Confirm adapts the rule to kvindex.Config.Confirm.
@@ -171,5 +269,5 @@ func (r Rule) Confirm(newDoc, stored kvindex.Document, distance int) bool {
 
 // SideOf is the rule's view of a stored document.
 func SideOf(d kvindex.Document) Side {
-	return Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash}
+	return Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text}
 }

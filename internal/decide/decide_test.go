@@ -57,8 +57,11 @@ func TestDuplicate(t *testing.T) {
 	if !r.AtAnyDistance(Side{Sketch: firstHalf, Chars: 100}, Side{Sketch: full, Chars: long}) || r.AtAnyDistance(Side{Sketch: full, Chars: short}, Side{Sketch: minusOne, Chars: short}) {
 		t.Error("AtAnyDistance: want the excerpt clause, not the short clause")
 	}
-	if !r.AnyDistance(60) || r.AnyDistance(40) || !r.AnyDistance(long) {
-		t.Error("AnyDistance: band candidates are worth reading from ExcerptMinChars on")
+	if !r.AnyDistance(60) || !r.AnyDistance(40) || !r.AnyDistance(long) {
+		t.Error("AnyDistance: band candidates are worth reading for every text (alignment under TextChars, excerpt and Jaccard above)")
+	}
+	if noText := (Rule{ShortChars: 200, MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25}); noText.AnyDistance(40) || !noText.AnyDistance(60) {
+		t.Error("AnyDistance without the alignment clause: from ExcerptMinChars on")
 	}
 	// Confirm sees the same documents through kvindex.
 	a := kvindex.Document{Sketch: full, Chars: short}
@@ -75,6 +78,7 @@ func TestValidate(t *testing.T) {
 	for _, bad := range []Rule{
 		{FallbackK: -1}, {ShortK: 65}, {ShortChars: -1}, {ShortMinJaccard: 1.5}, {MinJaccard: -0.1},
 		{MinContainment: 2}, {ExcerptMinChars: -1}, {MinContainment: 0.9, ExcerptRatio: 0.5},
+		{TextChars: -1}, {AlignMinJaccard: 1.1}, {AlignMinCommon: -0.5},
 	} {
 		if err := bad.Validate(); !errors.Is(err, ErrBadRule) {
 			t.Errorf("%+v: Validate = %v, want ErrBadRule", bad, err)

@@ -198,6 +198,7 @@ type resolved struct {
 	sketch   fingerprint.Sketch // nil for a bare fingerprint
 	chars    int
 	bands    fingerprint.Bands // nil for a bare fingerprint
+	text     string            // the normalized body; "" for a bare fingerprint
 }
 
 // resolve fingerprints text, or parses a bare fingerprint.
@@ -224,7 +225,7 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands}, nil
+	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands, text: r.Text}, nil
 }
 
 func validLang(lang string) error {
@@ -369,7 +370,8 @@ func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[stri
 	if t != nil {
 		when = t.UTC()
 	}
-	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars, Bands: r.bands}, r, nil
+	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars, Bands: r.bands,
+		Text: s.cfg.rule().KeepText(r.chars, r.text)}, r, nil
 }
 
 func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {

@@ -32,7 +32,7 @@ func (s *Server) confirmHits(ctx context.Context, q resolved, hits []kvindex.Hit
 		return hits, nil
 	}
 	rule := s.cfg.rule()
-	qs := decide.Side{Sketch: q.sketch, Chars: q.chars, ExactHash: q.exact}
+	qs := decide.Side{Sketch: q.sketch, Chars: q.chars, ExactHash: q.exact, Text: q.text}
 	if len(q.sketch) == 0 {
 		kept := hits[:0:0]
 		for _, h := range hits {

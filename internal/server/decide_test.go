@@ -100,9 +100,58 @@ func TestShortTextKeywordSwapIsNotADuplicate(t *testing.T) {
 	if ins.Stored || ins.DuplicateOf != "orig" {
 		t.Errorf("insert-if-unique of the restyled copy: %d %+v, want a duplicate of orig", r.status, ins)
 	}
-	// The stored document carries its sketch.
+	// The stored document carries its sketch and, being short, its
+	// normalized text (docs cell 0x04) for the alignment clause.
 	d, err := e.ix.Get(context.Background(), "orig")
-	if err != nil || len(d.Sketch) == 0 || d.Chars == 0 {
-		t.Errorf("stored orig: sketch %v chars %d err %v, want a sketch", d.Sketch, d.Chars, err)
+	if err != nil || len(d.Sketch) == 0 || d.Chars == 0 || d.Text != fo.Text {
+		t.Errorf("stored orig: sketch %v chars %d text %q err %v, want a sketch and the normalized text", d.Sketch, d.Chars, d.Text, err)
+	}
+}
+
+// On a short text, typos are the same text to an
+// editor even when they move the simhash and the sketch far (the alignment
+// clause, found through the band rows); check, batch check and
+// insert-if-unique agree, and a Chinese one-word swap is still not one.
+func TestShortTextTyposAreADuplicate(t *testing.T) {
+	e := newRuleEnv(t)
+	orig := "The city council approved twelve electric buses for the northern routes on Monday, officials said after a long vote in the old town hall."
+	typos := strings.NewReplacer("council", "coucnil", "approved", "aproved").Replace(orig)
+	zh := "市政府周一批准了新的预算。投票结果非常接近,议员们讨论了很久。"
+	zhSwap := strings.Replace(zh, "预算", "税法", 1)
+	fpr := sharedFingerprinter(t)
+	fo, _ := fpr.Fingerprint(fingerprint.Document{Body: orig})
+	ft, _ := fpr.Fingerprint(fingerprint.Document{Body: typos})
+	t.Logf("typos: distance %d, Jaccard %.2f", fingerprint.Distance(fo.Simhash, ft.Simhash), fingerprint.Jaccard(fo.Sketch, ft.Sketch))
+	if fingerprint.Jaccard(fo.Sketch, ft.Sketch) >= e.cfg.rule().ShortMinJaccard {
+		t.Fatal("test text: the typos must fail the sketch-only short clause for the test to matter")
+	}
+	for _, doc := range []map[string]any{{"id": "orig", "text": orig}, {"id": "zh", "text": zh}} {
+		if r := e.do("POST", "/v1/documents", doc); r.status != http.StatusCreated {
+			t.Fatalf("insert: %d %s", r.status, r.body)
+		}
+	}
+	var bc batchCheckResponse
+	r := e.do("POST", "/v1/check/batch", map[string]any{"items": []map[string]any{{"text": typos}, {"text": zhSwap}}})
+	if r.status != 200 {
+		t.Fatalf("batch check: %d %s", r.status, r.body)
+	}
+	r.json(t, &bc)
+	if len(bc.Results) != 2 || !bc.Results[0].Duplicate || bc.Results[1].Duplicate {
+		t.Fatalf("batch: typos %+v, zh swap %+v; want a duplicate of orig, no duplicate", bc.Results[0], bc.Results[1])
+	}
+	var c checkResponse
+	e.do("POST", "/v1/check", map[string]any{"text": typos}).json(t, &c)
+	if !c.Duplicate || len(c.Duplicates) != 1 || c.Duplicates[0].ID != "orig" {
+		t.Errorf("check of the typos: %+v, want orig", c)
+	}
+	var ins insertResponse
+	e.do("POST", "/v1/documents", map[string]any{"id": "typos", "text": typos, "mode": "insert-if-unique"}).json(t, &ins)
+	if ins.Stored || ins.DuplicateOf != "orig" {
+		t.Errorf("insert-if-unique of the typos: %+v, want a duplicate of orig", ins)
+	}
+	ins = insertResponse{}
+	e.do("POST", "/v1/documents", map[string]any{"id": "zhswap", "text": zhSwap, "mode": "insert-if-unique"}).json(t, &ins)
+	if !ins.Stored {
+		t.Errorf("insert-if-unique of the zh swap: %+v, want stored", ins)
 	}
 }

@@ -17,7 +17,7 @@ type docLookuper interface {
 
 // lookupText checks text queries (each with a sketch) in one pass: the
 // index rows within opt.K and, for queries the rule can accept at any
-// distance (not short), the band rows, read together; the candidates'
+// distance (Rule.AnyDistance: with the alignment clause on, every text), the band rows, read together; the candidates'
 // docs cells in one more read; then the decision rule, and only then the
 // limit (so rejected candidates never crowd out duplicates). ok is false
 // when the index cannot do this (the caller falls back to Lookup and
@@ -41,7 +41,7 @@ func (s *Server) lookupText(ctx context.Context, rs []resolved, opt kvindex.Look
 	}
 	out = make([]kvindex.LookupResult, len(rs))
 	for i, r := range rs {
-		q := decide.Side{Sketch: r.sketch, Chars: r.chars, ExactHash: r.exact}
+		q := decide.Side{Sketch: r.sketch, Chars: r.chars, ExactHash: r.exact, Text: r.text}
 		kept := res[i].Hits[:0:0]
 		for _, h := range res[i].Hits {
 			d := res[i].Docs[h.ID]

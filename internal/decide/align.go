@@ -1,0 +1,405 @@
+package decide
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// The alignment check of short texts (see the package comment): two
+// normalized texts are split into tokens, aligned by a longest common
+// subsequence, and every difference between them is classified the way an
+// editor would read it.
+
+// tokKind is what a token is to the alignment.
+type tokKind uint8
+
+const (
+	tokWord  tokKind = iota // a run of letters (and digits) without a digit-only reading
+	tokNum                  // a run with a digit: a number, date, counter, time
+	tokHan                  // one CJK character (Han, kana, hangul): a Chinese typo is one wrong character
+	tokBreak                // a sentence end or a line break
+)
+
+type token struct {
+	s    string
+	kind tokKind
+}
+
+// maxAlignTokens bounds the alignment's work (a table of n x m cells): a
+// text with more tokens is not compared by alignment.
+const maxAlignTokens = 1024
+
+// tokenize splits normalized text into alignment tokens. Punctuation other
+// than sentence ends is dropped: quotes, commas, dashes and brackets are
+// formatting to an editor (and the punctuation edits of the benchmark).
+func tokenize(s string, buf []token) []token {
+	out := buf[:0]
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case isCJK(r):
+			out = append(out, token{s[i : i+size], tokHan})
+			i += size
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			j, num := i, false
+			for j < len(s) {
+				c, n := utf8.DecodeRuneInString(s[j:])
+				if unicode.IsDigit(c) {
+					num = true
+				} else if !unicode.IsLetter(c) || isCJK(c) {
+					// A decimal point or a thousands separator between
+					// digits stays inside the number ("3.5", "1,200").
+					if (c == '.' || c == ',' || c == ':' || c == '/' || c == '-') && num && j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9' {
+						j += n
+						continue
+					}
+					// An apostrophe inside a word ("don't") stays.
+					if c == '\'' && j+1 < len(s) && j > i {
+						if c2, _ := utf8.DecodeRuneInString(s[j+1:]); unicode.IsLetter(c2) && !isCJK(c2) {
+							j += n
+							continue
+						}
+					}
+					break
+				}
+				j += n
+			}
+			k := tokWord
+			if num {
+				k = tokNum
+			}
+			out = append(out, token{s[i:j], k})
+			i = j
+		default:
+			if isBreak(r) && (len(out) == 0 || out[len(out)-1].kind != tokBreak) {
+				out = append(out, token{"", tokBreak})
+			}
+			i += size
+		}
+	}
+	return out
+}
+
+func isCJK(r rune) bool {
+	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
+}
+
+// isBreak reports a sentence end or a line break (NFKC has already folded
+// full-width marks to ASCII; 。 has no half-width form).
+func isBreak(r rune) bool {
+	switch r {
+	case '\n', '.', '!', '?', ';', '。', '…':
+		return true
+	}
+	return false
+}
+
+// negations are the words that turn a statement into its opposite: an
+// edit that adds, drops or replaces one is never a typo or boilerplate.
+// Hand-made and small on purpose (function words, not a vocabulary).
+var negations = map[string]bool{
+	"not": true, "no": true, "never": true, "none": true, "nor": true, "without": true, "cannot": true,
+	"isn't": true, "aren't": true, "wasn't": true, "weren't": true, "don't": true, "doesn't": true,
+	"didn't": true, "won't": true, "can't": true, "couldn't": true, "shouldn't": true, "wouldn't": true,
+	"hasn't": true, "haven't": true, "hadn't": true,
+	"不": true, "没": true, "未": true, "非": true, "无": true, "别": true, "勿": true, "否": true,
+}
+
+// Alignment is the classified difference between two texts.
+type Alignment struct {
+	// WordsA and WordsB are the texts' token counts (words, numbers and
+	// CJK characters; sentence ends not counted).
+	WordsA, WordsB int
+	// Common is the number of aligned equal tokens (sentence ends excluded).
+	Common int
+	// Numbers, Typos and Sentences count the benign differences: a number
+	// replaced by a number, a word replaced by a word one or two letter
+	// edits away (or a Han character by another), and whole sentences or
+	// edge lines inserted or dropped.
+	Numbers, Typos, Sentences int
+	// Changed counts content differences: words replaced by different
+	// words, words inserted into or dropped from a sentence, negations.
+	Changed int
+	// Inserted is the number of word tokens in inserted or dropped
+	// sentences (both directions).
+	Inserted int
+}
+
+// Align aligns normalized texts a and b; ok is false when either text has
+// more than maxAlignTokens tokens (the check does not apply). It is
+// symmetric: Align(b, a) is Align(a, b) with the sides' counts swapped
+// (the texts are aligned in one canonical order, since where a tie puts an
+// edit can change how it reads).
+func Align(a, b string) (al Alignment, ok bool) {
+	if b < a {
+		al, ok = Align(b, a)
+		al.WordsA, al.WordsB = al.WordsB, al.WordsA
+		return al, ok
+	}
+	ta := tokenize(a, nil)
+	tb := tokenize(b, nil)
+	if len(ta) > maxAlignTokens || len(tb) > maxAlignTokens {
+		return Alignment{}, false
+	}
+	return align(ta, tb), true
+}
+
+func align(ta, tb []token) Alignment {
+	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb))}
+	// Trim the common head and tail: the table covers only the middle.
+	lo := 0
+	for lo < len(ta) && lo < len(tb) && ta[lo] == tb[lo] {
+		lo++
+	}
+	hiA, hiB := len(ta), len(tb)
+	for hiA > lo && hiB > lo && ta[hiA-1] == tb[hiB-1] {
+		hiA--
+		hiB--
+	}
+	for _, t := range ta[:lo] {
+		if t.kind != tokBreak {
+			al.Common++
+		}
+	}
+	for _, t := range ta[hiA:] {
+		if t.kind != tokBreak {
+			al.Common++
+		}
+	}
+	ma, mb := ta[lo:hiA], tb[lo:hiB]
+	n, m := len(ma), len(mb)
+	// lcs[i][j] = LCS length of ma[i:], mb[j:], row-major (n+1) x (m+1).
+	w := m + 1
+	lcs := make([]uint16, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if ma[i] == mb[j] {
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+			} else {
+				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+			}
+		}
+	}
+	// Walk the table, collecting hunks between matches.
+	i, j := 0, 0
+	hi, hj := 0, 0 // start of the current hunk
+	flush := func() {
+		if hi < i || hj < j {
+			al.hunk(ta, tb, lo+hi, lo+i, lo+hj, lo+j)
+		}
+	}
+	for i < n && j < m {
+		switch {
+		case ma[i] == mb[j]:
+			flush()
+			if ma[i].kind != tokBreak {
+				al.Common++
+			}
+			i, j = i+1, j+1
+			hi, hj = i, j
+		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+			i++
+		default:
+			j++
+		}
+	}
+	i, j = n, m
+	flush()
+	return al
+}
+
+// hunk classifies the difference a[i0:i1] -> b[j0:j1] between two aligned
+// stretches.
+func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
+	da, db := content(a[i0:i1]), content(b[j0:j1])
+	if len(da) == 0 && len(db) == 0 {
+		return // sentence ends or line breaks only: formatting
+	}
+	if len(da) == 0 || len(db) == 0 {
+		// An insertion (or a drop): benign when it is whole sentences or
+		// lines (it starts at a sentence boundary and ends at one), or a
+		// head or tail added to the text (a dateline, a label, a
+		// sign-off) without a negation; not words slipped into a sentence.
+		ts, t0, t1, d := b, j0, j1, db
+		if len(db) == 0 {
+			ts, t0, t1, d = a, i0, i1, da
+		}
+		switch {
+		case slidSentence(ts, t0, t1), (t0 == 0 || t1 == len(ts)) && !negated(d):
+			al.Sentences++
+			al.Inserted += len(d)
+		case allKind(d, tokNum):
+			al.Numbers++
+		default:
+			al.Changed++
+		}
+		return
+	}
+	if negated(da) || negated(db) {
+		al.Changed++
+		return
+	}
+	switch {
+	case allKind(da, tokNum) && allKind(db, tokNum):
+		al.Numbers++
+		return
+	case len(da) <= 2 && len(db) <= 2 && allKind(da, tokWord) && allKind(db, tokWord) && typo(join(da), join(db)):
+		// A slip that also split or joined words ("a lot" / "alot").
+		al.Typos++
+		return
+	case len(da) != len(db):
+		al.Changed++
+		return
+	}
+	// As many tokens on each side: each pair must be benign on its own,
+	// and at most one Han character may change (one wrong character is a
+	// slip of the input method; two or more together are another word).
+	han := 0
+	numbers, typos := 0, 0
+	for k := range da {
+		x, y := da[k], db[k]
+		switch {
+		case x.kind == tokNum && y.kind == tokNum:
+			numbers++
+		case x.kind == tokHan && y.kind == tokHan:
+			han++
+			typos++
+		case x.kind == tokWord && y.kind == tokWord && typo(x.s, y.s):
+			typos++
+		default:
+			al.Changed++
+			return
+		}
+	}
+	if han > 1 {
+		al.Changed++
+		return
+	}
+	al.Numbers += numbers
+	al.Typos += typos
+}
+
+// negated reports whether ts holds a negation.
+func negated(ts []token) bool {
+	for _, t := range ts {
+		if negations[t.s] {
+			return true
+		}
+	}
+	return false
+}
+
+// content drops sentence ends.
+func content(ts []token) []token {
+	out := ts[:0:0]
+	for _, t := range ts {
+		if t.kind != tokBreak {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func allKind(ts []token, k tokKind) bool {
+	for _, t := range ts {
+		if t.kind != k {
+			return false
+		}
+	}
+	return true
+}
+
+// sentence reports whether ts[i0:i1] is whole sentences or lines: it
+// begins at the text's start or after a sentence end, and ends at the
+// text's end or with (or before) a sentence end.
+func sentence(ts []token, i0, i1 int) bool {
+	startOK := i0 == 0 || ts[i0-1].kind == tokBreak || ts[i0].kind == tokBreak
+	endOK := i1 == len(ts) || ts[i1-1].kind == tokBreak || ts[i1].kind == tokBreak
+	return startOK && endOK
+}
+
+// slidSentence is sentence for an inserted stretch ts[i0:i1], at the place
+// an alignment chose or at any place it can slide to (an insertion whose
+// first token equals the token after it can move one to the right, and
+// likewise to the left): "a. b. c." + "b." is the same edit as "a." + "b."
+// wherever the tie put it.
+func slidSentence(ts []token, i0, i1 int) bool {
+	if sentence(ts, i0, i1) {
+		return true
+	}
+	for l, r := i0, i1; l > 0 && ts[l-1] == ts[r-1]; {
+		l, r = l-1, r-1
+		if sentence(ts, l, r) {
+			return true
+		}
+	}
+	for l, r := i0, i1; r < len(ts) && ts[l] == ts[r]; {
+		l, r = l+1, r+1
+		if sentence(ts, l, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func join(ts []token) string {
+	if len(ts) == 1 {
+		return ts[0].s
+	}
+	s := ""
+	for _, t := range ts {
+		s += t.s
+	}
+	return s
+}
+
+// typo reports whether two different words are one slip apart: one letter
+// inserted, dropped, replaced or two neighbours swapped (two slips for
+// words of eight letters or more), in words of at least four letters (a
+// short word one letter off is usually another word: "cat", "car").
+func typo(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if max(len(ra), len(rb)) < 4 {
+		return false
+	}
+	limit := 1
+	if min(len(ra), len(rb)) >= 8 {
+		limit = 2
+	}
+	return osa(ra, rb, limit) <= limit
+}
+
+// osa is the optimal-string-alignment distance (Levenshtein with adjacent
+// transpositions) of a and b, or limit+1 when it exceeds limit.
+func osa(a, b []rune, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			best = min(best, v)
+		}
+		if best > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}

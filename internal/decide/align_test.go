@@ -1,0 +1,149 @@
+package decide
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// The texts below are normalized (lower case, NFKC), as the fingerprinter
+// hands them to the rule.
+const (
+	enBase = "the city council approved the new budget of 4.5 million dollars on monday. the vote was close."
+	zhBase = "市政府周一批准了新的预算。投票结果非常接近。"
+)
+
+func TestAlignClassifies(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b string
+		same bool // every difference benign
+	}{
+		{"identical", enBase, enBase, true},
+		{"punctuation and quotes only", enBase, strings.ReplaceAll(enBase, "budget", "\"budget\","), true},
+		{"typo: letter dropped", enBase, strings.Replace(enBase, "approved", "aproved", 1), true},
+		{"typo: neighbours swapped", enBase, strings.Replace(enBase, "council", "cuoncil", 1), true},
+		{"typo: two slips in a long word", enBase + " absolutely", enBase + " absolutley", true},
+		{"number changed", enBase, strings.Replace(enBase, "4.5", "5.2", 1), true},
+		{"date changed", "report of 2024-03-01 follows.", "report of 2025-11-30 follows.", true},
+		{"sentence added at the end", enBase, enBase + " more details will follow.", true},
+		{"sentence added in the middle", enBase, strings.Replace(enBase, "monday. ", "monday. the mayor was absent. ", 1), true},
+		{"sentence dropped", enBase, strings.Replace(enBase, " the vote was close.", "", 1), true},
+		{"dateline prepended", enBase, "washington, reuters — " + enBase, true},
+		{"key word swapped", enBase, strings.Replace(enBase, "council", "senate", 1), false},
+		{"short word one letter off is another word", "the cat sat on the mat.", "the car sat on the mat.", false},
+		{"word slipped into a sentence", enBase, strings.Replace(enBase, "new budget", "new education budget", 1), false},
+		{"negation added", enBase, strings.Replace(enBase, "was close", "was not close", 1), false},
+		{"negation as an added head", "the vote was close.", "not the vote was close.", false},
+		{"zh identical", zhBase, zhBase, true},
+		{"zh one wrong character", zhBase, strings.Replace(zhBase, "预算", "预箅", 1), true},
+		{"zh word swapped", zhBase, strings.Replace(zhBase, "预算", "税法", 1), false},
+		{"zh sentence added", zhBase, zhBase + "详情稍后公布。", true},
+		{"zh negation added", zhBase, strings.Replace(zhBase, "批准", "不批准", 1), false},
+		{"zh number changed", "第3季度收入为120万元。", "第4季度收入为135万元。", true},
+		{"mixed: number and typo in one stretch", "it passes the 35-foot mark.", "it passes the 38-fsot mark.", true},
+	} {
+		al, ok := Align(tc.a, tc.b)
+		if !ok {
+			t.Fatalf("%s: not aligned", tc.name)
+		}
+		if got := al.Changed == 0; got != tc.same {
+			t.Errorf("%s: benign = %v, want %v (%+v)", tc.name, got, tc.same, al)
+		}
+		back, _ := Align(tc.b, tc.a)
+		if (back.Changed == 0) != (al.Changed == 0) {
+			t.Errorf("%s: not symmetric: %+v vs %+v", tc.name, al, back)
+		}
+	}
+}
+
+func TestAlignTooLong(t *testing.T) {
+	long := strings.Repeat("word ", maxAlignTokens+1)
+	if _, ok := Align(long, "word"); ok {
+		t.Error("a text over maxAlignTokens was aligned")
+	}
+}
+
+// TestAlignmentClause runs the rule with texts: the alignment decides short
+// pairs at any distance, and the sketch-only short clause for pairs
+// without texts is unchanged.
+func TestAlignmentClause(t *testing.T) {
+	r := DefaultRule()
+	sk := seq(0, 30)
+	near := seq(2, 30) // J = 28/32 = 0.875: under ShortMinJaccard
+	side := func(text string, s fingerprint.Sketch) Side {
+		return Side{Sketch: s, Chars: len([]rune(text)), Text: text}
+	}
+	typo := strings.Replace(enBase, "approved", "aproved", 1)
+	swap := strings.Replace(enBase, "council", "senate", 1)
+	if !r.Duplicate(side(enBase, sk), side(typo, near), 12) {
+		t.Error("a typo far in simhash distance: want a duplicate")
+	}
+	if !r.AtAnyDistance(side(enBase, sk), side(typo, near)) {
+		t.Error("AtAnyDistance: the alignment clause ignores the distance")
+	}
+	if r.Duplicate(side(enBase, sk), side(swap, sk), 1) {
+		t.Error("a swapped key word: want no duplicate, even at J = 1 and distance 1")
+	}
+	if r.Duplicate(side(enBase, sk), side(typo, seq(100, 30)), 2) {
+		t.Error("alignment clause below AlignMinJaccard")
+	}
+	// Most of the longer text must be the shorter one.
+	tail := " " + strings.Repeat("another sentence was added here. ", 4)
+	if r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 2) {
+		t.Error("a short text inside a much longer one (AlignMinCommon)")
+	}
+	// Without a stored text (a docs cell before 0x04, a bulk load) the
+	// sketch clause decides.
+	if !r.Duplicate(side(enBase, sk), Side{Sketch: sk, Chars: 95}, 2) || r.Duplicate(side(enBase, sk), Side{Sketch: near, Chars: 95}, 2) {
+		t.Error("short clause without a text")
+	}
+	if got := r.KeepText(399, "x"); got != "x" {
+		t.Errorf("KeepText(399) = %q", got)
+	}
+	if got := r.KeepText(400, "x"); got != "" {
+		t.Errorf("KeepText(400) = %q", got)
+	}
+}
+
+// BenchmarkShortDuplicate is the rule's cost on one short candidate: the
+// sketch-only clause (no texts) against the alignment clause, English
+// (~95 characters, 17 words) and Chinese (~60 characters).
+func BenchmarkShortDuplicate(b *testing.B) {
+	r := DefaultRule()
+	zh := strings.Repeat(zhBase, 3)
+	for _, bc := range []struct {
+		name string
+		q, s Side
+	}{
+		{"sketch only", Side{Sketch: seq(0, 30), Chars: 95}, Side{Sketch: seq(2, 30), Chars: 95}},
+		{"aligned en", Side{Sketch: seq(0, 30), Chars: 95, Text: enBase}, Side{Sketch: seq(2, 30), Chars: 95, Text: strings.Replace(enBase, "approved", "aproved", 1)}},
+		{"aligned zh", Side{Sketch: seq(0, 30), Chars: 66, Text: zh}, Side{Sketch: seq(2, 30), Chars: 66, Text: strings.Replace(zh, "预算", "预箅", 1)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				r.Duplicate(bc.q, bc.s, 2)
+			}
+		})
+	}
+}
+
+// FuzzAlign: any two texts (normalized or not, valid UTF-8 or not) align
+// without a panic, symmetrically, and a text is the same text as itself.
+func FuzzAlign(f *testing.F) {
+	f.Add(enBase, strings.Replace(enBase, "council", "senate", 1))
+	f.Add(zhBase, zhBase+"详情稍后公布。")
+	f.Add("3.5, 1,200 don't '", "..\n\n!!")
+	f.Add("\xff\xfe", "a")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, ok1 := Align(a, b)
+		ba, ok2 := Align(b, a)
+		if ok1 != ok2 || ok1 && (ab.Common != ba.Common || ab.WordsA != ba.WordsB) {
+			t.Fatalf("not symmetric: %+v vs %+v", ab, ba)
+		}
+		if aa, ok := Align(a, a); ok && (aa.Changed != 0 || aa.Common != aa.WordsA) {
+			t.Fatalf("a text differs from itself: %+v", aa)
+		}
+	})
+}
