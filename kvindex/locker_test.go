@@ -56,37 +56,7 @@ func TestSharedLockerAcrossIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lk := &memLocker{names: map[uint64]*sync.Mutex{}}
-	var ixs []*kvindex.Index
-	for range 2 {
-		ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Locker: lk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ixs = append(ixs, ix)
-	}
-	defer ixs[0].Close()
-	r := rand.New(rand.NewPCG(8, 8))
-	for round := range 100 {
-		base := fingerprint.Fingerprint(r.Uint64())
-		docs := []kvindex.Document{doc(fmt.Sprintf("r%d-a", round), base, t0), doc(fmt.Sprintf("r%d-b", round), flip(r, base, 2), t0.Add(time.Second))}
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			}()
-		}
-		wg.Wait()
-		if errs[0] != nil || errs[1] != nil {
-			t.Fatal(errs)
-		}
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
-	}
+	raceTwoIndexes(t, st, lk, 8)
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if len(lk.calls) < 400 {
@@ -177,37 +147,7 @@ func TestReleasingLockerAcrossIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lk := &releasingLocker{st: st, names: map[uint64]*sync.Mutex{}, held: map[uint64]*heldName{}}
-	var ixs []*kvindex.Index
-	for range 2 {
-		ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Locker: lk})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ixs = append(ixs, ix)
-	}
-	defer ixs[0].Close()
-	r := rand.New(rand.NewPCG(9, 9))
-	for round := range 100 {
-		base := fingerprint.Fingerprint(r.Uint64())
-		docs := []kvindex.Document{doc(fmt.Sprintf("r%d-a", round), base, t0), doc(fmt.Sprintf("r%d-b", round), flip(r, base, 2), t0.Add(time.Second))}
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			}()
-		}
-		wg.Wait()
-		if errs[0] != nil || errs[1] != nil {
-			t.Fatal(errs)
-		}
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
-	}
+	raceTwoIndexes(t, st, lk, 9)
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	// 100 stored documents: each insert that stored released its 1 id and
@@ -217,5 +157,41 @@ func TestReleasingLockerAcrossIndexes(t *testing.T) {
 	}
 	if len(lk.held) != 0 {
 		t.Fatalf("%d names still held after every insert returned", len(lk.held))
+	}
+}
+
+// raceTwoIndexes opens two Index values over st sharing lk (two server
+// processes) and, for 100 rounds, inserts two near-duplicates at once
+// with insert-if-unique, one through each: exactly one must be stored.
+func raceTwoIndexes(t *testing.T, st kvindex.Store, lk kvindex.Locker, seed uint64) {
+	t.Helper()
+	var ixs []*kvindex.Index
+	for range 2 {
+		ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Locker: lk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ixs = append(ixs, ix)
+	}
+	defer ixs[0].Close()
+	r := rand.New(rand.NewPCG(seed, seed))
+	for round := range 100 {
+		base := fingerprint.Fingerprint(r.Uint64())
+		docs := []kvindex.Document{doc(fmt.Sprintf("r%d-a", round), base, t0), doc(fmt.Sprintf("r%d-b", round), flip(r, base, 2), t0.Add(time.Second))}
+		res := make([]kvindex.InsertResult, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
+			})
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+		if res[0].Stored == res[1].Stored {
+			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
+		}
 	}
 }
