@@ -12,23 +12,33 @@ import (
 	"github.com/simdex/simdex/kvindex"
 )
 
-// TestLeaseTakeoverAndRelease: a lock is exclusive while its lease runs; an
-// expired lease is taken over; the old owner's release does not free the
-// new owner's lock.
-func TestLeaseTakeoverAndRelease(t *testing.T) {
+// openPrivate opens a store on a fresh namespace of the test HBase (named
+// after prefix, the process and the clock, so parallel runs never share
+// one) and drops the namespace when the test ends.
+func openPrivate(t *testing.T, prefix string) *Store {
+	t.Helper()
 	zk := hbasetest.ZK(t)
 	ctx := context.Background()
-	ns := fmt.Sprintf("lease%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	ns := fmt.Sprintf("%s%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9)
 	s, err := Open(ctx, Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true, Compression: "NONE"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := Drop(ctx, s.Client(), ns); err != nil {
 			t.Log(err)
 		}
 		s.Close()
-	}()
+	})
+	return s
+}
+
+// TestLeaseTakeoverAndRelease: a lock is exclusive while its lease runs; an
+// expired lease is taken over; the old owner's release does not free the
+// new owner's lock.
+func TestLeaseTakeoverAndRelease(t *testing.T) {
+	ctx := context.Background()
+	s := openPrivate(t, "lease")
 	names := []uint64{1<<16 | 7, 2<<16 | 9}
 	held := func(within time.Duration) bool {
 		t.Helper()
@@ -86,19 +96,8 @@ func TestLeaseTakeoverAndRelease(t *testing.T) {
 // nothing left to do); without a meta write at the end the locks stay held
 // until the unlock function releases them.
 func TestMutateAndRelease(t *testing.T) {
-	zk := hbasetest.ZK(t)
 	ctx := context.Background()
-	ns := fmt.Sprintf("fold%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	s, err := Open(ctx, Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true, Compression: "NONE"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := Drop(ctx, s.Client(), ns); err != nil {
-			t.Log(err)
-		}
-		s.Close()
-	}()
+	s := openPrivate(t, "fold")
 	names := []uint64{1<<16 | 3, 2<<16 | 5, 2<<16 | 6}
 	lockCells := func() int {
 		t.Helper()
