@@ -133,6 +133,7 @@ Flags:
 	bucket := fs.Duration("bucket", kvindex.DefaultBucketWidth, "time-bucket width of a NEW index")
 	progress := fs.String("progress", "auto", "progress display: auto (bar on a terminal, log lines otherwise), bar, lines, none")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile (every allocation of the load, sampled) to this file at the end")
 	bands := fs.String("bands", "auto", "LSH band rows: auto (a NEW index gets them, as the server creates it; an existing one keeps its choice), on (refuse an existing index without them) or off (a NEW index without them; refuse one with them)")
 	logEvery := fs.Duration("progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
 	if err := fs.Parse(args); err != nil {
@@ -218,6 +219,20 @@ Flags:
 			return errors.Join(err, f.Close())
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return err
+		}
+		// Written after the load: allocs holds the cumulative allocation
+		// counts since the start (where the GC work comes from).
+		defer func() {
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintln(stderr, "bulkload: memprofile:", err)
+			}
+			f.Close()
+		}()
 	}
 	mem := cfg.Memory
 	if mem == 0 {

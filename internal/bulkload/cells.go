@@ -238,14 +238,18 @@ func (r *cellRunReader) next() (ok bool, err error) {
 func (r *cellRunReader) close() error { return r.br.close() }
 
 // cellMerger is a k-way merge of cell runs that yields each key once, with
-// the value of its last occurrence (the latest input).
+// the value of its last occurrence (the latest input). It is a loser tree
+// like merger (runs.go), ordered by (row, qualifier, run number): equal
+// keys come out in run order, i.e. input order.
 type cellMerger struct {
-	rs []*cellRunReader // live readers; index = run number order kept in seq
-	// h is a binary heap of indexes into rs by (row, qualifier, run).
-	h   []int
-	row []byte
-	q   []byte
-	v   []byte
+	rs   []*cellRunReader // every run, by run number (= leaf)
+	done []bool           // done[i]: run i is exhausted
+	tree []int            // tree[i], 1 <= i < len(rs): the losing leaf at node i
+	win  int              // the leaf holding the smallest cell
+	live int              // runs not exhausted
+	row  []byte
+	q    []byte
+	v    []byte
 	// onDropped, when set, sees each earlier occurrence of a key that
 	// next drops (the slices are valid during the call).
 	onDropped func(row, qual, val []byte)
@@ -263,41 +267,45 @@ func newCellMerger(paths []string) (*cellMerger, error) {
 		if err != nil {
 			return nil, errors.Join(err, m.close())
 		}
+		m.done = append(m.done, !ok)
 		if ok {
-			m.h = append(m.h, len(m.rs)-1)
+			m.live++
 		}
 	}
-	for i := len(m.h)/2 - 1; i >= 0; i-- {
-		m.down(i)
+	if m.live > 0 {
+		m.tree = make([]int, len(m.rs))
+		m.win = m.build(1)
 	}
 	return m, nil
 }
 
-func (m *cellMerger) less(i, j int) bool {
-	a, b := m.rs[m.h[i]], m.rs[m.h[j]]
-	if c := cellKeyCmp(a.row, a.qual, b.row, b.qual); c != 0 {
+// beats reports whether leaf a's cell comes before leaf b's.
+func (m *cellMerger) beats(a, b int) bool {
+	if m.done[b] {
+		return !m.done[a]
+	}
+	if m.done[a] {
+		return false
+	}
+	x, y := m.rs[a], m.rs[b]
+	if c := cellKeyCmp(x.row, x.qual, y.row, y.qual); c != 0 {
 		return c < 0
 	}
-	return m.h[i] < m.h[j]
+	return a < b
 }
 
-func (m *cellMerger) down(i int) {
-	n := len(m.h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		j := l
-		if r := l + 1; r < n && m.less(r, l) {
-			j = r
-		}
-		if !m.less(j, i) {
-			return
-		}
-		m.h[i], m.h[j] = m.h[j], m.h[i]
-		i = j
+// build plays the matches below node and returns their winner.
+func (m *cellMerger) build(node int) int {
+	k := len(m.rs)
+	if node >= k {
+		return node - k
 	}
+	a, b := m.build(2*node), m.build(2*node+1)
+	if m.beats(b, a) {
+		a, b = b, a
+	}
+	m.tree[node] = b
+	return a
 }
 
 // pop takes the smallest cell into m.row, m.q, m.v and advances its run.
@@ -306,33 +314,37 @@ func (m *cellMerger) down(i int) {
 // after it has replaced them or returned them to a caller that is done
 // with them.
 func (m *cellMerger) pop() error {
-	top := m.rs[m.h[0]]
+	w := m.win
+	top := m.rs[w]
 	m.row, m.q, m.v = top.row, top.qual, top.val
 	ok, err := top.next()
 	if err != nil {
 		return err
 	}
 	if !ok {
-		m.h[0] = m.h[len(m.h)-1]
-		m.h = m.h[:len(m.h)-1]
+		m.done[w] = true
+		m.live--
 	}
-	if len(m.h) > 0 {
-		m.down(0)
+	for node := (w + len(m.rs)) / 2; node > 0; node /= 2 {
+		if l := m.tree[node]; m.beats(l, w) {
+			m.tree[node], w = w, l
+		}
 	}
+	m.win = w
 	return nil
 }
 
 // next returns the next distinct key and its latest value; the slices are
 // valid until the next call. dups counts the earlier occurrences dropped.
 func (m *cellMerger) next() (row, qual, val []byte, dups int, ok bool, err error) {
-	if len(m.h) == 0 {
+	if m.live == 0 {
 		return nil, nil, nil, 0, false, nil
 	}
 	if err := m.pop(); err != nil {
 		return nil, nil, nil, 0, false, err
 	}
-	for len(m.h) > 0 {
-		top := m.rs[m.h[0]]
+	for m.live > 0 {
+		top := m.rs[m.win]
 		if !bytes.Equal(top.row, m.row) || !bytes.Equal(top.qual, m.q) {
 			break
 		}
@@ -352,6 +364,6 @@ func (m *cellMerger) close() error {
 	for _, r := range m.rs {
 		errs = append(errs, r.close())
 	}
-	m.rs, m.h = nil, nil
+	m.rs, m.live = nil, 0
 	return errors.Join(errs...)
 }

@@ -12,16 +12,27 @@ import (
 
 // TestCellRunsMergeKeepsLast: cells spread over several runs, with keys
 // repeated within and across runs, merge into each key once, in key order,
-// with the value of its last occurrence in input order (the map oracle).
+// with the value of its last occurrence in input order (the map oracle),
+// for several run counts (the loser tree's shapes), some runs empty.
 func TestCellRunsMergeKeepsLast(t *testing.T) {
+	for _, runs := range []int{1, 2, 3, 4, 5, 7, 9, 16} {
+		t.Run(fmt.Sprint(runs), func(t *testing.T) { testCellRunsMerge(t, runs) })
+	}
+}
+
+func testCellRunsMerge(t *testing.T, runs int) {
 	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(3, 4))
+	r := rand.New(rand.NewPCG(3, uint64(runs)))
 	want := map[string]string{}
 	var paths []string
 	seq := 0
-	for run := range 4 {
+	for run := range runs {
 		var c cellBuf
-		for range 500 {
+		size := 500
+		if run%3 == 2 {
+			size = 0
+		}
+		for range size {
 			row := make([]byte, r.IntN(10)) // short rows: prefixes of others, 0x00 bytes
 			for i := range row {
 				row[i] = byte(r.IntN(3))

@@ -785,13 +785,11 @@ func (l *loader) processItem(it *item, format string) {
 		return
 	}
 	it.rec = rec
-	if err := kvindex.ValidateID(rec.id); err != nil {
-		it.err = err
-		return
-	}
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
 	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands, Text: text}
-	muts, err := l.ix.DocMutations(d) // validates time and attributes
+	// DocMutations validates the id (the same ValidateID error as a
+	// separate check gave: the first thing it checks), time and attributes.
+	muts, err := l.ix.DocMutations(d)
 	if err != nil {
 		it.err = err
 		return

@@ -237,32 +237,49 @@ func (r *runReader) next() (ok bool, err error) {
 
 func (r *runReader) close() error { return r.br.close() }
 
-// merger is a k-way merge of runs in (key, aux) order: a binary heap of
-// the runs' current entries, hand-rolled (container/heap's interface calls
-// cost more than the comparisons here).
+// merger is a k-way merge of runs in (key, aux) order: a loser tree
+// (tournament tree) over the runs. Each pop replays one leaf-to-root path,
+// ceil(log2 k) comparisons of entries held in a flat slice, where the
+// binary heap it replaced made up to two per level through the run
+// readers' pointers (10 runs of a 10^7 load: 4 comparisons instead of up
+// to 8; the heap was 4.6 s of a 49 s profile).
+//
+// Leaves are the runs, at tree positions k..2k-1; internal node i (1 <= i
+// < k) has children 2i and 2i+1 and holds the loser of the match played
+// there; win is the overall winner. An exhausted run plays as +infinity.
+// Equal entries may come out of either run first: they are identical.
 type merger struct {
-	h []*runReader
+	rs   []*runReader // the runs, by leaf; nil once exhausted and closed
+	cur  []entry      // cur[i]: run i's current entry (valid if rs[i] != nil)
+	tree []int        // tree[i], 1 <= i < k: the losing leaf at node i
+	win  int          // the leaf holding the smallest entry
+	live int          // runs not yet exhausted
 }
 
-func (m *merger) less(i, j int) bool { return entryCmp(m.h[i].cur, m.h[j].cur) < 0 }
-
-func (m *merger) down(i int) {
-	n := len(m.h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		j := l
-		if r := l + 1; r < n && m.less(r, l) {
-			j = r
-		}
-		if !m.less(j, i) {
-			return
-		}
-		m.h[i], m.h[j] = m.h[j], m.h[i]
-		i = j
+// beats reports whether leaf a's entry comes before leaf b's.
+func (m *merger) beats(a, b int) bool {
+	if m.rs[b] == nil {
+		return m.rs[a] != nil
 	}
+	if m.rs[a] == nil {
+		return false
+	}
+	x, y := m.cur[a], m.cur[b]
+	return x.key < y.key || (x.key == y.key && x.aux < y.aux)
+}
+
+// build plays the matches below node and returns their winner.
+func (m *merger) build(node int) int {
+	k := len(m.rs)
+	if node >= k {
+		return node - k
+	}
+	a, b := m.build(2*node), m.build(2*node+1)
+	if m.beats(b, a) {
+		a, b = b, a
+	}
+	m.tree[node] = b
+	return a
 }
 
 // newMerger opens every run; the caller closes the merger.
@@ -283,43 +300,56 @@ func newMerger(paths []string) (*merger, error) {
 			}
 			continue
 		}
-		m.h = append(m.h, r)
+		m.rs = append(m.rs, r)
+		m.cur = append(m.cur, r.cur)
 	}
-	for i := len(m.h)/2 - 1; i >= 0; i-- {
-		m.down(i)
+	m.live = len(m.rs)
+	if m.live > 0 {
+		m.tree = make([]int, len(m.rs))
+		m.win = m.build(1)
 	}
 	return m, nil
 }
 
 // next returns the smallest remaining entry.
 func (m *merger) next() (entry, bool, error) {
-	if len(m.h) == 0 {
+	if m.live == 0 {
 		return entry{}, false, nil
 	}
-	top := m.h[0]
-	e := top.cur
-	ok, err := top.next()
+	w := m.win
+	r := m.rs[w]
+	e := m.cur[w]
+	ok, err := r.next()
 	if err != nil {
 		return entry{}, false, err
 	}
-	if !ok {
-		m.h[0] = m.h[len(m.h)-1]
-		m.h = m.h[:len(m.h)-1]
-		if err := top.close(); err != nil {
+	if ok {
+		m.cur[w] = r.cur
+	} else {
+		m.rs[w] = nil
+		m.live--
+		if err := r.close(); err != nil {
 			return entry{}, false, err
 		}
 	}
-	if len(m.h) > 1 {
-		m.down(0)
+	// Replay w's path: at each node the stored loser plays the current
+	// winner.
+	for node := (w + len(m.rs)) / 2; node > 0; node /= 2 {
+		if l := m.tree[node]; m.beats(l, w) {
+			m.tree[node], w = w, l
+		}
 	}
+	m.win = w
 	return e, true, nil
 }
 
 func (m *merger) close() error {
 	var errs []error
-	for _, r := range m.h {
-		errs = append(errs, r.close())
+	for _, r := range m.rs {
+		if r != nil {
+			errs = append(errs, r.close())
+		}
 	}
-	m.h = nil
+	m.rs, m.live = nil, 0
 	return errors.Join(errs...)
 }

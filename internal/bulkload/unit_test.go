@@ -3,6 +3,7 @@ package bulkload
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -397,5 +398,38 @@ func TestRowBucketPaths(t *testing.T) {
 	}
 	if d := diff(dump(t, slot, "bulkload"), dump(t, search, "bulkload")); d != "" {
 		t.Errorf("the two bucket paths differ:\n%s", d)
+	}
+}
+
+// TestBadIDsRejected: ids the index refuses (control characters, too long,
+// not UTF-8) are rejected with the index's reason, and the good lines
+// around them load (the id check is DocMutations').
+func TestBadIDsRejected(t *testing.T) {
+	dir := t.TempDir()
+	good := genFPs(21, 3)
+	lines := fpLines(good[:1]) +
+		"a\x01b,0123456789abcdef,2024-01-02T00:00:00Z\n" +
+		strings.Repeat("x", 2000) + ",0123456789abcdef,2024-01-02T00:00:00Z\n" +
+		"\xff\xfe,0123456789abcdef,2024-01-02T00:00:00Z\n" +
+		fpLines(good[1:])
+	in := writeFile(t, dir, "ids.csv", []byte(lines))
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	sum, err := Run(bg, ix, baseConfig(dir, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != 3 || sum.Rejected != 3 {
+		t.Fatalf("records %d rejected %d, want 3 and 3", sum.Records, sum.Rejected)
+	}
+	rej := readLines(t, filepath.Join(dir, "cp", "rejects.jsonl"))
+	want := []string{"control character", "at most", "UTF-8"}
+	for i, line := range rej {
+		var r reject
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Line != int64(i+2) || !strings.Contains(r.Reason, want[i]) {
+			t.Errorf("reject %d: line %d %q, want line %d naming %q", i, r.Line, r.Reason, i+2, want[i])
+		}
 	}
 }

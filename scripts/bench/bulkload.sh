@@ -16,7 +16,13 @@
 #      with SIMDEX_BENCH_BANDS_AB=1 the same load with --bands off after it
 #      (what the band cells cost).
 #
-#   scripts/bench/bulkload.sh [N] [D] [MEMORY]   (defaults 10000000, 1000000, 1GiB)
+#   scripts/bench/bulkload.sh [N] [D] [MEMORY] [STEPS]
+#
+# (defaults 10000000, 1000000, 1GiB, fp,compaction,docs). STEPS is a comma
+# list of the steps above to run: "fp" alone is the 10^7 fingerprint load
+# and its lookup check (about a minute on a quiet 2-core machine, plus the
+# input's generation the first time); "compaction" needs the index "fp"
+# left behind. The fp step also writes an allocation profile.
 #
 # Work files (inputs, stores, profiles) go to SIMDEX_BENCH_DIR (default
 # /tmp/simdex-bulkbench); the output also goes to
@@ -28,6 +34,8 @@ cd "$(dirname "$0")/../.."
 n="${1:-10000000}"
 d="${2:-1000000}"
 mem="${3:-1GiB}"
+steps=",${4:-fp,compaction,docs},"
+step() { [[ "$steps" == *",$1,"* ]]; }
 work="${SIMDEX_BENCH_DIR:-/tmp/simdex-bulkbench}"
 mkdir -p "$work" scripts/bench/out
 out="scripts/bench/out/bulkload-$(date -u +%Y%m%dT%H%M%SZ).txt"
@@ -39,20 +47,30 @@ go build -o "$work/indexcheck" ./scripts/bench/indexcheck
 go build -o "$work/compaction" ./scripts/bench/compaction
 fps="$work/fp$n.csv"
 docs="$work/docs$d.jsonl"
-[ -s "$fps" ] || "$work/gen" -n "$n" -kind fp >"$fps"
-[ -s "$docs" ] || "$work/gen" -n "$d" -kind docs >"$docs"
+if step fp || step compaction; then
+	[ -s "$fps" ] || "$work/gen" -n "$n" -kind fp >"$fps"
+fi
+if step docs; then
+	[ -s "$docs" ] || "$work/gen" -n "$d" -kind docs >"$docs"
+fi
 tm() { /usr/bin/time -f "%e s wall, %U s user, %S s sys, %M KB peak RSS" "$@"; }
 
-echo "== $n precomputed fingerprints, --memory $mem ($(nproc) cores; $(uptime))"
-rm -rf "$work/dfp" "$work/dfp.bulkload"
-tm "$work/bulkload" --data-dir "$work/dfp" --memory "$mem" --progress none --cpuprofile "$work/fp.prof" "$fps"
-"$work/indexcheck" -data-dir "$work/dfp" -input "$fps" -queries 100
-echo "(load after: $(uptime))"
+if step fp; then
+	echo "== $n precomputed fingerprints, --memory $mem ($(nproc) cores; $(uptime))"
+	rm -rf "$work/dfp" "$work/dfp.bulkload"
+	tm "$work/bulkload" --data-dir "$work/dfp" --memory "$mem" --progress none --cpuprofile "$work/fp.prof" --memprofile "$work/fp.mem" "$fps"
+	echo "CPU per fingerprint = (user + sys) / $n"
+	"$work/indexcheck" -data-dir "$work/dfp" -input "$fps" -queries 100
+	echo "(load after: $(uptime))"
+fi
 
-echo "== compaction with $((n / 9)) delta documents ($(uptime))"
-tm "$work/compaction" -data-dir "$work/dfp" -deltas $((n / 9)) | grep -v level=INFO
-echo "(load after: $(uptime))"
+if step compaction; then
+	echo "== compaction with $((n / 9)) delta documents ($(uptime))"
+	tm "$work/compaction" -data-dir "$work/dfp" -deltas $((n / 9)) | grep -v level=INFO
+	echo "(load after: $(uptime))"
+fi
 
+step docs || exit 0
 echo "== $d text documents ($(uptime))"
 rm -rf "$work/ddocs" "$work/ddocs.bulkload"
 tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --cpuprofile "$work/docs.prof" "$docs"

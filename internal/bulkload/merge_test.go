@@ -1,0 +1,107 @@
+package bulkload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// writeRuns writes k sorted runs of random lengths (some empty) whose keys
+// collide within and across runs, and returns their paths and the sorted
+// concatenation of their entries.
+func writeRuns(tb testing.TB, dir string, r *rand.Rand, k, maxLen int, keys uint64) ([]string, []entry) {
+	tb.Helper()
+	var paths []string
+	var all []entry
+	for i := range k {
+		es := make([]entry, r.IntN(maxLen+1))
+		for j := range es {
+			es[j] = entry{key: r.Uint64N(keys), aux: uint32(r.IntN(3))}
+		}
+		slices.SortFunc(es, entryCmp)
+		p := filepath.Join(dir, runName(i, fmt.Sprintf("k%02d", k)))
+		if _, err := writeRun(p, es); err != nil {
+			tb.Fatal(err)
+		}
+		paths = append(paths, p)
+		all = append(all, es...)
+	}
+	slices.SortFunc(all, entryCmp)
+	return paths, all
+}
+
+// TestMergerRunCounts: the loser tree gives the sorted union of its runs
+// for every run count from 0 to 17 (powers of two and the odd shapes in
+// between), with runs that end at different times, empty runs and equal
+// entries in several runs.
+func TestMergerRunCounts(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 7))
+	for k := range 18 {
+		for _, keys := range []uint64{5, 1 << 62} {
+			paths, want := writeRuns(t, dir, r, k, 3000, keys)
+			m, err := newMerger(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []entry
+			for {
+				e, ok, err := m.next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				got = append(got, e)
+			}
+			if err := m.close(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("k=%d keys<%d: merged %d entries, want %d in order", k, keys, len(got), len(want))
+			}
+		}
+	}
+}
+
+// BenchmarkMerger merges 10 runs (a 10^7 load spills 10 times) of 2^17
+// entries each, file reading and block decoding included.
+func BenchmarkMerger(b *testing.B) {
+	dir := b.TempDir()
+	r := rand.New(rand.NewPCG(8, 8))
+	var paths []string
+	n := 0
+	for i := range 10 {
+		es := make([]entry, 1<<17)
+		for j := range es {
+			es[j] = entry{key: r.Uint64(), aux: 20000 + uint32(r.IntN(13))}
+		}
+		slices.SortFunc(es, entryCmp)
+		p := filepath.Join(dir, runName(i, "bench"))
+		if _, err := writeRun(p, es); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+		n += len(es)
+	}
+	for b.Loop() {
+		m, err := newMerger(paths)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, ok, err := m.next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		m.close()
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(n), "ns/entry")
+}
