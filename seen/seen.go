@@ -387,8 +387,9 @@ func (s *Service) CheckBatch(ctx context.Context, reqs []CheckRequest) ([][]bool
 	var hs hasher
 	for i, r := range reqs {
 		out[i] = make([]bool, len(r.IDs))
+		hs.forUser(r.User)
 		for j, id := range r.IDs {
-			out[i][j] = views[i].has(hs.hash(r.User, id, s.cfg.HashBits))
+			out[i][j] = views[i].has(hs.item(id, s.cfg.HashBits))
 		}
 		s.metrics.checked.Add(float64(len(r.IDs)))
 	}
@@ -478,8 +479,9 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 		isSeen := slices.Grow(sc.isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
 		sc.isSeen = isSeen
 		nSeen := 0
+		hs.forUser(r.User)
 		for j, c := range r.Candidates {
-			isSeen[j] = v.has(hs.hash(r.User, c.ID, s.cfg.HashBits))
+			isSeen[j] = v.has(hs.item(c.ID, s.cfg.HashBits))
 			if isSeen[j] {
 				nSeen++
 			}

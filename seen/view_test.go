@@ -1,6 +1,7 @@
 package seen
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -113,6 +114,38 @@ func TestFilterIntoMatchesFilter(t *testing.T) {
 			}
 			if got.Kept == nil || !slices.Equal(got.Kept, want.Kept) || !slices.Equal(got.Dropped, want.Dropped) || len(got.UnknownDocs) != 0 {
 				t.Fatalf("%q: FilterInto %+v (kept nil: %v), Filter %+v", ids, *got, got.Kept == nil, want)
+			}
+		}
+	}
+}
+
+// TestPlainIDWords: the word-at-a-time scan of plainID against a byte at
+// a time, for every byte value at every position of ids that span two
+// words and a tail (so each lane of the word tests, and the borrows
+// between lanes, are exercised), users and items.
+func TestPlainIDWords(t *testing.T) {
+	ref := func(id string, user bool) bool {
+		if len(id) == 0 || len(id) > MaxIDBytes {
+			return false
+		}
+		for i := 0; i < len(id); i++ {
+			if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
+				return false
+			}
+		}
+		return true
+	}
+	base := []byte("0123456789abcdef-x")
+	for pos := range base {
+		for c := range 256 {
+			for _, fill := range []byte{'0', ' ', '~', '!'} {
+				id := bytes.Repeat([]byte{fill}, len(base))
+				id[pos] = byte(c)
+				for _, user := range []bool{false, true} {
+					if got, want := plainID(string(id), user), ref(string(id), user); got != want {
+						t.Fatalf("plainID(%q, %v) = %v, want %v", id, user, got, want)
+					}
+				}
 			}
 		}
 	}
