@@ -429,6 +429,42 @@ func (s *Service) FilterInto(ctx context.Context, req FilterRequest, res *Filter
 	return err
 }
 
+// FilterFlags is a filter of plain ids without near (no fingerprints,
+// Near false) answered as a flag per id: dst[i] (dst's memory is reused)
+// reports whether the filter drops ids[i] (ReasonSeen: the user has seen
+// it); the kept ids are the others, in order. It checks and counts as
+// FilterInto does. Why: a feed server that asks only for what to keep
+// needs neither the candidate structs nor the Kept and Dropped lists,
+// which were a tenth of a 500-candidate filter's CPU behind REST.
+func (s *Service) FilterFlags(ctx context.Context, user string, ids []string, dst []bool) ([]bool, error) {
+	if err := s.checkList(user, len(ids)); err != nil {
+		return dst, err
+	}
+	for _, id := range ids {
+		if err := checkID(id, false); err != nil {
+			return dst, err
+		}
+	}
+	views, err := s.read(ctx, []string{user}, false)
+	if err != nil {
+		return dst, err
+	}
+	defer releaseViews(views)
+	dst = slices.Grow(dst[:0], len(ids))[:len(ids)]
+	hs := hasher{buf: make([]byte, 0, 128)}
+	hs.forUser(user)
+	nSeen := 0
+	for j, id := range ids {
+		dst[j] = views[0].has(hs.item(id, s.cfg.HashBits))
+		if dst[j] {
+			nSeen++
+		}
+	}
+	s.metrics.checked.Add(float64(len(ids)))
+	s.metrics.droppedSeen.Add(float64(nSeen))
+	return dst, nil
+}
+
 // filter answers reqs into out (len(out) == len(reqs)); reuse keeps the
 // memory of out's slices, else each answer is allocated at its size.
 func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []FilterResult, reuse bool) error {

@@ -334,6 +334,7 @@ type filterScratch struct {
 	ids   []string
 	cands []seen.Candidate
 	res   seen.FilterResult
+	flags []bool // FilterFlags' answer (compact forms of plain-id filters)
 }
 
 var filterScratches = sync.Pool{New: func() any { return &filterScratch{ids: make([]string, 0, 64)} }}
@@ -345,6 +346,9 @@ func (fs *filterScratch) put() {
 		cap(fs.res.Kept) > 4*seen.DefaultMaxItems || cap(fs.res.Dropped) > 4*seen.DefaultMaxItems {
 		return
 	}
+	if cap(fs.flags) > 4*seen.DefaultMaxItems {
+		return
+	}
 	clear(fs.ids[:cap(fs.ids)])
 	clear(fs.cands[:cap(fs.cands)])
 	clear(fs.res.Kept[:cap(fs.res.Kept)])
@@ -353,6 +357,13 @@ func (fs *filterScratch) put() {
 	fs.ids, fs.cands = fs.ids[:0], fs.cands[:0]
 	fs.res = seen.FilterResult{Kept: fs.res.Kept[:0], Dropped: fs.res.Dropped[:0], UnknownDocs: fs.res.UnknownDocs[:0]}
 	filterScratches.Put(fs)
+}
+
+// seenFilterFlags is the optional part of Seen that answers a filter of
+// plain ids without near as a flag per id (*seen.Service has it): the
+// compact answer forms need no more.
+type seenFilterFlags interface {
+	FilterFlags(ctx context.Context, user string, ids []string, dst []bool) ([]bool, error)
 }
 
 // seenFilterInto is the optional part of Seen that writes a filter's
@@ -379,6 +390,16 @@ func (s *Server) seenFilter(c *gin.Context) {
 	form, err := parseAnswer(req.Answer)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if ff, ok := s.seen.(seenFilterFlags); ok && form != answerFull && req.IDs != nil && req.Candidates == nil && !req.Near {
+		// Plain ids, no near, a compact answer: the flags are the whole
+		// answer (what the filter drops is exactly what the user has seen).
+		if fs.flags, err = ff.FilterFlags(c.Request.Context(), user, req.IDs, fs.flags); err != nil {
+			s.fail(c, err)
+			return
+		}
+		writeAppended(c, func(b []byte) []byte { return append(appendFilterFlags(b, user, req.IDs, fs.flags, form), '\n') })
 		return
 	}
 	fr, err := toFilterBuf(user, req, fs.cands)

@@ -108,6 +108,36 @@ func appendFilterForm(b []byte, user string, r seen.FilterResult, form answerFor
 	return append(b, '}')
 }
 
+// appendFilterFlags appends the compact answer (form answerKept or
+// answerIndexes) of a plain-id filter from its flags (dropped[i]: ids[i]
+// is dropped), byte for byte what appendFilterForm writes for the
+// equivalent FilterResult (a plain-id filter has no unknown documents).
+func appendFilterFlags(b []byte, user string, ids []string, dropped []bool, form answerForm) []byte {
+	b = append(b, `{"user":`...)
+	b = appendJSONString(b, user)
+	if form == answerIndexes {
+		b = append(b, `,"kept_indexes":[`...)
+	} else {
+		b = append(b, `,"kept":[`...)
+	}
+	first := true
+	for i, d := range dropped {
+		if d {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		if form == answerIndexes {
+			b = strconv.AppendInt(b, int64(i), 10)
+		} else {
+			b = appendJSONString(b, ids[i])
+		}
+	}
+	return append(b, "]}"...)
+}
+
 func appendCheckObject(b []byte, user string, seenIDs []bool) []byte {
 	b = append(b, `{"user":`...)
 	b = appendJSONString(b, user)

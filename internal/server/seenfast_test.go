@@ -284,6 +284,25 @@ func FuzzSeenEncode(f *testing.F) {
 				t.Fatalf("filter batch:\ngot  %s\nwant %s", got, want)
 			}
 		}
+		// The flags encoder of plain-id filters writes what the result
+		// encoder writes for the same answer.
+		ids := []string{a, b, user, a}
+		for mask := range 16 {
+			flags := make([]bool, len(ids))
+			r := seen.FilterResult{Kept: []string{}}
+			for k := range ids {
+				if flags[k] = mask>>k&1 == 1; flags[k] {
+					r.Dropped = append(r.Dropped, seen.Dropped{Index: k, ID: ids[k], Reason: seen.ReasonSeen})
+				} else {
+					r.Kept = append(r.Kept, ids[k])
+				}
+			}
+			for _, form := range []answerForm{answerKept, answerIndexes} {
+				if got, want := appendFilterFlags(nil, user, ids, flags, form), appendFilterForm(nil, user, r, form); !bytes.Equal(got, want) {
+					t.Fatalf("flags form %d, mask %04b:\ngot  %s\nwant %s", form, mask, got, want)
+				}
+			}
+		}
 		for _, s := range [][]bool{{true, false, near}, {}, nil} {
 			got := append(appendCheckObject(nil, user, s), '\n')
 			if want := encodeReference(t, seenCheckResponse{User: user, Seen: s}); !bytes.Equal(got, want) {
