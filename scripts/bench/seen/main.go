@@ -9,14 +9,17 @@
 //   - filter: 500 candidates (half seen) for one random user: p50/p99 at
 //     the store level (Service.Filter, in this process), through REST (real
 //     HTTP on 127.0.0.1 to this program re-run with -serve as a child
-//     process on the same store) and SMISMEMBER for the same queries; CPU
-//     per request of each server process and of this client; every
-//     candidate's answer cross-checked (filter.go says what is timed);
+//     process on the same store) in four forms (the full filter answer,
+//     "answer": "kept", "answer": "indexes", and the check route) and
+//     SMISMEMBER for the same queries; CPU per request of each server
+//     process and of this client; every candidate's answer cross-checked
+//     (filter.go and lean.go say what is timed);
 //   - marks/s through Service.Mark (delta cells, synced writes) with G
 //     goroutines, pages of 20 items, against SADD of the same pages.
 //
 // Usage: go run ./scripts/bench/seen -redis 127.0.0.1:PORT [-users 100000]
 // [-items 1000] [-queries 2000] [-dir DIR] [-pprof-addr 127.0.0.1:6060]
+// [-rest-forms full,kept,indexes,check]
 package main
 
 import (
