@@ -472,6 +472,35 @@ func decodeRice(dst []uint64, p []byte, residualBits int) ([]uint64, error) {
 	rd := bitReader{p: p}
 	rd.refill()
 	for i := uint64(1); i < count; i++ {
+		// Fast path: the whole code (q one-bits, a zero, L bits) is among
+		// the valid bits after one refill (at least 57 of them away from
+		// the end of the data), as it is for every gap of a random row
+		// (L + 2 bits on average). One branch decides it; the general
+		// path below handles the rest.
+		if rd.nacc < 57 {
+			rd.refill()
+		}
+		if q := bits.LeadingZeros64(^rd.acc); q <= maxRiceQ && q+1+L <= rd.nacc {
+			// Shifts by 64 yield 0 in Go, so L == 0 and q+1+L == 64 need
+			// no special case.
+			low := rd.acc << (q + 1) >> (64 - L)
+			if L > 0 && uint64(q)>>(64-L) != 0 {
+				return dst, fmt.Errorf("%w: gap %d overflows", errBaseSet, i)
+			}
+			g := uint64(q)<<L | low
+			rd.acc <<= q + 1 + L
+			rd.nacc -= q + 1 + L
+			next := r + g + 1
+			if next <= r {
+				return dst, fmt.Errorf("%w: residual %d overflows", errBaseSet, i)
+			}
+			if residualBits < 64 && next>>residualBits != 0 {
+				return dst, fmt.Errorf("%w: residual %d wider than %d bits", errBaseSet, i, residualBits)
+			}
+			dst = append(dst, next)
+			r = next
+			continue
+		}
 		// The quotient: leading one-bits. Bits past nacc are zero in acc,
 		// so the count never runs past the valid bits.
 		q := bits.LeadingZeros64(^rd.acc)

@@ -84,10 +84,28 @@ func ItemHash(user, item string, bits int) uint64 {
 
 // hasher computes ItemHash with a reusable buffer (one-shot hashing of
 // user | 0 | item is faster than a streaming digest).
-type hasher struct{ buf []byte }
+type hasher struct {
+	buf []byte
+	n   int // length of the user | 0 prefix in buf (forUser)
+}
 
 func (h *hasher) hash(user, item string, bits int) uint64 {
 	h.buf = append(append(append(h.buf[:0], user...), 0), item...)
+	h.n = 0
+	return xxhash.Sum64(h.buf) >> (64 - bits)
+}
+
+// forUser starts a run of item hashes of one user: the user | 0 prefix is
+// written once, and item only appends each id to it (a filter hashes
+// hundreds of candidates of one user).
+func (h *hasher) forUser(user string) {
+	h.buf = append(append(h.buf[:0], user...), 0)
+	h.n = len(h.buf)
+}
+
+// item is ItemHash(user, item, bits) for the user of the last forUser.
+func (h *hasher) item(item string, bits int) uint64 {
+	h.buf = append(h.buf[:h.n], item...)
 	return xxhash.Sum64(h.buf) >> (64 - bits)
 }
 
@@ -267,12 +285,43 @@ func plainID(id string, user bool) bool {
 	if len(id) == 0 || len(id) > MaxIDBytes {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
+	// Eight bytes a step (ids are typically 16-40 bytes); the tail, and a
+	// word that fails, byte by byte.
+	i := 0
+	for ; i+8 <= len(id); i += 8 {
+		x := uint64(id[i]) | uint64(id[i+1])<<8 | uint64(id[i+2])<<16 | uint64(id[i+3])<<24 |
+			uint64(id[i+4])<<32 | uint64(id[i+5])<<40 | uint64(id[i+6])<<48 | uint64(id[i+7])<<56
+		bad := swarLess(x, 0x20) | x&swarMSB | swarHas(x, 0x7f)
+		if user {
+			bad |= swarHas(x, '/')
+		}
+		if bad != 0 {
+			return false
+		}
+	}
+	for ; i < len(id); i++ {
 		if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
 			return false
 		}
 	}
 	return true
+}
+
+// Word-at-a-time byte tests (plainID). Each is exact about whether any
+// byte of the word matches: borrows only spread above a byte that already
+// matches.
+const (
+	swarLSB = 0x0101010101010101
+	swarMSB = 0x8080808080808080
+)
+
+// swarLess reports (nonzero) whether a byte of x is below n (n <= 0x80).
+func swarLess(x uint64, n byte) uint64 { return (x - swarLSB*uint64(n)) & ^x & swarMSB }
+
+// swarHas reports (nonzero) whether a byte of x equals c.
+func swarHas(x uint64, c byte) uint64 {
+	y := x ^ (swarLSB * uint64(c))
+	return (y - swarLSB) & ^y & swarMSB
 }
 
 // corrupt names the cell of a decoding failure (kvindex.ErrCorrupt).

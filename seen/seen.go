@@ -387,8 +387,9 @@ func (s *Service) CheckBatch(ctx context.Context, reqs []CheckRequest) ([][]bool
 	var hs hasher
 	for i, r := range reqs {
 		out[i] = make([]bool, len(r.IDs))
+		hs.forUser(r.User)
 		for j, id := range r.IDs {
-			out[i][j] = views[i].has(hs.hash(r.User, id, s.cfg.HashBits))
+			out[i][j] = views[i].has(hs.item(id, s.cfg.HashBits))
 		}
 		s.metrics.checked.Add(float64(len(r.IDs)))
 	}
@@ -426,6 +427,42 @@ func (s *Service) FilterInto(ctx context.Context, req FilterRequest, res *Filter
 	err := s.filter(ctx, []FilterRequest{req}, out[:], true)
 	*res = out[0]
 	return err
+}
+
+// FilterFlags is a filter of plain ids without near (no fingerprints,
+// Near false) answered as a flag per id: dst[i] (dst's memory is reused)
+// reports whether the filter drops ids[i] (ReasonSeen: the user has seen
+// it); the kept ids are the others, in order. It checks and counts as
+// FilterInto does. Why: a feed server that asks only for what to keep
+// needs neither the candidate structs nor the Kept and Dropped lists,
+// which were a tenth of a 500-candidate filter's CPU behind REST.
+func (s *Service) FilterFlags(ctx context.Context, user string, ids []string, dst []bool) ([]bool, error) {
+	if err := s.checkList(user, len(ids)); err != nil {
+		return dst, err
+	}
+	for _, id := range ids {
+		if err := checkID(id, false); err != nil {
+			return dst, err
+		}
+	}
+	views, err := s.read(ctx, []string{user}, false)
+	if err != nil {
+		return dst, err
+	}
+	defer releaseViews(views)
+	dst = slices.Grow(dst[:0], len(ids))[:len(ids)]
+	hs := hasher{buf: make([]byte, 0, 128)}
+	hs.forUser(user)
+	nSeen := 0
+	for j, id := range ids {
+		dst[j] = views[0].has(hs.item(id, s.cfg.HashBits))
+		if dst[j] {
+			nSeen++
+		}
+	}
+	s.metrics.checked.Add(float64(len(ids)))
+	s.metrics.droppedSeen.Add(float64(nSeen))
+	return dst, nil
 }
 
 // filter answers reqs into out (len(out) == len(reqs)); reuse keeps the
@@ -478,8 +515,9 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 		isSeen := slices.Grow(sc.isSeen[:0], len(r.Candidates))[:len(r.Candidates)]
 		sc.isSeen = isSeen
 		nSeen := 0
+		hs.forUser(r.User)
 		for j, c := range r.Candidates {
-			isSeen[j] = v.has(hs.hash(r.User, c.ID, s.cfg.HashBits))
+			isSeen[j] = v.has(hs.item(c.ID, s.cfg.HashBits))
 			if isSeen[j] {
 				nSeen++
 			}

@@ -1,6 +1,8 @@
 package seen
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -114,6 +116,98 @@ func TestFilterIntoMatchesFilter(t *testing.T) {
 			if got.Kept == nil || !slices.Equal(got.Kept, want.Kept) || !slices.Equal(got.Dropped, want.Dropped) || len(got.UnknownDocs) != 0 {
 				t.Fatalf("%q: FilterInto %+v (kept nil: %v), Filter %+v", ids, *got, got.Kept == nil, want)
 			}
+		}
+	}
+}
+
+// TestPlainIDWords: the word-at-a-time scan of plainID against a byte at
+// a time, for every byte value at every position of ids that span two
+// words and a tail (so each lane of the word tests, and the borrows
+// between lanes, are exercised), users and items.
+func TestPlainIDWords(t *testing.T) {
+	ref := func(id string, user bool) bool {
+		if len(id) == 0 || len(id) > MaxIDBytes {
+			return false
+		}
+		for i := 0; i < len(id); i++ {
+			if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
+				return false
+			}
+		}
+		return true
+	}
+	base := []byte("0123456789abcdef-x")
+	for pos := range base {
+		for c := range 256 {
+			for _, fill := range []byte{'0', ' ', '~', '!'} {
+				id := bytes.Repeat([]byte{fill}, len(base))
+				id[pos] = byte(c)
+				for _, user := range []bool{false, true} {
+					if got, want := plainID(string(id), user), ref(string(id), user); got != want {
+						t.Fatalf("plainID(%q, %v) = %v, want %v", id, user, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFilterFlagsMatchesFilter: FilterFlags drops exactly what Filter
+// drops for the same plain ids (random marks, deletes, deltas and a fold,
+// lists with repeats and unknown ids, a reused flag buffer), refuses what
+// Filter refuses.
+func TestFilterFlagsMatchesFilter(t *testing.T) {
+	s := openService(t, openPebble(t), Config{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	id := func() string { return fmt.Sprintf("it-%d", rng.IntN(300)) }
+	for round := range 6 {
+		for u := range 3 {
+			user := fmt.Sprint("ff-", u)
+			marks := make([]Mark, 40)
+			for k := range marks {
+				marks[k] = Mark{ID: id()}
+			}
+			if _, err := s.Mark(bg, user, marks); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(bg, user, id()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 3 {
+			if _, err := s.FoldAll(bg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var flags []bool
+		for u := range 4 { // ff-3 has seen nothing
+			user := fmt.Sprint("ff-", u)
+			ids := make([]string, 1+rng.IntN(200))
+			cands := make([]Candidate, len(ids))
+			for k := range ids {
+				ids[k] = id()
+				cands[k] = Candidate{ID: ids[k]}
+			}
+			res, err := s.Filter(bg, FilterRequest{User: user, Candidates: cands})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]bool, len(ids))
+			for _, d := range res.Dropped {
+				want[d.Index] = true
+			}
+			if flags, err = s.FilterFlags(bg, user, ids, flags); err != nil || !slices.Equal(flags, want) {
+				t.Fatalf("round %d %s: FilterFlags %v, %v; Filter drops %v", round, user, flags, err, want)
+			}
+		}
+	}
+	for _, bad := range []struct {
+		user string
+		ids  []string
+	}{{"", []string{"a"}}, {"a/b", []string{"a"}}, {"u", []string{""}}, {"u", []string{"a\x00"}}, {"u", make([]string, DefaultMaxItems+1)}} {
+		_, ferr := s.Filter(bg, FilterRequest{User: bad.user, Candidates: make([]Candidate, len(bad.ids))})
+		if _, err := s.FilterFlags(bg, bad.user, bad.ids, nil); err == nil || ferr == nil {
+			t.Errorf("user %q, %d ids: FilterFlags %v, Filter %v; want both refused", bad.user, len(bad.ids), err, ferr)
 		}
 	}
 }

@@ -90,6 +90,9 @@ type seenFilterRequest struct {
 	IDs        []string   `json:"ids"`
 	Near       bool       `json:"near,omitempty"`
 	K          *int       `json:"k,omitempty"`
+	// Answer picks the answer's shape (answerForm): "full" (the default),
+	// "kept" or "indexes".
+	Answer string `json:"answer,omitempty"`
 }
 
 type seenDropped struct {
@@ -104,6 +107,49 @@ type seenFilterResponse struct {
 	Kept          []string      `json:"kept"`
 	Dropped       []seenDropped `json:"dropped"`
 	UnknownDocIDs []string      `json:"unknown_doc_ids,omitempty"`
+}
+
+// seenFilterKeptResponse is the answer of a filter with "answer": "kept".
+type seenFilterKeptResponse struct {
+	User          string   `json:"user"`
+	Kept          []string `json:"kept"`
+	UnknownDocIDs []string `json:"unknown_doc_ids,omitempty"`
+}
+
+// seenFilterIndexesResponse is the answer of a filter with "answer":
+// "indexes": the positions of the kept candidates in the request's list,
+// ascending.
+type seenFilterIndexesResponse struct {
+	User          string   `json:"user"`
+	KeptIndexes   []int    `json:"kept_indexes"`
+	UnknownDocIDs []string `json:"unknown_doc_ids,omitempty"`
+}
+
+// answerForm is the shape of a filter's answer, chosen by the request's
+// "answer" field. Why more than one: a feed server only needs what to
+// show, and the full answer (the kept ids plus an object per dropped id,
+// ~16 KB for 500 candidates) cost more to encode, send and parse than the
+// filter itself; the positions of the kept candidates are ~1 KB, smaller
+// than Redis' SMISMEMBER answer for the same list.
+type answerForm uint8
+
+const (
+	answerFull    answerForm = iota // {"user", "kept": [ids], "dropped": [{index, id, reason, distance}]}
+	answerKept                      // {"user", "kept": [ids]}
+	answerIndexes                   // {"user", "kept_indexes": [positions]}
+)
+
+// parseAnswer maps a request's "answer" field to its form ("" is "full").
+func parseAnswer(s string) (answerForm, error) {
+	switch s {
+	case "", "full":
+		return answerFull, nil
+	case "kept":
+		return answerKept, nil
+	case "indexes":
+		return answerIndexes, nil
+	}
+	return 0, badField("answer", "unknown answer form %q; want full, kept or indexes", s)
 }
 
 // Batch bodies: one entry per user.
@@ -288,6 +334,7 @@ type filterScratch struct {
 	ids   []string
 	cands []seen.Candidate
 	res   seen.FilterResult
+	flags []bool // FilterFlags' answer (compact forms of plain-id filters)
 }
 
 var filterScratches = sync.Pool{New: func() any { return &filterScratch{ids: make([]string, 0, 64)} }}
@@ -299,6 +346,9 @@ func (fs *filterScratch) put() {
 		cap(fs.res.Kept) > 4*seen.DefaultMaxItems || cap(fs.res.Dropped) > 4*seen.DefaultMaxItems {
 		return
 	}
+	if cap(fs.flags) > 4*seen.DefaultMaxItems {
+		return
+	}
 	clear(fs.ids[:cap(fs.ids)])
 	clear(fs.cands[:cap(fs.cands)])
 	clear(fs.res.Kept[:cap(fs.res.Kept)])
@@ -307,6 +357,13 @@ func (fs *filterScratch) put() {
 	fs.ids, fs.cands = fs.ids[:0], fs.cands[:0]
 	fs.res = seen.FilterResult{Kept: fs.res.Kept[:0], Dropped: fs.res.Dropped[:0], UnknownDocs: fs.res.UnknownDocs[:0]}
 	filterScratches.Put(fs)
+}
+
+// seenFilterFlags is the optional part of Seen that answers a filter of
+// plain ids without near as a flag per id (*seen.Service has it): the
+// compact answer forms need no more.
+type seenFilterFlags interface {
+	FilterFlags(ctx context.Context, user string, ids []string, dst []bool) ([]bool, error)
 }
 
 // seenFilterInto is the optional part of Seen that writes a filter's
@@ -330,6 +387,21 @@ func (s *Server) seenFilter(c *gin.Context) {
 		fs.ids = req.IDs // the pooled list, or a larger one to keep
 	}
 	user := c.Param("user")
+	form, err := parseAnswer(req.Answer)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if ff, ok := s.seen.(seenFilterFlags); ok && form != answerFull && req.IDs != nil && req.Candidates == nil && !req.Near {
+		// Plain ids, no near, a compact answer: the flags are the whole
+		// answer (what the filter drops is exactly what the user has seen).
+		if fs.flags, err = ff.FilterFlags(c.Request.Context(), user, req.IDs, fs.flags); err != nil {
+			s.fail(c, err)
+			return
+		}
+		writeAppended(c, func(b []byte) []byte { return append(appendFilterFlags(b, user, req.IDs, fs.flags, form), '\n') })
+		return
+	}
 	fr, err := toFilterBuf(user, req, fs.cands)
 	if err != nil {
 		s.fail(c, err)
@@ -349,7 +421,7 @@ func (s *Server) seenFilter(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	writeAppended(c, func(b []byte) []byte { return appendFilterResponse(b, user, *res) })
+	writeAppended(c, func(b []byte) []byte { return append(appendFilterForm(b, user, *res, form), '\n') })
 }
 
 func (s *Server) seenFilterBatch(c *gin.Context) {
@@ -362,8 +434,13 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 		return
 	}
 	reqs := make([]seen.FilterRequest, len(req.Users))
+	forms := make([]answerForm, len(req.Users))
 	for i, u := range req.Users {
 		var err error
+		if forms[i], err = parseAnswer(u.Answer); err != nil {
+			s.fail(c, err)
+			return
+		}
 		if reqs[i], err = toFilter(u.User, u.seenFilterRequest); err != nil {
 			s.fail(c, err)
 			return
@@ -375,7 +452,7 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 		return
 	}
 	writeAppended(c, func(b []byte) []byte {
-		return appendBatch(b, len(res), func(b []byte, i int) []byte { return appendFilterObject(b, reqs[i].User, res[i]) })
+		return appendBatch(b, len(res), func(b []byte, i int) []byte { return appendFilterForm(b, reqs[i].User, res[i], forms[i]) })
 	})
 }
 

@@ -17,7 +17,9 @@ import (
 
 // BenchmarkSeenFilterREST measures POST /v1/users/{user}/seen/filter with
 // 500 candidates (half seen, of 1000 the user has seen) through the whole
-// handler stack, without the network. Profile with -cpuprofile.
+// handler stack, without the network, in the request forms: candidate
+// objects, plain ids (full answer), and plain ids with the compact
+// answers. Profile with -cpuprofile.
 func BenchmarkSeenFilterREST(b *testing.B) {
 	ix := openIndex(b, b.TempDir(), fingerprint.DefaultLayout, nil)
 	defer ix.Close()
@@ -47,6 +49,8 @@ func BenchmarkSeenFilterREST(b *testing.B) {
 	}
 	body, _ := json.Marshal(map[string]any{"candidates": cands})
 	idsBody, _ := json.Marshal(map[string]any{"ids": ids})
+	keptBody, _ := json.Marshal(map[string]any{"ids": ids, "answer": "kept"})
+	indexesBody, _ := json.Marshal(map[string]any{"ids": ids, "answer": "indexes"})
 	srv, err := New(DefaultConfig(), ix, nil, nil, nil, WithSeen(svc))
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +58,7 @@ func BenchmarkSeenFilterREST(b *testing.B) {
 	for _, form := range []struct {
 		name string
 		body []byte
-	}{{"candidates", body}, {"ids", idsBody}} {
+	}{{"candidates", body}, {"ids", idsBody}, {"ids-kept", keptBody}, {"ids-indexes", indexesBody}} {
 		b.Run(form.name, func(b *testing.B) {
 			cpu0 := processCPU(b)
 			for b.Loop() {

@@ -69,6 +69,75 @@ func appendFilterObject(b []byte, user string, r seen.FilterResult) []byte {
 	return append(b, '}')
 }
 
+// appendFilterForm appends the filter answer r in form (the response
+// structs it matches byte for byte: seenFilterResponse,
+// seenFilterKeptResponse, seenFilterIndexesResponse).
+func appendFilterForm(b []byte, user string, r seen.FilterResult, form answerForm) []byte {
+	switch form {
+	case answerKept:
+		b = append(b, `{"user":`...)
+		b = appendJSONString(b, user)
+		b = append(b, `,"kept":`...)
+		b = appendStrings(b, r.Kept)
+	case answerIndexes:
+		b = append(b, `{"user":`...)
+		b = appendJSONString(b, user)
+		b = append(b, `,"kept_indexes":[`...)
+		// Dropped is in candidate order: the kept positions are the gaps
+		// between its indexes, up to len(Kept)+len(Dropped).
+		n, next, first := len(r.Kept)+len(r.Dropped), 0, true
+		for i := 0; i < n; i++ {
+			if next < len(r.Dropped) && r.Dropped[next].Index == i {
+				next++
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+		b = append(b, ']')
+	default:
+		return appendFilterObject(b, user, r)
+	}
+	if len(r.UnknownDocs) > 0 { // omitempty
+		b = append(b, `,"unknown_doc_ids":`...)
+		b = appendStrings(b, r.UnknownDocs)
+	}
+	return append(b, '}')
+}
+
+// appendFilterFlags appends the compact answer (form answerKept or
+// answerIndexes) of a plain-id filter from its flags (dropped[i]: ids[i]
+// is dropped), byte for byte what appendFilterForm writes for the
+// equivalent FilterResult (a plain-id filter has no unknown documents).
+func appendFilterFlags(b []byte, user string, ids []string, dropped []bool, form answerForm) []byte {
+	b = append(b, `{"user":`...)
+	b = appendJSONString(b, user)
+	if form == answerIndexes {
+		b = append(b, `,"kept_indexes":[`...)
+	} else {
+		b = append(b, `,"kept":[`...)
+	}
+	first := true
+	for i, d := range dropped {
+		if d {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		if form == answerIndexes {
+			b = strconv.AppendInt(b, int64(i), 10)
+		} else {
+			b = appendJSONString(b, ids[i])
+		}
+	}
+	return append(b, "]}"...)
+}
+
 func appendCheckObject(b []byte, user string, seenIDs []bool) []byte {
 	b = append(b, `{"user":`...)
 	b = appendJSONString(b, user)

@@ -236,6 +236,9 @@ func (p *seenParser) filterFields(r *seenFilterRequest, user *string) bool {
 			k, ok = p.smallInt()
 			r.K = &k
 			return 8, ok
+		case "answer":
+			r.Answer, ok = p.aliasStr()
+			return 32, ok
 		}
 		return p.userField(key, user, 16)
 	})

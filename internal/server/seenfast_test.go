@@ -86,6 +86,9 @@ func formByName(t *testing.T, name string) int {
 func TestSeenFastDecodeAccepts(t *testing.T) {
 	for _, tc := range []struct{ form, body string }{
 		{"filter", `{"ids":["a","b","c"]}`},
+		{"filter", `{"ids":["a","b","c"],"answer":"indexes"}`},
+		{"filter", `{"answer":"kept","ids":["a"]}`},
+		{"filter", `{"answer":"no-such-form"}`}, // parseAnswer's error
 		{"filter", `{"ids":[]}`},
 		{"filter", `{}`},
 		{"filter", " { \"ids\" : [ \"a\" , \"b\\\"q\\\\\\n\" ] , \"near\" : false }\n"},
@@ -97,6 +100,7 @@ func TestSeenFastDecodeAccepts(t *testing.T) {
 		{"check", `{}`},
 		{"filter-batch", `{"users":[{"user":"u1","ids":["a"]},{"user":"u2","candidates":[{"id":"b"}],"near":true}]}`},
 		{"filter-batch", `{"users":[]}`},
+		{"filter-batch", `{"users":[{"user":"u1","ids":["a"],"answer":"indexes"},{"answer":"kept","user":"u2","ids":[]}]}`},
 		{"filter-batch", `{}`},
 		{"check-batch", `{"users":[{"user":"u1","ids":["a","b"]},{"ids":[],"user":"u2"}]}`},
 		{"check-batch", `{"users":[]}`},
@@ -135,7 +139,7 @@ func TestSeenFastDecodeDeclines(t *testing.T) {
 		`{"k":"1"}`, `{"k":1234567890}`, `{"candidates":[{"id":"a","id":"b"}]}`, `{"candidates":[{"ID":"a"}]}`,
 		`{"candidates":[{"id":"a","fingerprint":"xyz"}]}`, `{"candidates":[{"fingerprint":null}]}`,
 		`{"candidates":[{"id":"a","extra":1}]}`, `{"candidates":["a"]}`, `{"candidates":null}`, `{"user":"u","ids":[]}`,
-		`{"extra":1}`, `{"i\"ds":["a"]}`,
+		`{"extra":1}`, `{"i\"ds":["a"]}`, `{"answer":null}`, `{"answer":1}`, `{"answer":"kept","answer":"full"}`,
 	} {
 		for _, f := range seenForms {
 			if _, ok := f.fast([]byte(body)); ok {
@@ -161,6 +165,9 @@ var seenDecodeSeeds = []string{
 	`{ "ids" : [ "x\ty" , "<\"\\\/>" ] , "near" : false , "k" : 0 }`,
 	`{"users":[{"user":"u1","ids":["a"]},{"user":"u2","candidates":[{"id":"b","fingerprint":"0x1"}],"near":true}]}`,
 	`{"users":[{"user":"u1","ids":["a","b"]},{"ids":[],"user":"u2"}]}`,
+	`{"ids":["a","b"],"answer":"indexes"}`,
+	`{"answer":"kept","candidates":[{"id":"a"}],"near":true}`,
+	`{"users":[{"user":"u1","ids":["a"],"answer":"kept"},{"answer":"full","user":"u2","ids":[]}]}`,
 }
 
 // FuzzSeenFastDecode: whatever a fast path accepts, encoding/json (through
@@ -266,10 +273,34 @@ func FuzzSeenEncode(f *testing.F) {
 			if got, want := appendFilterResponse(nil, user, r), encodeReference(t, filterResponse(user, r)); !bytes.Equal(got, want) {
 				t.Fatalf("filter:\ngot  %s\nwant %s", got, want)
 			}
+			for _, form := range []answerForm{answerFull, answerKept, answerIndexes} {
+				if got, want := append(appendFilterForm(nil, user, r, form), '\n'), encodeReference(t, referenceForm(user, r, form)); !bytes.Equal(got, want) {
+					t.Fatalf("filter form %d:\ngot  %s\nwant %s", form, got, want)
+				}
+			}
 			got := appendBatch(nil, 2, func(buf []byte, i int) []byte { return appendFilterObject(buf, []string{user, a}[i], r) })
 			want := encodeReference(t, seenBatchResponse[seenFilterResponse]{Results: []seenFilterResponse{filterResponse(user, r), filterResponse(a, r)}})
 			if !bytes.Equal(got, want) {
 				t.Fatalf("filter batch:\ngot  %s\nwant %s", got, want)
+			}
+		}
+		// The flags encoder of plain-id filters writes what the result
+		// encoder writes for the same answer.
+		ids := []string{a, b, user, a}
+		for mask := range 16 {
+			flags := make([]bool, len(ids))
+			r := seen.FilterResult{Kept: []string{}}
+			for k := range ids {
+				if flags[k] = mask>>k&1 == 1; flags[k] {
+					r.Dropped = append(r.Dropped, seen.Dropped{Index: k, ID: ids[k], Reason: seen.ReasonSeen})
+				} else {
+					r.Kept = append(r.Kept, ids[k])
+				}
+			}
+			for _, form := range []answerForm{answerKept, answerIndexes} {
+				if got, want := appendFilterFlags(nil, user, ids, flags, form), appendFilterForm(nil, user, r, form); !bytes.Equal(got, want) {
+					t.Fatalf("flags form %d, mask %04b:\ngot  %s\nwant %s", form, mask, got, want)
+				}
 			}
 		}
 		for _, s := range [][]bool{{true, false, near}, {}, nil} {

@@ -42,115 +42,112 @@ type filterRun struct {
 	mismatches int           // candidates answered unlike the store
 }
 
-// The measured region is the same for both clients: the request's bytes
-// are built before the clock starts (JSON for REST, RESP for Redis), the
-// clock stops when the whole answer has been read (the HTTP body to its
-// end; the RESP reply to its last element, framing parsed only), and the
-// answers are decoded and compared after it. (Until session 5 the Redis
-// client formatted its command with fmt inside the clock and decoded the
-// reply into boxed values there, while REST did neither: Redis' figure
-// carried ~client work REST's did not.)
+// The measured region is the same for both clients (lean.go): the
+// request's bytes are built before the clock starts (JSON for REST, RESP
+// for Redis); inside it, the client writes them on its keep-alive
+// connection, reads the whole answer (HTTP: status line, headers,
+// Content-Length, the body; RESP: the array reply) and decodes it fully
+// into a seen flag per candidate; the flags (and, for REST, the user, the
+// kept and dropped ids) are compared with the store's answers after it.
+// (Session 5's client timed REST through net/http's client and stopped the
+// clock before decoding either answer; until session 5 the Redis client
+// also formatted its command with fmt inside the clock.)
 
-// measureREST runs a warm-up and a measured pass of POST
-// /v1/users/{user}/seen/<route> ("filter" or "check") against the server
-// child, with the plain-ids body.
-func measureREST(child *exec.Cmd, base, route string, qs []query) filterRun {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	bodies := make([][]byte, len(qs))
-	urls := make([]string, len(qs))
-	for i, q := range qs {
-		bodies[i], _ = json.Marshal(map[string]any{"ids": q.ids})
-		urls[i] = base + "/v1/users/" + q.user + "/seen/" + route
+// restForms are the REST variants measured: the route and the request's
+// "answer" field.
+var restForms = []struct{ name, route, answer, label string }{
+	{"full", "filter", "", `REST filter, full answer (POST .../seen/filter {"ids": [...]}: kept ids + an object per dropped id)`},
+	{"kept", "filter", "kept", `REST filter, "answer": "kept" (only the kept ids)`},
+	{"indexes", "filter", "indexes", `REST filter, "answer": "indexes" (only the kept positions)`},
+	{"check", "check", "", `REST check (POST .../seen/check: a flag per id, as SMISMEMBER)`},
+}
+
+// measureREST runs a warm-up and a measured pass of one REST form against
+// the server child at addr, on one keep-alive connection.
+func measureREST(child *exec.Cmd, addr, form string, qs []query) filterRun {
+	var route, answerField string
+	for _, f := range restForms {
+		if f.name == form {
+			route, answerField = f.route, f.answer
+		}
 	}
-	answers := make([][]byte, len(qs))
+	conn, err := dialHTTP(addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.c.Close()
+	reqs := make([][]byte, len(qs))
+	for i, q := range qs {
+		m := map[string]any{"ids": q.ids}
+		if answerField != "" {
+			m["answer"] = answerField
+		}
+		body, _ := json.Marshal(m)
+		reqs[i] = buildRequest(addr, "/v1/users/"+q.user+"/seen/"+route, body)
+	}
+	bodies := make([][]byte, len(qs))
+	answers := make([]answer, len(qs))
 	var run filterRun
 	for range 2 { // a warm-up pass, then the measured one
 		run = filterRun{}
 		cpu0, srv0 := processCPU(), childCPU(child.Process.Pid)
 		for i := range qs {
-			buf := bytes.NewBuffer(answers[i][:0])
+			a := &answers[i]
 			t := time.Now()
-			resp, err := client.Post(urls[i], "application/json", bytes.NewReader(bodies[i]))
-			if err != nil {
-				log.Fatal(err)
+			body, err := conn.roundTrip(reqs[i], bodies[i][:0])
+			if err == nil {
+				a.reset(len(qs[i].ids))
+				err = decodeREST(body, form, qs[i].ids, a)
 			}
-			_, err = buf.ReadFrom(resp.Body)
-			resp.Body.Close()
 			el := time.Since(t)
-			if err != nil || resp.StatusCode != 200 {
-				log.Fatalf("REST %s: %d %v", route, resp.StatusCode, err)
+			if err != nil {
+				log.Fatalf("REST %s: %v", form, err)
 			}
-			answers[i] = buf.Bytes()
+			bodies[i] = body
 			run.lat = append(run.lat, el)
 		}
 		run.clientCPU, run.serverCPU = processCPU()-cpu0, childCPU(child.Process.Pid)-srv0
 	}
 	for i, q := range qs {
-		var got []bool
-		if route == "check" {
-			got = checkAnswer(answers[i], q)
-		} else {
-			got = filterAnswer(answers[i], q)
-		}
-		for j := range q.ids {
-			if got == nil || got[j] != q.seen[j] {
-				run.mismatches++
-			}
-		}
+		run.mismatches += restMismatches(&answers[i], form, q)
 	}
 	return run
 }
 
-// checkAnswer decodes a check answer ({"user", "seen": [bools]}).
-func checkAnswer(raw []byte, q query) []bool {
-	var cr struct {
-		User string `json:"user"`
-		Seen []bool `json:"seen"`
+// restMismatches counts the candidates a decoded REST answer gets unlike
+// the store: all of them when the answer is not for the user, or when the
+// full form's kept and dropped ids do not partition the candidates in
+// order with reason "seen".
+func restMismatches(a *answer, form string, q query) int {
+	if string(a.user) != q.user {
+		return len(q.ids)
 	}
-	if err := json.Unmarshal(raw, &cr); err != nil {
-		log.Fatal(err)
-	}
-	if cr.User != q.user || len(cr.Seen) != len(q.ids) {
-		log.Fatalf("REST check answered %d flags for user %q", len(cr.Seen), cr.User)
-	}
-	return cr.Seen
-}
-
-// filterAnswer decodes a filter answer into a seen flag per candidate;
-// nil when kept and dropped do not partition the candidates in order.
-func filterAnswer(raw []byte, q query) []bool {
-	var fr struct {
-		User    string   `json:"user"`
-		Kept    []string `json:"kept"`
-		Dropped []struct {
-			Index  int    `json:"index"`
-			ID     string `json:"id"`
-			Reason string `json:"reason"`
-		} `json:"dropped"`
-	}
-	if err := json.Unmarshal(raw, &fr); err != nil {
-		log.Fatal(err)
-	}
-	got := make([]bool, len(q.ids))
-	for _, d := range fr.Dropped {
-		if d.Index < 0 || d.Index >= len(q.ids) || q.ids[d.Index] != d.ID || d.Reason != seen.ReasonSeen {
-			return nil
-		}
-		got[d.Index] = true
-	}
-	k := 0
-	for j, id := range q.ids {
-		if !got[j] {
-			if k >= len(fr.Kept) || fr.Kept[k] != id {
-				return nil
+	if form == "full" {
+		k, d := 0, 0
+		for j, id := range q.ids {
+			if a.seen[j] {
+				if d >= len(a.dropIDs) || string(a.dropIDs[d]) != id {
+					return len(q.ids)
+				}
+				d++
+			} else {
+				if k >= len(a.kept) || string(a.kept[k]) != id {
+					return len(q.ids)
+				}
+				k++
 			}
-			k++
+		}
+		if k != len(a.kept) || d != len(a.dropIDs) || a.reasons != 0 {
+			return len(q.ids)
 		}
 	}
-	if fr.User != q.user || k != len(fr.Kept) {
-		return nil
+	n := 0
+	for j := range q.ids {
+		if a.seen[j] != q.seen[j] {
+			n++
+		}
 	}
-	return got
+	return n
 }
 
 // measureRedis runs a warm-up and a measured pass of SMISMEMBER with the
@@ -160,40 +157,32 @@ func measureRedis(rc *redisConn, qs []query) filterRun {
 	for i, q := range qs {
 		reqs[i] = appendCommand(nil, append([]string{"SMISMEMBER", "seen:" + q.user}, q.ids...)...)
 	}
-	answers := make([][]byte, len(qs))
+	flags := make([][]bool, len(qs))
 	var run filterRun
 	for range 2 { // a warm-up pass, then the measured one
 		run = filterRun{}
 		cpu0, srv0 := processCPU(), redisCPU(rc)
 		for i := range qs {
 			t := time.Now()
-			if _, err := rc.w.Write(reqs[i]); err != nil {
-				log.Fatal(err)
+			_, err := rc.c.Write(reqs[i])
+			if err == nil {
+				flags[i], err = readFlags(rc.r, flags[i][:0])
 			}
-			if err := rc.w.Flush(); err != nil {
-				log.Fatal(err)
-			}
-			raw, err := readRaw(rc.r, answers[i][:0])
 			el := time.Since(t)
 			if err != nil {
 				log.Fatal(err)
 			}
-			answers[i] = raw
 			run.lat = append(run.lat, el)
 		}
 		run.clientCPU, run.serverCPU = processCPU()-cpu0, redisCPU(rc)-srv0
 	}
 	for i, q := range qs {
-		v, err := parseReply(answers[i])
-		if err != nil {
-			log.Fatal(err)
+		if len(flags[i]) != len(q.ids) {
+			run.mismatches += len(q.ids)
+			continue
 		}
-		a, ok := v.([]any)
-		if !ok || len(a) != len(q.ids) {
-			log.Fatalf("SMISMEMBER answered %v", v)
-		}
-		for j, x := range a {
-			if (x == int64(1)) != q.seen[j] {
+		for j, x := range flags[i] {
+			if x != q.seen[j] {
 				run.mismatches++
 			}
 		}
@@ -214,121 +203,6 @@ func appendCommand(b []byte, args ...string) []byte {
 		b = append(b, "\r\n"...)
 	}
 	return b
-}
-
-// maxReplyElems bounds an array reply's length (SMISMEMBER of 1,000 ids
-// answers 1,000) so that a corrupt length cannot make readRaw loop long.
-const maxReplyElems = 1 << 20
-
-var errReply = errors.New("redis: malformed reply")
-
-// readRaw appends the bytes of one complete RESP2 reply from r to dst,
-// parsing only its framing (line types, bulk lengths, array counts).
-func readRaw(r *bufio.Reader, dst []byte) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return dst, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return dst, fmt.Errorf("%w: line %q", errReply, line)
-	}
-	dst = append(dst, line...)
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+', '-', ':':
-		return dst, nil
-	case '$':
-		n, err := strconv.Atoi(string(body))
-		if err != nil || n < -1 {
-			return dst, fmt.Errorf("%w: bulk length %q", errReply, body)
-		}
-		if n < 0 {
-			return dst, nil
-		}
-		start := len(dst)
-		dst = append(dst, make([]byte, n+2)...)
-		if _, err := io.ReadFull(r, dst[start:]); err != nil {
-			return dst, err
-		}
-		return dst, nil
-	case '*':
-		n, err := strconv.Atoi(string(body))
-		if err != nil || n < -1 || n > maxReplyElems {
-			return dst, fmt.Errorf("%w: array length %q", errReply, body)
-		}
-		for range max(n, 0) {
-			if dst, err = readRaw(r, dst); err != nil {
-				return dst, err
-			}
-		}
-		return dst, nil
-	}
-	return dst, fmt.Errorf("%w: type %q", errReply, line[0])
-}
-
-// parseReply decodes one whole RESP2 reply (as readRaw returns it):
-// strings, errors (as error values), integers (int64), bulk strings (nil
-// for a null one) and arrays ([]any).
-func parseReply(b []byte) (any, error) {
-	v, rest, err := parseValue(b, 0)
-	if err != nil {
-		return nil, err
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", errReply, len(rest))
-	}
-	return v, nil
-}
-
-func parseValue(b []byte, depth int) (any, []byte, error) {
-	if depth > 32 {
-		return nil, nil, fmt.Errorf("%w: nested too deep", errReply)
-	}
-	i := bytes.Index(b, []byte("\r\n"))
-	if i < 1 {
-		return nil, nil, fmt.Errorf("%w: no line", errReply)
-	}
-	body, rest := string(b[1:i]), b[i+2:]
-	switch b[0] {
-	case '+':
-		return body, rest, nil
-	case '-':
-		return errors.New("redis: " + body), rest, nil
-	case ':':
-		n, err := strconv.ParseInt(body, 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: integer %q", errReply, body)
-		}
-		return n, rest, nil
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 {
-			return nil, nil, fmt.Errorf("%w: bulk length %q", errReply, body)
-		}
-		if n < 0 {
-			return nil, rest, nil
-		}
-		if len(rest) < n+2 || rest[n] != '\r' || rest[n+1] != '\n' {
-			return nil, nil, fmt.Errorf("%w: bulk string of %d bytes truncated", errReply, n)
-		}
-		return string(rest[:n]), rest[n+2:], nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 || n > maxReplyElems || n > len(rest)/3 {
-			return nil, nil, fmt.Errorf("%w: array length %q", errReply, body)
-		}
-		if n < 0 {
-			return nil, rest, nil
-		}
-		out := make([]any, n)
-		for k := range out {
-			if out[k], rest, err = parseValue(rest, depth+1); err != nil {
-				return nil, nil, err
-			}
-		}
-		return out, rest, nil
-	}
-	return nil, nil, fmt.Errorf("%w: type %q", errReply, b[0])
 }
 
 // redisCPU is the Redis server's CPU time so far (INFO cpu:
@@ -372,7 +246,7 @@ func childCPU(pid int) time.Duration {
 }
 
 // startServer starts this program with -serve on the store directory and
-// returns the child and its base URL.
+// returns the child and its address (host:port).
 func startServer(dir string) (*exec.Cmd, string) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -400,7 +274,7 @@ func startServer(dir string) (*exec.Cmd, string) {
 	if err != nil {
 		log.Fatalf("server child: %v", err)
 	}
-	return cmd, "http://" + strings.TrimSpace(addr)
+	return cmd, strings.TrimSpace(addr)
 }
 
 // childStdin is the server child's stdin: closing it stops the child.

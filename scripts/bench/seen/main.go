@@ -9,14 +9,17 @@
 //   - filter: 500 candidates (half seen) for one random user: p50/p99 at
 //     the store level (Service.Filter, in this process), through REST (real
 //     HTTP on 127.0.0.1 to this program re-run with -serve as a child
-//     process on the same store) and SMISMEMBER for the same queries; CPU
-//     per request of each server process and of this client; every
-//     candidate's answer cross-checked (filter.go says what is timed);
+//     process on the same store) in four forms (the full filter answer,
+//     "answer": "kept", "answer": "indexes", and the check route) and
+//     SMISMEMBER for the same queries; CPU per request of each server
+//     process and of this client; every candidate's answer cross-checked
+//     (filter.go and lean.go say what is timed);
 //   - marks/s through Service.Mark (delta cells, synced writes) with G
 //     goroutines, pages of 20 items, against SADD of the same pages.
 //
 // Usage: go run ./scripts/bench/seen -redis 127.0.0.1:PORT [-users 100000]
 // [-items 1000] [-queries 2000] [-dir DIR] [-pprof-addr 127.0.0.1:6060]
+// [-rest-forms full,kept,indexes,check]
 package main
 
 import (
@@ -56,6 +59,7 @@ var (
 	redisAddr  = flag.String("redis", "", "Redis address (127.0.0.1:port); empty: no Redis comparison")
 	dir        = flag.String("dir", "", "store directory (default: a temporary one, removed)")
 	pprofAddr  = flag.String("pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) from the REST server process, to profile it under load")
+	formsFlag  = flag.String("rest-forms", "full,kept,indexes,check", "REST forms to measure, comma-separated (full, kept, indexes, check)")
 	serveOnly  = flag.Bool("serve", false, "internal: be the REST server child on -dir (the parent starts it)")
 )
 
@@ -234,9 +238,14 @@ func main() {
 	// REST: the server runs in a child process (this program with
 	// -serve) on the same store, so that its CPU per request is its own
 	// (/proc/PID/stat), apart from the client's, as Redis' is.
-	child, base := startServer(d)
-	rest := measureREST(child, base, "filter", qs)
-	restCheck := measureREST(child, base, "check", qs)
+	child, addr := startServer(d)
+	rest := make([]filterRun, len(restForms))
+	measured := make([]bool, len(restForms))
+	for k, f := range restForms {
+		if slices.Contains(strings.Split(*formsFlag, ","), f.name) {
+			rest[k], measured[k] = measureREST(child, addr, f.name, qs), true
+		}
+	}
 	stopServer(child)
 	var redis filterRun
 	if rc != nil {
@@ -253,20 +262,29 @@ func main() {
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(len(qs)) }
 	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client, sequential:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
 	fmt.Printf("  store (Service.Filter, in process):  p50 %s  p99 %s  (CPU %.0f µs per request)\n", pct(storeLat, 50), pct(storeLat, 99), us(storeCPU))
-	fmt.Printf("  REST (POST .../seen/filter, {\"ids\": [...]}, keep-alive HTTP on 127.0.0.1, server in its own process):\n")
-	fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(rest.lat, 50), pct(rest.lat, 99), us(rest.serverCPU), us(rest.clientCPU))
-	fmt.Printf("  REST check (POST .../seen/check, same ids; answers a flag per id, as SMISMEMBER does):\n")
-	fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(restCheck.lat, 50), pct(restCheck.lat, 99), us(restCheck.serverCPU), us(restCheck.clientCPU))
+	for k, f := range restForms {
+		if !measured[k] {
+			continue
+		}
+		fmt.Printf("  %s, keep-alive HTTP/1.1 on 127.0.0.1, server in its own process:\n", f.label)
+		fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(rest[k].lat, 50), pct(rest[k].lat, 99), us(rest[k].serverCPU), us(rest[k].clientCPU))
+	}
 	if rc != nil {
 		fmt.Printf("  Redis SMISMEMBER (one connection):   p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(redis.lat, 50), pct(redis.lat, 99), us(redis.serverCPU), us(redis.clientCPU))
 	}
-	fmt.Printf("  timed region, both clients: request bytes encoded before the clock starts; clock stops once the whole answer is read; answers decoded and compared after\n")
+	fmt.Printf("  timed region, every client: request bytes built before the clock; inside it, write them on one keep-alive connection, read the whole answer and decode it fully into a flag per candidate; compared with the store's after\n")
 	var la [3]float64
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Sscan(string(b), &la[0], &la[1], &la[2])
 		fmt.Printf("  load average at the end of the filter phase: %.2f %.2f %.2f\n", la[0], la[1], la[2])
 	}
-	fmt.Printf("  candidate answers differing from the store's (REST filter, REST check, Redis): %d, %d, %d\n", rest.mismatches, restCheck.mismatches, redis.mismatches)
+	fmt.Printf("  candidate answers differing from the store's:")
+	for k, f := range restForms {
+		if measured[k] {
+			fmt.Printf(" REST %s %d,", f.name, rest[k].mismatches)
+		}
+	}
+	fmt.Printf(" Redis %d\n", redis.mismatches)
 
 	st, err = pebblestore.Open(d, pebblestore.Options{})
 	if err != nil {
