@@ -110,6 +110,11 @@ type Alignment struct {
 	// WordsA and WordsB are the texts' token counts (words, numbers and
 	// CJK characters; sentence ends not counted).
 	WordsA, WordsB int
+	// WeightA and WeightB weigh the same tokens as text: a word or number
+	// 2, a CJK character 1 (a Chinese word is about two characters), so
+	// one bound on how much text there is reads the same in both
+	// languages.
+	WeightA, WeightB int
 	// Common is the number of aligned equal tokens (sentence ends excluded).
 	Common int
 	// Numbers, Typos and Sentences count the benign differences: a number
@@ -123,6 +128,12 @@ type Alignment struct {
 	// Inserted is the number of word tokens in inserted or dropped
 	// sentences (both directions).
 	Inserted int
+	// OnlyA and OnlyB split Inserted by side: the tokens of whole
+	// sentences, lines, heads or tails that only text a (b) has. A text
+	// whose own tokens are almost all aligned (OnlyA small against WordsA)
+	// is contained in the other: a copy cut short, or quoted inside a
+	// longer page.
+	OnlyA, OnlyB int
 }
 
 // Align aligns normalized texts a and b; ok is false when either text has
@@ -134,6 +145,8 @@ func Align(a, b string) (al Alignment, ok bool) {
 	if b < a {
 		al, ok = Align(b, a)
 		al.WordsA, al.WordsB = al.WordsB, al.WordsA
+		al.WeightA, al.WeightB = al.WeightB, al.WeightA
+		al.OnlyA, al.OnlyB = al.OnlyB, al.OnlyA
 		return al, ok
 	}
 	ta := tokenize(a, nil)
@@ -145,7 +158,7 @@ func Align(a, b string) (al Alignment, ok bool) {
 }
 
 func align(ta, tb []token) Alignment {
-	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb))}
+	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb)), WeightA: weight(ta), WeightB: weight(tb)}
 	// Trim the common head and tail: the table covers only the middle.
 	lo := 0
 	for lo < len(ta) && lo < len(tb) && ta[lo] == tb[lo] {
@@ -228,6 +241,11 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 		case slidSentence(ts, t0, t1), (t0 == 0 || t1 == len(ts)) && !negated(d):
 			al.Sentences++
 			al.Inserted += len(d)
+			if len(db) == 0 {
+				al.OnlyA += len(d)
+			} else {
+				al.OnlyB += len(d)
+			}
 		case allKind(d, tokNum):
 			al.Numbers++
 		default:
@@ -277,6 +295,20 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 	}
 	al.Numbers += numbers
 	al.Typos += typos
+}
+
+// weight is the text weight of ts (Alignment.WeightA).
+func weight(ts []token) int {
+	w := 0
+	for _, t := range ts {
+		switch t.kind {
+		case tokWord, tokNum:
+			w += 2
+		case tokHan:
+			w++
+		}
+	}
+	return w
 }
 
 // negated reports whether ts holds a negation.

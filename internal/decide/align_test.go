@@ -89,10 +89,30 @@ func TestAlignmentClause(t *testing.T) {
 	if r.Duplicate(side(enBase, sk), side(typo, seq(100, 30)), 2) {
 		t.Error("alignment clause below AlignMinJaccard")
 	}
-	// Most of the longer text must be the shorter one.
+	// A short text inside a much longer one (a copy with a block added)
+	// is contained in it; with the containment clause off, most of the
+	// longer text must be the shorter one.
 	tail := " " + strings.Repeat("another sentence was added here. ", 4)
-	if r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 2) {
-		t.Error("a short text inside a much longer one (AlignMinCommon)")
+	if !r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 20) {
+		t.Error("a short text inside a much longer one: want a duplicate (containment)")
+	}
+	noContain := r
+	noContain.ContainMaxOwn = 0
+	if noContain.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 2) {
+		t.Error("containment off: a short text inside a much longer one (AlignMinCommon)")
+	}
+	// Two texts that share one sentence, each with its own: neither is
+	// contained in the other.
+	shared := "The committee will publish its annual report on the city budget next week. "
+	a := shared + "Parents asked the school board to open the library on weekends."
+	b := shared + "Farmers expect a late harvest after the cold and wet spring."
+	if r.Duplicate(side(a, sk), side(b, seq(10, 30)), 20) {
+		t.Error("two texts sharing one sentence: want no duplicate")
+	}
+	// A contained text must be heavy enough to be a text of its own.
+	light := "read the full story here."
+	if r.Duplicate(side(light, sk), side(light+" "+enBase, seq(10, 30)), 20) {
+		t.Error("a five-word fragment contained in a text: want no duplicate (ContainMinWeight)")
 	}
 	// Without a stored text (a docs cell before 0x04, a bulk load) the
 	// sketch clause decides.

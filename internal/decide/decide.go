@@ -127,13 +127,23 @@ type Rule struct {
 	// characters that must be aligned with equal ones in the other text.
 	// Default 0.6.
 	AlignMinCommon float64
+	// ContainMaxOwn is the containment clause of the alignment (0: off):
+	// the largest share of the contained text's tokens that may stand in
+	// whole sentences, lines, heads or tails the other text lacks.
+	// Default 0.1.
+	ContainMaxOwn float64
+	// ContainMinWeight is the least weight of a contained text (a word 2,
+	// a CJK character 1): a fragment that light (a sign-off, a standard
+	// notice) is not a text of its own. Default 24 (twelve words, 24
+	// Chinese characters).
+	ContainMinWeight int
 }
 
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
-		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6}
+		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 24}
 }
 
 // Validate reports the first unusable setting.
@@ -161,6 +171,10 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: AlignMinJaccard %v not in [0, 1]", ErrBadRule, r.AlignMinJaccard)
 	case !(r.AlignMinCommon >= 0 && r.AlignMinCommon <= 1):
 		return fmt.Errorf("%w: AlignMinCommon %v not in [0, 1]", ErrBadRule, r.AlignMinCommon)
+	case !(r.ContainMaxOwn >= 0 && r.ContainMaxOwn <= 1):
+		return fmt.Errorf("%w: ContainMaxOwn %v not in [0, 1]", ErrBadRule, r.ContainMaxOwn)
+	case r.ContainMinWeight < 0:
+		return fmt.Errorf("%w: ContainMinWeight %d < 0", ErrBadRule, r.ContainMinWeight)
 	}
 	return nil
 }
@@ -199,17 +213,23 @@ func (r Rule) Duplicate(q, s Side, distance int) bool {
 }
 
 // alignable reports whether the alignment clause judges the pair: a short
-// side, and both texts known.
+// side, and both texts known (a stored document keeps its text under
+// TextChars; a query's text is always known, so a longer page is aligned
+// with the short texts it may hold).
 func (r Rule) alignable(q, s Side) bool {
-	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != "" &&
-		q.Chars < r.TextChars && s.Chars < r.TextChars
+	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != ""
 }
 
 // aligned is the alignment clause: the texts' differences are all benign
 // (numbers, typos, whole sentences or lines) and most of the longer text
-// is the other one.
+// is the other one, or one text is contained in the other (almost all of
+// its tokens aligned: a copy cut short, or inside a longer page).
 func (r Rule) aligned(q, s Side) bool {
-	if fingerprint.Jaccard(q.Sketch, s.Sketch) < r.AlignMinJaccard {
+	j := fingerprint.Jaccard(q.Sketch, s.Sketch)
+	// The cheap guard before the alignment: whole-set overlap, or for the
+	// containment clause the overlap of the smaller set with the larger.
+	contain := r.ContainMaxOwn > 0 && max(fingerprint.Containment(q.Sketch, s.Sketch), fingerprint.Containment(s.Sketch, q.Sketch)) >= r.AlignMinJaccard
+	if j < r.AlignMinJaccard && !contain {
 		return false
 	}
 	al, ok := Align(q.Text, s.Text)
@@ -217,7 +237,17 @@ func (r Rule) aligned(q, s Side) bool {
 		return false
 	}
 	longer := max(al.WordsA, al.WordsB)
-	return longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer)
+	if j >= r.AlignMinJaccard && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
+		return true
+	}
+	return contain && (r.contains(al.WordsA, al.WeightA, al.OnlyA) || r.contains(al.WordsB, al.WeightB, al.OnlyB))
+}
+
+// contains is the containment clause for one text of an alignment without
+// content differences: heavy enough, and at most ContainMaxOwn of its
+// tokens in sentences the other text lacks.
+func (r Rule) contains(words, weight, only int) bool {
+	return r.ContainMaxOwn > 0 && words > 0 && weight >= r.ContainMinWeight && float64(only) <= r.ContainMaxOwn*float64(words)
 }
 
 // AtAnyDistance reports whether a clause that ignores the simhash distance
