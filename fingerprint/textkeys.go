@@ -36,8 +36,8 @@ import (
 // words or ten Chinese characters ("read more", "阅读全文", "share this"
 // never link texts). The lead key hashes the text's first TextKeyLeadWeight
 // (eight words, sixteen characters) across sentence ends, so a copy cut
-// inside its first sentence still meets its original; a text no heavier
-// than that has no lead key (its only sentence, if heavy enough, is keyed).
+// inside its first sentence still meets its original; a lighter text has
+// no lead key.
 //
 // Keys are 64-bit xxhash values of the tokens (with a kind tag, so a
 // sentence key never equals a lead key), deduplicated, lead first and then
@@ -90,7 +90,6 @@ func TextKeys(text string, max int) []uint64 {
 		sw     int    // its weight
 		lead   []byte // the lead's tokens
 		lw     int    // its weight
-		total  int
 		leadOK bool
 	)
 	add := func(h uint64) {
@@ -111,7 +110,6 @@ func TextKeys(text string, max int) []uint64 {
 	token := func(tok string, w int) {
 		sent = append(append(sent, tok...), 0)
 		sw += w
-		total += w
 		if !leadOK {
 			lead = append(append(lead, tok...), 0)
 			lw += w
@@ -158,9 +156,7 @@ func TextKeys(text string, max int) []uint64 {
 		}
 	}
 	endSentence()
-	// The lead counts only when the text is heavier than it: otherwise it
-	// is the whole text, which its sentence keys already cover.
-	if leadOK && total > lw {
+	if leadOK {
 		add(hashKey(keyLead, lead))
 	}
 	for _, h := range sents {
