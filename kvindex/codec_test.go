@@ -374,6 +374,9 @@ func TestGoldenCells(t *testing.T) {
 		"docs cell v4 (sketch and text, no bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
 			Sketch: fingerprint.Sketch{0x00000007}, Chars: 3, Text: "短文本", Attrs: map[string]string{"lang": "zh"}})),
 		"band row key (band 5, hash 0123456789abcdef)": hex.EncodeToString(BandRowKey(5, 0x0123456789abcdef)),
+		"band row key (text key 0123456789abcdef)":     hex.EncodeToString(BandRowKey(fingerprint.TextKeyBand, 0x0123456789abcdef)),
+		"docs cell v4 (sketch, bands, two text keys and text)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: append(testBands(1), 0xAAAA, 0xBBBB), Text: "short text.\n"})),
 		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
 	path := filepath.Join("testdata", "golden_cells.json")
