@@ -125,6 +125,10 @@ type Alignment struct {
 	// Changed counts content differences: words replaced by different
 	// words, words inserted into or dropped from a sentence, negations.
 	Changed int
+	// Moved counts stretches of two or more words moved, unchanged, within
+	// their sentence (clauses reordered): benign, as a reader reads the
+	// same statement.
+	Moved int
 	// Inserted is the number of word tokens in inserted or dropped
 	// sentences (both directions).
 	Inserted int
@@ -196,9 +200,13 @@ func align(ta, tb []token) Alignment {
 	// Walk the table, collecting hunks between matches.
 	i, j := 0, 0
 	hi, hj := 0, 0 // start of the current hunk
+	// Hunks are collected first: a stretch dropped in one place and the
+	// same stretch inserted in another is one edit (a move), judged as a
+	// pair before the rest are classified one by one.
+	var hunks [][4]int
 	flush := func() {
 		if hi < i || hj < j {
-			al.hunk(ta, tb, lo+hi, lo+i, lo+hj, lo+j)
+			hunks = append(hunks, [4]int{lo + hi, lo + i, lo + hj, lo + j})
 		}
 	}
 	for i < n && j < m {
@@ -218,7 +226,74 @@ func align(ta, tb []token) Alignment {
 	}
 	i, j = n, m
 	flush()
+	moved := al.moves(ta, tb, hunks)
+	for k, h := range hunks {
+		if !moved[k] {
+			al.hunk(ta, tb, h[0], h[1], h[2], h[3])
+		}
+	}
 	return al
+}
+
+// minMoveTokens is the shortest stretch a move may carry: a clause, not a
+// single word (one word moved is a different sentence as often as not).
+const minMoveTokens = 2
+
+// moves pairs a drop with an insertion of the same tokens inside the same
+// sentence of the other text (its clauses reordered: "yesterday, the
+// council met" / "the council met yesterday"), counts each pair as Moved
+// and reports which hunks it took. Words that trade places one by one
+// ("the dog bit the man" / "the man bit the dog") are replacements, never
+// a move: a move carries an identical stretch of minMoveTokens or more.
+func (al *Alignment) moves(a, b []token, hunks [][4]int) []bool {
+	moved := make([]bool, len(hunks))
+	for x, hx := range hunks {
+		if moved[x] || hx[0] == hx[1] || hx[2] != hx[3] { // hx: a drop from a
+			continue
+		}
+		da := a[hx[0]:hx[1]]
+		if len(content(da)) < minMoveTokens || len(content(da)) != len(da) {
+			continue
+		}
+		for y, hy := range hunks {
+			if moved[y] || hy[0] != hy[1] || hy[2] == hy[3] { // hy: an insertion into b
+				continue
+			}
+			if db := b[hy[2]:hy[3]]; tokensEqual(da, db) && sameSentence(b, hx[2], hy[2]) {
+				moved[x], moved[y] = true, true
+				al.Moved++
+				al.Common += len(da)
+				break
+			}
+		}
+	}
+	return moved
+}
+
+func tokensEqual(a, b []token) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSentence reports whether positions p and q of ts lie in one
+// sentence (no sentence end or line break between them).
+func sameSentence(ts []token, p, q int) bool {
+	if p > q {
+		p, q = q, p
+	}
+	for _, t := range ts[p:min(q, len(ts))] {
+		if t.kind == tokBreak {
+			return false
+		}
+	}
+	return true
 }
 
 // hunk classifies the difference a[i0:i1] -> b[j0:j1] between two aligned

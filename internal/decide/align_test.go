@@ -43,6 +43,11 @@ func TestAlignClassifies(t *testing.T) {
 		{"zh negation added", zhBase, strings.Replace(zhBase, "批准", "不批准", 1), false},
 		{"zh number changed", "第3季度收入为120万元。", "第4季度收入为135万元。", true},
 		{"mixed: number and typo in one stretch", "it passes the 35-foot mark.", "it passes the 38-fsot mark.", true},
+		{"clauses swapped around a comma", "after a long debate, the council approved the budget. the vote was close.", "the council approved the budget, after a long debate. the vote was close.", true},
+		{"zh clauses swapped", "经过长时间讨论，市政府批准了预算。", "市政府批准了预算，经过长时间讨论。", true},
+		{"subject and object trade places", "the dog bit the man in the park.", "the man bit the dog in the park.", false},
+		{"one word moved", "only the council approved the budget.", "the council approved only the budget.", false},
+		{"a clause moved into another sentence", "after a long debate, the council met. the vote was close.", "the council met. the vote was close, after a long debate.", false},
 	} {
 		al, ok := Align(tc.a, tc.b)
 		if !ok {
