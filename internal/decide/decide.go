@@ -32,7 +32,13 @@
 //     words); one Han character replaced by another (a wrong character
 //     from the input method; two or more together are another word);
 //     whole sentences or lines added or dropped, or a head or tail added
-//     (a dateline, a label, a sign-off);
+//     (a dateline, a label, a sign-off); a stretch of two or more words
+//     moved unchanged within its sentence (clauses reordered: "after a
+//     long debate, the council approved it" / "the council approved it,
+//     after a long debate"; words trading places one by one, "the dog bit
+//     the man" / "the man bit the dog", are replacements, never a move):
+//     on the dev split short reword recall 0.19 -> 0.53 with no false
+//     positive added on any negative kind (held-out 0.12 -> 0.45);
 //     content: a word replaced by a different word, words slipped into
 //     or dropped from a sentence, and any edit that adds, drops or
 //     replaces a negation ("not", "never", "不", "没" ...: a hand-made
