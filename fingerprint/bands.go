@@ -48,23 +48,62 @@ var ErrBadBands = errors.New("fingerprint: bad bands")
 // same neighbour and would make a band no more selective than one bin.
 type Bands []uint64
 
-// Validate reports whether b is empty or holds exactly NumBands hashes.
+// Validate reports whether b is empty or holds NumBands band hashes
+// followed by at most MaxTextKeys text keys (TextKeys).
 func (b Bands) Validate() error {
-	if len(b) != 0 && len(b) != NumBands {
-		return fmt.Errorf("%w: %d band hashes, want 0 or %d", ErrBadBands, len(b), NumBands)
+	if len(b) != 0 && (len(b) < NumBands || len(b) > NumBands+MaxTextKeys) {
+		return fmt.Errorf("%w: %d band hashes, want 0 or %d..%d", ErrBadBands, len(b), NumBands, NumBands+MaxTextKeys)
 	}
 	return nil
 }
 
+// ValidateQuery is Validate for what a query looks up (QueryBands): up
+// to MaxQueryTextKeys text keys.
+func (b Bands) ValidateQuery() error {
+	if len(b) != 0 && (len(b) < NumBands || len(b) > NumBands+MaxQueryTextKeys) {
+		return fmt.Errorf("%w: %d band hashes in a query, want 0 or %d..%d", ErrBadBands, len(b), NumBands, NumBands+MaxQueryTextKeys)
+	}
+	return nil
+}
+
+// LSH returns the LSH band hashes of b (its first NumBands; nil for none).
+func (b Bands) LSH() Bands {
+	if len(b) < NumBands {
+		return nil
+	}
+	return b[:NumBands:NumBands]
+}
+
+// TextKeys returns the text keys after the LSH bands (see TextKeyBand).
+func (b Bands) TextKeys() []uint64 {
+	if len(b) <= NumBands {
+		return nil
+	}
+	return b[NumBands:]
+}
+
+// BandOf is the bands-table band index of b[i]: i for an LSH band,
+// TextKeyBand for every text key.
+func BandOf(i int) int {
+	return min(i, TextKeyBand)
+}
+
 // SharesBand reports whether a and b have an equal hash at the same band
-// index (false when either is empty).
+// index, or share a text key (false when either is empty).
 func SharesBand(a, b Bands) bool {
-	if len(a) != len(b) {
+	if len(a) < NumBands || len(b) < NumBands {
 		return false
 	}
-	for i := range a {
+	for i := range NumBands {
 		if a[i] == b[i] {
 			return true
+		}
+	}
+	for _, x := range a[NumBands:] {
+		for _, y := range b[NumBands:] {
+			if x == y {
+				return true
+			}
 		}
 	}
 	return false

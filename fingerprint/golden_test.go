@@ -19,6 +19,11 @@ const goldenPath = "testdata/golden.json"
 type goldenFile struct {
 	Recipe uint32            `json:"recipe"`
 	Docs   map[string]Result `json:"docs"`
+	// TextKeys are the documents' text keys (Result.Bands after the LSH
+	// bands), pinned under their own version: the index records
+	// TextKeysVersion, not RecipeVersion, for them.
+	TextKeysVersion string              `json:"text_keys_version,omitempty"`
+	TextKeys        map[string][]uint64 `json:"text_keys,omitempty"`
 }
 
 // goldenDocs are the documents whose fingerprints are pinned: every test
@@ -40,7 +45,7 @@ func goldenDocs(t *testing.T) map[string]Document {
 
 func TestGolden(t *testing.T) {
 	f := testFP(t)
-	got := goldenFile{Recipe: RecipeVersion, Docs: map[string]Result{}}
+	got := goldenFile{Recipe: RecipeVersion, Docs: map[string]Result{}, TextKeysVersion: TextKeysVersion, TextKeys: map[string][]uint64{}}
 	for name, d := range goldenDocs(t) {
 		r := mustFP(t, f, d)
 		// Text is the normalized body the other fields were computed from
@@ -49,6 +54,10 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: Text of %d characters (hash %x) does not match Chars %d and ExactHash %x", name, utf8.RuneCountInString(r.Text), xxhash.Sum64String(r.Text), r.Chars, r.ExactHash)
 		}
 		r.Text = ""
+		if k := r.Bands.TextKeys(); len(k) > 0 {
+			got.TextKeys[name] = k
+		}
+		r.Bands = r.Bands.LSH()
 		got.Docs[name] = r
 	}
 
@@ -60,6 +69,9 @@ func TestGolden(t *testing.T) {
 	if *update {
 		if err == nil && want.Recipe == RecipeVersion && !reflect.DeepEqual(want.Docs, got.Docs) {
 			t.Fatalf("outputs changed but RecipeVersion is still %d: bump it, then run -update again", RecipeVersion)
+		}
+		if err == nil && want.TextKeysVersion == TextKeysVersion && !reflect.DeepEqual(want.TextKeys, got.TextKeys) {
+			t.Fatalf("text keys changed but TextKeysVersion is still %q: bump it, then run -update again", TextKeysVersion)
 		}
 		out, err := json.MarshalIndent(got, "", "  ")
 		if err != nil {
@@ -85,6 +97,12 @@ func TestGolden(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("%s: fingerprint output changed under recipe %d:\n got %+v\nwant %+v\nIf the change is intended, bump RecipeVersion and run go test -run TestGolden -update.", name, RecipeVersion, g, w)
 		}
+	}
+	if want.TextKeysVersion != TextKeysVersion {
+		t.Fatalf("%s has text keys %q, code has %q: run go test -run TestGolden -update", goldenPath, want.TextKeysVersion, TextKeysVersion)
+	}
+	if !reflect.DeepEqual(got.TextKeys, want.TextKeys) {
+		t.Errorf("text keys changed under %q:\n got %v\nwant %v\nIf the change is intended, bump TextKeysVersion and run go test -run TestGolden -update.", TextKeysVersion, got.TextKeys, want.TextKeys)
 	}
 	for name := range want.Docs {
 		if _, ok := got.Docs[name]; !ok {

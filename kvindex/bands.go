@@ -27,13 +27,22 @@ func bandRowHash(band int, h uint64) uint64 {
 	return x ^ x>>31
 }
 
-// appendBandRowHashes appends the lock hashes of b's band rows.
+// appendBandRowHashes appends the lock hashes of b's band rows (text keys
+// included).
 func appendBandRowHashes(dst []uint64, b fingerprint.Bands) []uint64 {
 	for i, h := range b {
-		dst = append(dst, bandRowHash(i, h))
+		dst = append(dst, bandRowHash(fingerprint.BandOf(i), h))
 	}
 	return dst
 }
+
+// TextKeyMaxDocs is the document frequency above which a text-key row is
+// boilerplate: a lookup takes no candidates from a text-key row holding
+// more documents than this (a sentence that many texts share, such as a
+// site's standard notice, says nothing about which of them a query
+// copies; the LSH bands and the index rows still find near-copies of the
+// whole text). Each candidate costs a docs-cell read and an alignment.
+const TextKeyMaxDocs = 32
 
 // rowKeyMax bounds the length of index and band row keys (keys.go).
 const rowKeyMax = 9
@@ -51,38 +60,42 @@ func makeRowKeyID(k []byte) rowKeyID {
 }
 
 // appendBandKeys appends the band-row keys of every query with a band
-// signature to keys and returns, per query and band, the position in keys
-// (-1: the query has no bands). Rows shared by several queries of a batch
-// are read once. It returns nil when the index has no bands or bands is
-// nil.
-func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) []int {
+// signature to keys and returns, per query, the positions in keys of its
+// band rows in the order of its Bands (LSH bands, then text keys; none for
+// a query without bands). Rows shared by several queries of a batch are
+// read once. It returns nil when the index has no bands or bands is nil.
+// An index without text keys (format before 4) reads the LSH bands only.
+func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) [][]int {
 	if !ix.bands || bands == nil {
 		return nil
 	}
-	pos := make([]int, len(bands)*fingerprint.NumBands)
-	n := 0
+	pos := make([][]int, len(bands))
+	n, withBands := 0, 0
 	for _, b := range bands {
-		if len(b) == fingerprint.NumBands {
-			n++
+		b = ix.queryBands(b)
+		n += len(b)
+		if len(b) > 0 {
+			withBands++
 		}
 	}
-	// One buffer for all keys; a map only when several queries could share
-	// a row (one query's 32 rows differ in their band byte).
-	kbuf := make([]byte, n*fingerprint.NumBands*bandRowKeyLen)
+	// One buffer for all keys and positions; a map only when several
+	// queries could share a row (one query's LSH rows differ in their band
+	// byte, its text keys are distinct).
+	kbuf := make([]byte, n*bandRowKeyLen)
+	pbuf := make([]int, n)
 	var slot map[rowKeyID]int
-	if n > 1 {
-		slot = make(map[rowKeyID]int, n*fingerprint.NumBands)
+	if withBands > 1 {
+		slot = make(map[rowKeyID]int, n)
 	}
 	for i, b := range bands {
-		if len(b) != fingerprint.NumBands {
-			for j := range fingerprint.NumBands {
-				pos[i*fingerprint.NumBands+j] = -1
-			}
+		b = ix.queryBands(b)
+		if len(b) == 0 {
 			continue
 		}
+		pos[i], pbuf = pbuf[:len(b):len(b)], pbuf[len(b):]
 		for j, h := range b {
 			k := kbuf[:bandRowKeyLen:bandRowKeyLen]
-			putBandRowKey(k, j, h)
+			putBandRowKey(k, fingerprint.BandOf(j), h)
 			s := len(*keys)
 			if slot != nil {
 				id := makeRowKeyID(k)
@@ -96,20 +109,34 @@ func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) []int
 				*keys = append(*keys, RowKey{TableBands, k})
 				kbuf = kbuf[bandRowKeyLen:]
 			}
-			pos[i*fingerprint.NumBands+j] = s
+			pos[i][j] = s
 		}
 	}
 	return pos
 }
 
-// bandIDs collects, per query, the distinct document ids in its band rows.
-func (ix *Index) bandIDs(rows []Row, pos []int, n int) ([][]string, error) {
+// queryBands is the part of a query's band signature the index looks up:
+// none unless it has the NumBands LSH bands, and no text keys in an index
+// without them.
+func (ix *Index) queryBands(b fingerprint.Bands) fingerprint.Bands {
+	switch {
+	case len(b) < fingerprint.NumBands:
+		return nil
+	case !ix.textKeys:
+		return b.LSH()
+	}
+	return b
+}
+
+// bandIDs collects, per query, the distinct document ids in its band rows
+// (text-key rows holding more than TextKeyMaxDocs documents skipped).
+func (ix *Index) bandIDs(rows []Row, pos [][]int, n int) ([][]string, error) {
 	out := make([][]string, n)
 	for i := range n {
 		var ids []string
-		for j := range fingerprint.NumBands {
-			p := pos[i*fingerprint.NumBands+j]
-			if p < 0 {
+		for j, p := range pos[i] {
+			if j >= fingerprint.NumBands && len(rows[p].Cells) > TextKeyMaxDocs {
+				ix.m.boilerplateKeys.Inc()
 				continue
 			}
 			for _, c := range rows[p].Cells {
@@ -135,7 +162,7 @@ func (ix *Index) bandPuts(d Document, ts time.Time) []Mutation {
 	}
 	muts := make([]Mutation, 0, len(d.Bands))
 	for i, h := range d.Bands {
-		muts = append(muts, Mutation{Kind: Put, Table: TableBands, Row: BandRowKey(i, h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
+		muts = append(muts, Mutation{Kind: Put, Table: TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
 	}
 	return muts
 }
@@ -148,18 +175,31 @@ func (ix *Index) bandDeletes(old Document, next fingerprint.Bands) []Mutation {
 	}
 	var muts []Mutation
 	for i, h := range old.Bands {
-		if len(next) == len(old.Bands) && next[i] == h {
+		if keepsBand(next, i, h) {
 			continue
 		}
-		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableBands, Row: BandRowKey(i, h), Qualifier: []byte(old.ID)})
+		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(old.ID)})
 	}
 	return muts
+}
+
+// keepsBand reports whether next puts the band row of an old signature's
+// band i with hash h again: the same LSH band, or the same text key
+// wherever it stands among next's keys.
+func keepsBand(next fingerprint.Bands, i int, h uint64) bool {
+	if i < fingerprint.NumBands {
+		return len(next) >= fingerprint.NumBands && next[i] == h
+	}
+	return slices.Contains(next.TextKeys(), h)
 }
 
 // Query is one document to look up with LookupDocuments.
 type Query struct {
 	Fingerprint fingerprint.Fingerprint
-	// Bands is the document's band signature (nil: pigeonhole rows only).
+	// Bands is the document's band signature (nil: pigeonhole rows only),
+	// with the text keys to look up after the NumBands LSH bands
+	// (fingerprint.QueryTextKeys: a query may look up more keys than a
+	// document stores).
 	Bands fingerprint.Bands
 	// ExactHash, when not zero, marks hits at distance 0 with the same
 	// stored exact hash as Exact.
@@ -200,7 +240,7 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 		return nil, fmt.Errorf("%w: until %s is before since %s", ErrBadOptions, opt.Until.Format(time.RFC3339), opt.Since.Format(time.RFC3339))
 	}
 	for i, q := range qs {
-		if err := q.Bands.Validate(); err != nil {
+		if err := q.Bands.ValidateQuery(); err != nil {
 			return nil, fmt.Errorf("%w: query %d: %w", ErrBadOptions, i, err)
 		}
 	}

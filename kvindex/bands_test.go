@@ -60,7 +60,7 @@ func bandCells(t *testing.T, ix *kvindex.Index) map[string]bool {
 func wantBandCells(d kvindex.Document) map[string]bool {
 	out := map[string]bool{}
 	for i, h := range d.Bands {
-		out[fmt.Sprintf("%x/%s", kvindex.BandRowKey(i, h), d.ID)] = true
+		out[fmt.Sprintf("%x/%s", kvindex.BandRowKey(fingerprint.BandOf(i), h), d.ID)] = true
 	}
 	return out
 }
@@ -135,6 +135,84 @@ func TestBandsFindBeyondKAndFollowWrites(t *testing.T) {
 	}
 	if _, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: 1, Bands: fingerprint.Bands{1}}}, kvindex.LookupOptions{K: 3}); !errors.Is(err, kvindex.ErrBadOptions) {
 		t.Errorf("a malformed band signature: %v, want ErrBadOptions", err)
+	}
+}
+
+// Text keys (fingerprint.TextKeys: whole sentences of short texts) are
+// band rows of their own (band fingerprint.TextKeyBand): a query sharing
+// one key with a stored document finds it wherever the key stands among
+// either's keys, with no LSH band in common and at any distance; the key
+// cells follow replace and delete; a key row holding more than
+// TextKeyMaxDocs documents (boilerplate) gives no candidates.
+func TestTextKeysFindContainedAndFollowWrites(t *testing.T) {
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	if !ix.TextKeys() {
+		t.Fatal("a new index with bands has no text keys")
+	}
+	a := kvindex.Document{ID: "a", Fingerprint: 0x0123456789abcdef, Time: t0, Sketch: nearSketch, Chars: 90, Bands: append(bandsFrom(1, nil), 501, 502, 503)}
+	mustInsert(t, ix, a, kvindex.InsertAlways)
+	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a)) {
+		t.Fatalf("band cells after insert: %d, want %d", len(got), len(a.Bands))
+	}
+	far := a.Fingerprint ^ 0xFFFFF00000 // 20 bits away
+	// The query's keys: more than a document stores (a longer page), the
+	// shared one in another position.
+	qkeys := []uint64{900, 901, 902, 903, 904, 905, 906, 907, 908, 909, 910, 911, 912, 503}
+	res, err := ix.LookupDocuments(bg, []kvindex.Query{
+		{Fingerprint: far, Bands: append(bandsFrom(2, nil), qkeys...)},
+		{Fingerprint: far, Bands: append(bandsFrom(3, nil), 999)},
+		// The hash of a's key as an LSH band hash at some band: another row.
+		{Fingerprint: far, Bands: bandsFrom(4, map[int]uint64{5: 501})},
+	}, kvindex.LookupOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res[0].Hits) != 1 || res[0].Hits[0].ID != "a" || res[0].Hits[0].Distance != 20 {
+		t.Fatalf("shared text key: hits %+v, want a at distance 20", res[0].Hits)
+	}
+	if len(res[1].Hits) != 0 || len(res[2].Hits) != 0 {
+		t.Fatalf("no shared key: hits %+v, %+v", res[1].Hits, res[2].Hits)
+	}
+	// Replace: keys that stay keep their cells, the others go.
+	a2 := a
+	a2.Bands = append(bandsFrom(1, nil), 503, 504)
+	if r := mustInsert(t, ix, a2, kvindex.InsertAlways); !r.Replaced {
+		t.Fatal("re-insert did not replace")
+	}
+	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a2)) {
+		t.Fatalf("band cells after replace: %v", got)
+	}
+	if err := ix.Delete(bg, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := bandCells(t, ix); len(got) != 0 {
+		t.Fatalf("band cells after delete: %v", got)
+	}
+
+	// Boilerplate: a key in more than TextKeyMaxDocs documents gives no
+	// candidates; a key in TextKeyMaxDocs does.
+	for i := range kvindex.TextKeyMaxDocs + 1 {
+		d := kvindex.Document{ID: fmt.Sprintf("b%02d", i), Fingerprint: fingerprint.Fingerprint(0x1111 * uint64(i+1)), Time: t0, Sketch: nearSketch, Chars: 90,
+			Bands: append(bandsFrom(uint64(10+i), nil), 700)}
+		if i < kvindex.TextKeyMaxDocs {
+			d.Bands = append(d.Bands, 701)
+		}
+		mustInsert(t, ix, d, kvindex.InsertAlways)
+	}
+	res, err = ix.LookupDocuments(bg, []kvindex.Query{
+		{Fingerprint: far, Bands: append(bandsFrom(2, nil), 700)},
+		{Fingerprint: far, Bands: append(bandsFrom(2, nil), 701)},
+	}, kvindex.LookupOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].BandCandidates != 0 || len(res[1].Hits) != kvindex.TextKeyMaxDocs {
+		t.Fatalf("boilerplate key: %d candidates (want 0); key in %d documents: %d hits (want all)", res[0].BandCandidates, kvindex.TextKeyMaxDocs, len(res[1].Hits))
+	}
+	// A query may look up at most MaxQueryTextKeys keys.
+	tooMany := append(bandsFrom(2, nil), make([]uint64, fingerprint.MaxQueryTextKeys+1)...)
+	if _, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: far, Bands: tooMany}}, kvindex.LookupOptions{K: 3}); !errors.Is(err, kvindex.ErrBadOptions) {
+		t.Errorf("%d query text keys: %v, want ErrBadOptions", fingerprint.MaxQueryTextKeys+1, err)
 	}
 }
 
@@ -301,7 +379,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"2", fingerprint.BandsVersion, true},
 		{"3", fingerprint.BandsVersion, true},
 		{"3", "", true},
-		{"4", fingerprint.BandsVersion, false},
+		{"4", fingerprint.BandsVersion, true},
+		{"4", "", true},
+		{"5", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -311,6 +391,9 @@ func TestFormatsBeforeText(t *testing.T) {
 			muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("format"), Value: []byte(tc.format)}}
 			if tc.bands == "" {
 				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("bands")})
+			}
+			if tc.bands == "" || tc.format < "4" {
+				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys")})
 			}
 			if err := st.Mutate(bg, muts); err != nil {
 				t.Fatal(err)
@@ -324,15 +407,26 @@ func TestFormatsBeforeText(t *testing.T) {
 			}
 			ix = openAt(t, dir, kvindex.Config{}, false)
 			defer ix.Close()
-			wantText := tc.format == "3"
-			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") {
-				t.Fatalf("format %s: KeepsText %v HasBands %v", tc.format, ix.KeepsText(), ix.HasBands())
+			wantText := tc.format >= "3"
+			wantKeys := tc.format == "4" && tc.bands != ""
+			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") || ix.TextKeys() != wantKeys {
+				t.Fatalf("format %s: KeepsText %v HasBands %v TextKeys %v", tc.format, ix.KeepsText(), ix.HasBands(), ix.TextKeys())
 			}
-			d := kvindex.Document{ID: "s", Fingerprint: 7, Time: t0, Sketch: nearSketch, Chars: 12, Bands: bandsFrom(1, nil), Text: "short text 1"}
+			// Older formats keep their documents' LSH bands only: the text
+			// keys are cut, never half written.
+			bands := append(bandsFrom(1, nil), 77, 78)
+			d := kvindex.Document{ID: "s", Fingerprint: 7, Time: t0, Sketch: nearSketch, Chars: 12, Bands: bands, Text: "short text 1"}
 			mustInsert(t, ix, d, kvindex.InsertAlways)
 			got, err := ix.Get(bg, "s")
 			if err != nil || (got.Text != "") != wantText {
 				t.Fatalf("format %s: stored text %q (%v), want kept %v", tc.format, got.Text, err, wantText)
+			}
+			wantBands := map[bool]int{true: fingerprint.NumBands + 2, false: fingerprint.NumBands}[wantKeys]
+			if tc.bands == "" {
+				wantBands = 0
+			}
+			if len(got.Bands) != wantBands {
+				t.Fatalf("format %s: %d band hashes stored, want %d", tc.format, len(got.Bands), wantBands)
 			}
 			if m, ok, err := kvindex.ReadMeta(bg, ix.Store()); err != nil || !ok || strconv.Itoa(m.Format) != tc.format {
 				t.Fatalf("format %s became %+v (%v %v)", tc.format, m, ok, err)

@@ -73,6 +73,8 @@ func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	d.Time = d.Time.UTC()
 	if !ix.bands {
 		d.Bands = nil
+	} else if !ix.textKeys {
+		d.Bands = d.Bands.LSH()
 	}
 	if !ix.text {
 		d.Text = "" // an index of format 1 or 2 has no 0x04 cells

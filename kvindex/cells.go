@@ -149,8 +149,10 @@ const (
 //	bytes 25-32 time, Unix nanoseconds, big-endian two's complement
 //	0x02, 0x03: uvarint chars; byte n (0..64); n sketch values, 4 bytes
 //	            each, big-endian, strictly ascending
-//	0x03, 0x04: byte m (fingerprint.NumBands = 32; 0x04 also 0); m band
-//	            hashes, 8 bytes each, big-endian, in band order
+//	0x03, 0x04: byte m (fingerprint.NumBands = 32, or 33..44 in an index of
+//	            format 4: the band hashes and then m - 32 text keys; 0x04
+//	            also 0); m hashes, 8 bytes each, big-endian, in band
+//	            order, then the text keys in key order
 //	0x04 only:  uvarint len (1..MaxTextBytes), the normalized text (UTF-8)
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
@@ -233,10 +235,13 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		p = p[4*n:]
 	}
 	if v[0] >= docFormatBands {
-		if len(p) < 1 || int(p[0]) != fingerprint.NumBands && (v[0] == docFormatBands || p[0] != 0) || len(p) < 1+8*int(p[0]) {
+		if len(p) < 1 {
 			return Document{}, fmt.Errorf("%w: bands length", errCell)
 		}
 		m := int(p[0])
+		if (m < fingerprint.NumBands || m > fingerprint.NumBands+fingerprint.MaxTextKeys) && (v[0] == docFormatBands || m != 0) || len(p) < 1+8*m {
+			return Document{}, fmt.Errorf("%w: bands length", errCell)
+		}
 		if m > 0 {
 			d.Bands = make(fingerprint.Bands, m)
 			for i := range d.Bands {

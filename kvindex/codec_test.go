@@ -279,6 +279,8 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 	f.Add(uint64(3), int64(5), 900, []byte{0, 0, 0, 1}, "", "", uint64(12345), "")
 	f.Add(uint64(3), int64(5), 24, []byte{0, 0, 0, 1}, "", "", uint64(12345), "a short text.\n第二行。")
 	f.Add(uint64(4), int64(5), 12, []byte{0, 0, 0, 1}, "k", "v", uint64(0), "no bands here")
+	f.Add(uint64(5), int64(5), 60, []byte{0, 0, 0, 1}, "", "", uint64(13), "bands, no text keys")
+	f.Add(uint64(5), int64(5), 60, []byte{0, 0, 0, 1}, "", "", uint64(12), "bands and twelve text keys")
 	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64, text string) {
 		var sk fingerprint.Sketch
 		for i := 0; i+4 <= len(raw) && len(sk) < fingerprint.SketchSize; i += 4 {
@@ -289,7 +291,11 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 		}
 		d := Document{ID: "id", Fingerprint: fingerprint.Fingerprint(fp), Time: time.Unix(0, ns).UTC(), Sketch: sk, Chars: chars, Text: text}
 		if bandSeed != 0 {
+			// bandSeed mod 13 text keys after the LSH bands (format 4).
 			d.Bands = testBands(bandSeed)
+			for i := range bandSeed % (fingerprint.MaxTextKeys + 1) {
+				d.Bands = append(d.Bands, bandSeed*31+i)
+			}
 		}
 		if k != "" {
 			d.Attrs = map[string]string{k: v}
@@ -368,6 +374,9 @@ func TestGoldenCells(t *testing.T) {
 		"docs cell v4 (sketch and text, no bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
 			Sketch: fingerprint.Sketch{0x00000007}, Chars: 3, Text: "短文本", Attrs: map[string]string{"lang": "zh"}})),
 		"band row key (band 5, hash 0123456789abcdef)": hex.EncodeToString(BandRowKey(5, 0x0123456789abcdef)),
+		"band row key (text key 0123456789abcdef)":     hex.EncodeToString(BandRowKey(fingerprint.TextKeyBand, 0x0123456789abcdef)),
+		"docs cell v4 (sketch, bands, two text keys and text)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: append(testBands(1), 0xAAAA, 0xBBBB), Text: "short text.\n"})),
 		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
 	path := filepath.Join("testdata", "golden_cells.json")

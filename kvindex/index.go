@@ -49,17 +49,26 @@ import (
 //     meta row's bands value. Every new index records 3, so a binary that
 //     cannot decode 0x04 cells refuses the index instead of failing on
 //     single documents.
+//   - 4: 3 plus text-key rows in the bands table (band index
+//     fingerprint.TextKeyBand: the sentence and lead keys of short texts,
+//     fingerprint.TextKeys) in an index with bands; its docs cells list
+//     them after the 32 band hashes (m = 32 + keys) so a replace or delete
+//     removes them; the meta row records textkeys =
+//     fingerprint.TextKeysVersion. Every new index records 4, so a binary
+//     that does not know text keys refuses it instead of leaving their
+//     rows stale.
 //
-// This code opens all three. An index that records 1 or 2 keeps its
-// version: no text is written into it (its short documents are decided
-// without the alignment clause), so the binaries that wrote it can still
-// read every cell.
-const FormatVersion = 3
+// This code opens all four. An index that records 1, 2 or 3 keeps its
+// version: no text (1, 2) and no text keys (1-3) are written into it or
+// looked up in it (its documents are found as before this version), so
+// the binaries that wrote it can still read every cell.
+const FormatVersion = 4
 
-// The formats of indexes created before version 3 (see FormatVersion).
+// The formats of indexes created before version 4 (see FormatVersion).
 const (
 	formatNoBands = 1
 	formatBands   = 2
+	formatText    = 3
 )
 
 // BandsMode says whether an index keeps LSH band rows (TableBands).
@@ -222,9 +231,10 @@ type Index struct {
 	m       *metrics
 	grp     *grouper // nil: no group commit
 	// bands: the index keeps band rows; text: its docs cells keep short
-	// documents' text (format 3). Both from the meta row, fixed after Open.
-	bands, text bool
-	closed      atomic.Bool
+	// documents' text (format 3); textKeys: it keeps text-key rows (format
+	// 4 with bands). All from the meta row, fixed after Open.
+	bands, text, textKeys bool
+	closed                atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -240,6 +250,7 @@ var (
 	qualDocuments    = []byte("documents")
 	qualFingerprints = []byte("fingerprints")
 	qualBands        = []byte("bands")
+	qualTextKeys     = []byte("textkeys")
 )
 
 // Open opens the index kept in st, creating its metadata when the store holds
@@ -287,19 +298,16 @@ type MetaValues struct {
 	// Bands is the band recipe (fingerprint.BandsVersion) of an index with
 	// band rows, "" for one without.
 	Bands string
+	// TextKeys is the text-key recipe (fingerprint.TextKeysVersion) of an
+	// index with text-key rows, "" for one without.
+	TextKeys string
 }
 
 // wantMeta is the metadata of an index with the given features: bands
-// says whether it gets band rows, text whether its docs cells may keep
-// short documents' text (format 3; false only for indexes created before).
-func (ix *Index) wantMeta(bands, text bool) map[string]string {
-	format := FormatVersion
-	switch {
-	case !text && bands:
-		format = formatBands
-	case !text:
-		format = formatNoBands
-	}
+// says whether it gets band rows; format is FormatVersion for a new index
+// or the older format an existing one keeps (text from 3, text keys from
+// 4 with bands).
+func (ix *Index) wantMeta(bands bool, format int) map[string]string {
 	m := map[string]string{
 		string(qualFormat): strconv.Itoa(format),
 		string(qualLayout): ix.layout.String(),
@@ -308,9 +316,17 @@ func (ix *Index) wantMeta(bands, text bool) map[string]string {
 	}
 	if bands {
 		m[string(qualBands)] = fingerprint.BandsVersion
+		if format >= FormatVersion {
+			m[string(qualTextKeys)] = fingerprint.TextKeysVersion
+		}
 	}
 	return m
 }
+
+// TextKeys reports whether the index keeps text-key rows (format 4 with
+// bands; see FormatVersion). When false, Document.Bands is cut to its LSH
+// bands and queries look up no text keys.
+func (ix *Index) TextKeys() bool { return ix.textKeys }
 
 // HasBands reports whether the index keeps LSH band rows (Config.Bands,
 // recorded when the index was created).
@@ -328,9 +344,9 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	if len(rows[0].Cells) == 0 {
 		bands := ix.cfg.Bands != BandsOff
-		want := ix.wantMeta(bands, true)
+		want := ix.wantMeta(bands, FormatVersion)
 		var muts []Mutation
-		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands} {
+		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands, qualTextKeys} {
 			if v, ok := want[string(q)]; ok {
 				muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: q, Value: []byte(v)})
 			}
@@ -339,8 +355,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
-		ix.bands, ix.text = bands, true
-		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)])
+		ix.bands, ix.text, ix.textKeys = bands, true, bands
+		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)], "textkeys", want[string(qualTextKeys)])
 		return nil
 	}
 	have := map[string]string{}
@@ -349,9 +365,20 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	// The index decides whether it has bands; the process must accept that.
 	hasBands := have[string(qualBands)] != ""
-	// Indexes created before format 3 keep their format and get no text.
-	hasText := have[string(qualFormat)] != strconv.Itoa(formatNoBands) && have[string(qualFormat)] != strconv.Itoa(formatBands)
-	want := ix.wantMeta(hasBands, hasText)
+	// Indexes created before format 3 keep their format and get no text;
+	// before format 4, no text keys.
+	format := FormatVersion
+	switch have[string(qualFormat)] {
+	case strconv.Itoa(formatNoBands), strconv.Itoa(formatBands):
+		format = formatNoBands
+		if hasBands {
+			format = formatBands
+		}
+	case strconv.Itoa(formatText):
+		format = formatText
+	}
+	hasText := format >= formatText
+	want := ix.wantMeta(hasBands, format)
 	var errs []error
 	switch {
 	case hasBands && ix.cfg.Bands == BandsOff:
@@ -359,7 +386,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	case !hasBands && ix.cfg.Bands == BandsOn:
 		errs = append(errs, fmt.Errorf("bands: index was created without band rows but this process requires them"))
 	}
-	for _, q := range []string{string(qualFormat), string(qualLayout), string(qualRecipe), string(qualBucket), string(qualBands)} {
+	for _, q := range []string{string(qualFormat), string(qualLayout), string(qualRecipe), string(qualBucket), string(qualBands), string(qualTextKeys)} {
 		if have[q] != want[q] {
 			errs = append(errs, fmt.Errorf("%s: index has %q, this process wants %q", q, have[q], want[q]))
 		}
@@ -367,7 +394,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
-	ix.bands, ix.text = hasBands, hasText
+	ix.bands, ix.text, ix.textKeys = hasBands, hasText, hasBands && format >= FormatVersion
 	return nil
 }
 
@@ -397,6 +424,8 @@ func ReadMeta(ctx context.Context, st Store) (m MetaValues, ok bool, err error) 
 			m.BucketWidth, err = time.ParseDuration(v)
 		case bytes.Equal(c.Qualifier, qualBands):
 			m.Bands = v
+		case bytes.Equal(c.Qualifier, qualTextKeys):
+			m.TextKeys = v
 		}
 		if err != nil {
 			return m, false, corrupt(TableMeta, metaRow, c.Qualifier, "%v", err)

@@ -101,6 +101,8 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 		d.Time = d.Time.UTC()
 		if !ix.bands {
 			d.Bands = nil // an index without band rows keeps no band hashes
+		} else if !ix.textKeys {
+			d.Bands = d.Bands.LSH() // an index before format 4 keeps no text keys
 		}
 		if !ix.text {
 			d.Text = "" // an index of format 1 or 2 has no 0x04 cells

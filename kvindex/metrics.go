@@ -23,6 +23,9 @@ type metrics struct {
 	groupSize  prometheus.Histogram
 	// bandCandidates: documents found in a query's band rows.
 	bandCandidates prometheus.Histogram
+	// boilerplateKeys: text-key rows skipped as boilerplate
+	// (TextKeyMaxDocs).
+	boilerplateKeys prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -65,8 +68,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Distinct documents in a text lookup's LSH band rows (near-copies plus false candidates the decision rule rejects).",
 			Buckets: []float64{0, 1, 2, 5, 10, 50, 100, 1000, 10000},
 		}),
+		boilerplateKeys: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "simdex_lookup_boilerplate_text_keys_total",
+			Help: "Text-key rows a lookup skipped because more than kvindex.TextKeyMaxDocs documents share the sentence (boilerplate).",
+		}),
 	}
-	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize, m.bandCandidates}
+	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize, m.bandCandidates, m.boilerplateKeys}
 	if err := promreg.Register(reg, m.collectors...); err != nil {
 		return nil, err
 	}

@@ -735,7 +735,9 @@ func (l *loader) nearlyFull(capN int) bool {
 	for i, c := range l.cells {
 		perDoc := 1
 		if i == cellBand {
-			perDoc = fingerprint.NumBands
+			// Short texts add up to MaxTextKeys text-key cells: spill
+			// before the buffer would grow past its sized capacity.
+			perDoc = fingerprint.NumBands + fingerprint.MaxTextKeys
 		}
 		if len(c.refs) > 0 && (len(c.refs)+perDoc*l.cfg.BatchDocs > c.maxRefs || len(c.arena) >= c.maxArena) {
 			return true

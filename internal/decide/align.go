@@ -110,6 +110,11 @@ type Alignment struct {
 	// WordsA and WordsB are the texts' token counts (words, numbers and
 	// CJK characters; sentence ends not counted).
 	WordsA, WordsB int
+	// WeightA and WeightB weigh the same tokens as text: a word or number
+	// 2, a CJK character 1 (a Chinese word is about two characters), so
+	// one bound on how much text there is reads the same in both
+	// languages.
+	WeightA, WeightB int
 	// Common is the number of aligned equal tokens (sentence ends excluded).
 	Common int
 	// Numbers, Typos and Sentences count the benign differences: a number
@@ -120,9 +125,19 @@ type Alignment struct {
 	// Changed counts content differences: words replaced by different
 	// words, words inserted into or dropped from a sentence, negations.
 	Changed int
+	// Moved counts stretches of two or more words moved, unchanged, within
+	// their sentence (clauses reordered): benign, as a reader reads the
+	// same statement.
+	Moved int
 	// Inserted is the number of word tokens in inserted or dropped
 	// sentences (both directions).
 	Inserted int
+	// OnlyA and OnlyB split Inserted by side: the tokens of whole
+	// sentences, lines, heads or tails that only text a (b) has. A text
+	// whose own tokens are almost all aligned (OnlyA small against WordsA)
+	// is contained in the other: a copy cut short, or quoted inside a
+	// longer page.
+	OnlyA, OnlyB int
 }
 
 // Align aligns normalized texts a and b; ok is false when either text has
@@ -134,6 +149,8 @@ func Align(a, b string) (al Alignment, ok bool) {
 	if b < a {
 		al, ok = Align(b, a)
 		al.WordsA, al.WordsB = al.WordsB, al.WordsA
+		al.WeightA, al.WeightB = al.WeightB, al.WeightA
+		al.OnlyA, al.OnlyB = al.OnlyB, al.OnlyA
 		return al, ok
 	}
 	ta := tokenize(a, nil)
@@ -145,7 +162,7 @@ func Align(a, b string) (al Alignment, ok bool) {
 }
 
 func align(ta, tb []token) Alignment {
-	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb))}
+	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb)), WeightA: weight(ta), WeightB: weight(tb)}
 	// Trim the common head and tail: the table covers only the middle.
 	lo := 0
 	for lo < len(ta) && lo < len(tb) && ta[lo] == tb[lo] {
@@ -183,9 +200,13 @@ func align(ta, tb []token) Alignment {
 	// Walk the table, collecting hunks between matches.
 	i, j := 0, 0
 	hi, hj := 0, 0 // start of the current hunk
+	// Hunks are collected first: a stretch dropped in one place and the
+	// same stretch inserted in another is one edit (a move), judged as a
+	// pair before the rest are classified one by one.
+	var hunks [][4]int
 	flush := func() {
 		if hi < i || hj < j {
-			al.hunk(ta, tb, lo+hi, lo+i, lo+hj, lo+j)
+			hunks = append(hunks, [4]int{lo + hi, lo + i, lo + hj, lo + j})
 		}
 	}
 	for i < n && j < m {
@@ -205,7 +226,74 @@ func align(ta, tb []token) Alignment {
 	}
 	i, j = n, m
 	flush()
+	moved := al.moves(ta, tb, hunks)
+	for k, h := range hunks {
+		if !moved[k] {
+			al.hunk(ta, tb, h[0], h[1], h[2], h[3])
+		}
+	}
 	return al
+}
+
+// minMoveTokens is the shortest stretch a move may carry: a clause, not a
+// single word (one word moved is a different sentence as often as not).
+const minMoveTokens = 2
+
+// moves pairs a drop with an insertion of the same tokens inside the same
+// sentence of the other text (its clauses reordered: "yesterday, the
+// council met" / "the council met yesterday"), counts each pair as Moved
+// and reports which hunks it took. Words that trade places one by one
+// ("the dog bit the man" / "the man bit the dog") are replacements, never
+// a move: a move carries an identical stretch of minMoveTokens or more.
+func (al *Alignment) moves(a, b []token, hunks [][4]int) []bool {
+	moved := make([]bool, len(hunks))
+	for x, hx := range hunks {
+		if moved[x] || hx[0] == hx[1] || hx[2] != hx[3] { // hx: a drop from a
+			continue
+		}
+		da := a[hx[0]:hx[1]]
+		if len(content(da)) < minMoveTokens || len(content(da)) != len(da) {
+			continue
+		}
+		for y, hy := range hunks {
+			if moved[y] || hy[0] != hy[1] || hy[2] == hy[3] { // hy: an insertion into b
+				continue
+			}
+			if db := b[hy[2]:hy[3]]; tokensEqual(da, db) && sameSentence(b, hx[2], hy[2]) {
+				moved[x], moved[y] = true, true
+				al.Moved++
+				al.Common += len(da)
+				break
+			}
+		}
+	}
+	return moved
+}
+
+func tokensEqual(a, b []token) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSentence reports whether positions p and q of ts lie in one
+// sentence (no sentence end or line break between them).
+func sameSentence(ts []token, p, q int) bool {
+	if p > q {
+		p, q = q, p
+	}
+	for _, t := range ts[p:min(q, len(ts))] {
+		if t.kind == tokBreak {
+			return false
+		}
+	}
+	return true
 }
 
 // hunk classifies the difference a[i0:i1] -> b[j0:j1] between two aligned
@@ -228,6 +316,11 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 		case slidSentence(ts, t0, t1), (t0 == 0 || t1 == len(ts)) && !negated(d):
 			al.Sentences++
 			al.Inserted += len(d)
+			if len(db) == 0 {
+				al.OnlyA += len(d)
+			} else {
+				al.OnlyB += len(d)
+			}
 		case allKind(d, tokNum):
 			al.Numbers++
 		default:
@@ -277,6 +370,20 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 	}
 	al.Numbers += numbers
 	al.Typos += typos
+}
+
+// weight is the text weight of ts (Alignment.WeightA).
+func weight(ts []token) int {
+	w := 0
+	for _, t := range ts {
+		switch t.kind {
+		case tokWord, tokNum:
+			w += 2
+		case tokHan:
+			w++
+		}
+	}
+	return w
 }
 
 // negated reports whether ts holds a negation.

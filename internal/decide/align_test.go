@@ -43,6 +43,11 @@ func TestAlignClassifies(t *testing.T) {
 		{"zh negation added", zhBase, strings.Replace(zhBase, "批准", "不批准", 1), false},
 		{"zh number changed", "第3季度收入为120万元。", "第4季度收入为135万元。", true},
 		{"mixed: number and typo in one stretch", "it passes the 35-foot mark.", "it passes the 38-fsot mark.", true},
+		{"clauses swapped around a comma", "after a long debate, the council approved the budget. the vote was close.", "the council approved the budget, after a long debate. the vote was close.", true},
+		{"zh clauses swapped", "经过长时间讨论，市政府批准了预算。", "市政府批准了预算，经过长时间讨论。", true},
+		{"subject and object trade places", "the dog bit the man in the park.", "the man bit the dog in the park.", false},
+		{"one word moved", "only the council approved the budget.", "the council approved only the budget.", false},
+		{"a clause moved into another sentence", "after a long debate, the council met. the vote was close.", "the council met. the vote was close, after a long debate.", false},
 	} {
 		al, ok := Align(tc.a, tc.b)
 		if !ok {
@@ -89,10 +94,30 @@ func TestAlignmentClause(t *testing.T) {
 	if r.Duplicate(side(enBase, sk), side(typo, seq(100, 30)), 2) {
 		t.Error("alignment clause below AlignMinJaccard")
 	}
-	// Most of the longer text must be the shorter one.
+	// A short text inside a much longer one (a copy with a block added)
+	// is contained in it; with the containment clause off, most of the
+	// longer text must be the shorter one.
 	tail := " " + strings.Repeat("another sentence was added here. ", 4)
-	if r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 2) {
-		t.Error("a short text inside a much longer one (AlignMinCommon)")
+	if !r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 20) {
+		t.Error("a short text inside a much longer one: want a duplicate (containment)")
+	}
+	noContain := r
+	noContain.ContainMaxOwn = 0
+	if noContain.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 2) {
+		t.Error("containment off: a short text inside a much longer one (AlignMinCommon)")
+	}
+	// Two texts that share one sentence, each with its own: neither is
+	// contained in the other.
+	shared := "The committee will publish its annual report on the city budget next week. "
+	a := shared + "Parents asked the school board to open the library on weekends."
+	b := shared + "Farmers expect a late harvest after the cold and wet spring."
+	if r.Duplicate(side(a, sk), side(b, seq(10, 30)), 20) {
+		t.Error("two texts sharing one sentence: want no duplicate")
+	}
+	// A contained text must be heavy enough to be a text of its own.
+	light := "read the full story here."
+	if r.Duplicate(side(light, sk), side(light+" "+enBase, seq(10, 30)), 20) {
+		t.Error("a five-word fragment contained in a text: want no duplicate (ContainMinWeight)")
 	}
 	// Without a stored text (a docs cell before 0x04, a bulk load) the
 	// sketch clause decides.

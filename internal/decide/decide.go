@@ -32,7 +32,13 @@
 //     words); one Han character replaced by another (a wrong character
 //     from the input method; two or more together are another word);
 //     whole sentences or lines added or dropped, or a head or tail added
-//     (a dateline, a label, a sign-off);
+//     (a dateline, a label, a sign-off); a stretch of two or more words
+//     moved unchanged within its sentence (clauses reordered: "after a
+//     long debate, the council approved it" / "the council approved it,
+//     after a long debate"; words trading places one by one, "the dog bit
+//     the man" / "the man bit the dog", are replacements, never a move):
+//     on the dev split short reword recall 0.19 -> 0.53 with no false
+//     positive added on any negative kind (held-out 0.12 -> 0.45);
 //     content: a word replaced by a different word, words slipped into
 //     or dropped from a sentence, and any edit that adds, drops or
 //     replaces a negation ("not", "never", "不", "没" ...: a hand-made
@@ -55,6 +61,30 @@
 //     synonym (reword) is a word swap to the alignment: short reword
 //     recall fell from 0.28 to 0.01 (en); without a thesaurus it is the
 //     same edit as a swapped fact.
+//     Containment (since index format 4; ContainMaxOwn, ContainMinWeight):
+//     a short text cut short (a teaser), or quoted inside a longer page (a
+//     scraper's copy with its own dateline, header and footer), is the
+//     same text as its original, but most of the longer text is not the
+//     shorter one, so AlignMinCommon refuses it. The pair is also a
+//     duplicate when the alignment has no content difference, one text
+//     weighs at least ContainMinWeight (16: eight words or sixteen Chinese
+//     characters; a word weighs 2, a CJK character 1) and at most
+//     ContainMaxOwn (0.1) of its tokens stand in sentences, lines, heads
+//     or tails the other lacks (the guard before the alignment is then
+//     the sketches' containment, not their Jaccard). Two texts that share
+//     a boilerplate sentence but each have their own are not: the
+//     sentences that differ are a replaced stretch, a content difference.
+//     The candidates come from the index's text keys (fingerprint.TextKeys:
+//     one key per sentence of five words or ten Chinese characters, and
+//     one for the lead), which find a shared sentence where the LSH bands
+//     need whole-set overlap; a query of any length looks its keys up, so
+//     the query's text is aligned whatever its length (both texts must be
+//     known and one side short). On the dev split this took short recall
+//     from 0.885 to 0.907 (truncations 0.65 -> 0.87, combos 0.82 -> 0.84)
+//     at short precision 0.983 -> 0.982: the one false positive added is a
+//     one-sentence help text quoted verbatim in a longer help page, which
+//     an editor would call a copy. Held-out: short recall 0.803 -> 0.860,
+//     precision 0.991.
 //   - short texts without both texts (a docs cell written before 0x04, a
 //     bulk load, or a side of TextChars or more): distance <= ShortK and
 //     Jaccard >= ShortMinJaccard (0.9). A one-word swap (a different fact)
@@ -127,13 +157,23 @@ type Rule struct {
 	// characters that must be aligned with equal ones in the other text.
 	// Default 0.6.
 	AlignMinCommon float64
+	// ContainMaxOwn is the containment clause of the alignment (0: off):
+	// the largest share of the contained text's tokens that may stand in
+	// whole sentences, lines, heads or tails the other text lacks.
+	// Default 0.1.
+	ContainMaxOwn float64
+	// ContainMinWeight is the least weight of a contained text (a word 2,
+	// a CJK character 1): a fragment that light (a sign-off, a standard
+	// notice) is not a text of its own. Default 24 (twelve words, 24
+	// Chinese characters).
+	ContainMinWeight int
 }
 
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
-		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6}
+		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16}
 }
 
 // Validate reports the first unusable setting.
@@ -161,6 +201,10 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: AlignMinJaccard %v not in [0, 1]", ErrBadRule, r.AlignMinJaccard)
 	case !(r.AlignMinCommon >= 0 && r.AlignMinCommon <= 1):
 		return fmt.Errorf("%w: AlignMinCommon %v not in [0, 1]", ErrBadRule, r.AlignMinCommon)
+	case !(r.ContainMaxOwn >= 0 && r.ContainMaxOwn <= 1):
+		return fmt.Errorf("%w: ContainMaxOwn %v not in [0, 1]", ErrBadRule, r.ContainMaxOwn)
+	case r.ContainMinWeight < 0:
+		return fmt.Errorf("%w: ContainMinWeight %d < 0", ErrBadRule, r.ContainMinWeight)
 	}
 	return nil
 }
@@ -199,17 +243,23 @@ func (r Rule) Duplicate(q, s Side, distance int) bool {
 }
 
 // alignable reports whether the alignment clause judges the pair: a short
-// side, and both texts known.
+// side, and both texts known (a stored document keeps its text under
+// TextChars; a query's text is always known, so a longer page is aligned
+// with the short texts it may hold).
 func (r Rule) alignable(q, s Side) bool {
-	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != "" &&
-		q.Chars < r.TextChars && s.Chars < r.TextChars
+	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != ""
 }
 
 // aligned is the alignment clause: the texts' differences are all benign
 // (numbers, typos, whole sentences or lines) and most of the longer text
-// is the other one.
+// is the other one, or one text is contained in the other (almost all of
+// its tokens aligned: a copy cut short, or inside a longer page).
 func (r Rule) aligned(q, s Side) bool {
-	if fingerprint.Jaccard(q.Sketch, s.Sketch) < r.AlignMinJaccard {
+	j := fingerprint.Jaccard(q.Sketch, s.Sketch)
+	// The cheap guard before the alignment: whole-set overlap, or for the
+	// containment clause the overlap of the smaller set with the larger.
+	contain := r.ContainMaxOwn > 0 && max(fingerprint.Containment(q.Sketch, s.Sketch), fingerprint.Containment(s.Sketch, q.Sketch)) >= r.AlignMinJaccard
+	if j < r.AlignMinJaccard && !contain {
 		return false
 	}
 	al, ok := Align(q.Text, s.Text)
@@ -217,7 +267,17 @@ func (r Rule) aligned(q, s Side) bool {
 		return false
 	}
 	longer := max(al.WordsA, al.WordsB)
-	return longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer)
+	if j >= r.AlignMinJaccard && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
+		return true
+	}
+	return contain && (r.contains(al.WordsA, al.WeightA, al.OnlyA) || r.contains(al.WordsB, al.WeightB, al.OnlyB))
+}
+
+// contains is the containment clause for one text of an alignment without
+// content differences: heavy enough, and at most ContainMaxOwn of its
+// tokens in sentences the other text lacks.
+func (r Rule) contains(words, weight, only int) bool {
+	return r.ContainMaxOwn > 0 && words > 0 && weight >= r.ContainMinWeight && float64(only) <= r.ContainMaxOwn*float64(words)
 }
 
 // AtAnyDistance reports whether a clause that ignores the simhash distance

@@ -155,3 +155,50 @@ func TestShortTextTyposAreADuplicate(t *testing.T) {
 		t.Errorf("insert-if-unique of the zh swap: %+v, want stored", ins)
 	}
 }
+
+// A short text quoted inside a longer page (its own dateline, header and
+// footer: a scraper's copy over 400 characters, whose feature set overlaps
+// the original's too little for the LSH bands) is found through the text
+// keys and judged contained by the alignment; a text that shares one
+// sentence with the original but has its own is not a duplicate; a
+// teaser cut after the first sentences is found and accepted too.
+func TestShortTextInsideALongerPageIsADuplicate(t *testing.T) {
+	e := newRuleEnv(t)
+	orig := "The city council approved twelve electric buses for the northern routes on Monday. " +
+		"Officials said the first buses will run in the spring after drivers finish their training. " +
+		"The vote followed a long debate in the old town hall."
+	page := "Metro Daily Online - your source for local news and weather updates every day\n" +
+		"Posted by the newsroom staff on a cold morning in the middle of the week\n" +
+		orig + "\n" +
+		"Subscribe to our newsletter to receive the best stories of the week in your inbox.\n" +
+		"Our readers also enjoyed a long feature about the history of the harbour and its lighthouse keepers.\n" +
+		"Advertise with us and reach thousands of local families, shop owners and commuters."
+	shares := "Officials said the first buses will run in the spring after drivers finish their training. " +
+		"Farmers in the valley expect a late harvest after the cold and wet weather of the last months."
+	teaser := "The city council approved twelve electric buses for the northern routes on Monday. " +
+		"Officials said the first buses will run in the spring after drivers finish their training."
+	fpr := sharedFingerprinter(t)
+	fo, _ := fpr.Fingerprint(fingerprint.Document{Body: orig})
+	fp, _ := fpr.Fingerprint(fingerprint.Document{Body: page})
+	t.Logf("page: %d characters, distance %d, Jaccard %.2f, LSH band shared %v", fp.Chars, fingerprint.Distance(fo.Simhash, fp.Simhash), fingerprint.Jaccard(fo.Sketch, fp.Sketch), fingerprint.SharesBand(fo.Bands.LSH(), fp.Bands.LSH()))
+	if fp.Chars < fingerprint.TextKeyChars || fingerprint.SharesBand(fo.Bands.LSH(), fp.Bands.LSH()) {
+		t.Fatal("test text: the page must be long and share no LSH band with the original for the test to matter")
+	}
+	if r := e.do("POST", "/v1/documents", map[string]any{"id": "orig", "text": orig}); r.status != http.StatusCreated {
+		t.Fatalf("insert: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		name, text string
+		dup        bool
+	}{
+		{"page", page, true},
+		{"teaser", teaser, true},
+		{"one shared sentence", shares, false},
+	} {
+		var c checkResponse
+		e.do("POST", "/v1/check", map[string]any{"text": tc.text}).json(t, &c)
+		if c.Duplicate != tc.dup || tc.dup && (len(c.Duplicates) != 1 || c.Duplicates[0].ID != "orig") {
+			t.Errorf("%s: %+v, want duplicate %v", tc.name, c, tc.dup)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/decide"
 	"github.com/simdex/simdex/kvindex"
 )
@@ -32,7 +33,10 @@ func (s *Server) lookupText(ctx context.Context, rs []resolved, opt kvindex.Look
 	for i, r := range rs {
 		qs[i] = kvindex.Query{Fingerprint: r.fp, ExactHash: r.exact}
 		if rule.AnyDistance(r.chars) {
-			qs[i].Bands = r.bands
+			// A longer text also looks up its sentences' text keys: a
+			// short original inside it is found (and the rule's
+			// alignment judges it).
+			qs[i].Bands = fingerprint.QueryBands(r.bands, r.chars, r.text)
 		}
 	}
 	res, err := dl.LookupDocuments(ctx, qs, opt)
