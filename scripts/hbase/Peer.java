@@ -18,6 +18,9 @@
 //   bench ZK TABLE N       times N single puts, batches of 1,000
 //                          puts (max(20, N/100) batches) and N 4-row
 //                          multi-gets; prints JSON
+//   flush ZK NAMESPACE     flushes every table of the namespace (memstore to
+//                          HFiles, what a restart does) and waits for it, so
+//                          benchmarks read HFile blocks as in production
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +67,9 @@ public class Peer {
         break;
       case "bench":
         bench(args[1], args[2], Integer.parseInt(args[3]));
+        break;
+      case "flush":
+        flush(args[1], args[2]);
         break;
       default:
         usage();
@@ -195,8 +201,18 @@ public class Peer {
     return gs;
   }
 
+  static void flush(String zk, String ns) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Admin admin = conn.getAdmin()) {
+      for (TableName t : admin.listTableNamesByNamespace(ns)) {
+        admin.flush(t);
+        System.out.println("flushed " + t.getNameAsString());
+      }
+    }
+  }
+
   static void usage() {
-    System.err.println("usage: Peer wait ZK SECONDS");
+    System.err.println("usage: Peer wait|write|read|describe|bench|flush ZK ...");
     System.exit(2);
   }
 
