@@ -140,7 +140,8 @@ public class Peer {
             + " VERSIONS=" + cf.getMaxVersions()
             + " TTL=" + cf.getTimeToLive()
             + " IS_MOB=" + cf.isMobEnabled()
-            + " MOB_THRESHOLD=" + cf.getMobThreshold());
+            + " MOB_THRESHOLD=" + cf.getMobThreshold()
+            + " BLOCKSIZE=" + cf.getBlocksize());
       }
       System.out.println("REGIONS " + admin.getRegions(TableName.valueOf(table)).size());
     }
