@@ -16,6 +16,13 @@
 # (e.g. loaded with hbsrvload --index-only; never dropped). Random queries
 # have no hits, so each request is one lookup: one Multi of T=4 gets on
 # HBase. Output also goes to scripts/bench/out/hbrest-<time>.txt.
+#
+# Before measuring, the namespace's tables are flushed (scripts/hbase/peer.sh
+# flush: memstore to HFiles, as in production; SIMDEX_BENCH_FLUSH=0 skips
+# it) and each store gets SIMDEX_BENCH_WARMUP (default 5s) of lookups at 16
+# connections; after an HBase restart use 60s or more (the JIT compiles the
+# read path for minutes: the region server's CPU per lookup is 2-5x higher
+# at first).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
@@ -99,6 +106,9 @@ measure() { # store label loadgen-args...
 	if ! "$bin/simdexctl" schema describe --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1; then
 		"$bin/hbsrvload" --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --namespace "$ns" -n "$n"
 	fi
+	if [ "${SIMDEX_BENCH_FLUSH:-1}" = 1 ]; then
+		scripts/hbase/peer.sh flush "$SIMDEX_HBASE_ZK" "$ns" | wc -l | xargs printf "flushed %s tables of $ns (lookups read HFiles)\n"
+	fi
 	if [ ! -d "$pebble" ]; then
 		"$bin/hbsrvload" --store pebble --data-dir "$pebble" -n "$n"
 	fi
@@ -108,7 +118,7 @@ measure() { # store label loadgen-args...
 		else
 			serve --store pebble --data-dir "$pebble"
 		fi
-		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration 5s --concurrency 4 >/dev/null # warm-up
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "${SIMDEX_BENCH_WARMUP:-5s}" --concurrency 16 >/dev/null # warm-up
 		for c in $conns; do
 			measure "$store" "closed loop, $c connections" --concurrency "$c"
 		done

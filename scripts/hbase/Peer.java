@@ -21,6 +21,9 @@
 //   flush ZK NAMESPACE     flushes every table of the namespace (memstore to
 //                          HFiles, what a restart does) and waits for it, so
 //                          benchmarks read HFile blocks as in production
+//   major-compact ZK TABLE major-compacts the table (rewrites its HFiles with
+//                          the families' current attributes, e.g. after an
+//                          alter of BLOCKSIZE) and waits until it is done
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -70,6 +73,9 @@ public class Peer {
         break;
       case "flush":
         flush(args[1], args[2]);
+        break;
+      case "major-compact":
+        majorCompact(args[1], args[2]);
         break;
       default:
         usage();
@@ -212,8 +218,26 @@ public class Peer {
     }
   }
 
+  static void majorCompact(String zk, String table) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Admin admin = conn.getAdmin()) {
+      TableName t = TableName.valueOf(table);
+      admin.majorCompact(t);
+      // The request is queued: wait for the compaction to start, then to end.
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (admin.getCompactionState(t) == org.apache.hadoop.hbase.client.CompactionState.NONE
+          && System.currentTimeMillis() < deadline) {
+        Thread.sleep(100);
+      }
+      while (admin.getCompactionState(t) != org.apache.hadoop.hbase.client.CompactionState.NONE) {
+        Thread.sleep(500);
+      }
+      System.out.println("major-compacted " + table);
+    }
+  }
+
   static void usage() {
-    System.err.println("usage: Peer wait|write|read|describe|bench|flush ZK ...");
+    System.err.println("usage: Peer wait|write|read|describe|bench|flush|major-compact ZK ...");
     System.exit(2);
   }
 
