@@ -69,6 +69,11 @@ threads() { # pid: CPU ticks per thread group (digits folded), "name<TAB>ticks"
 		awk -v n="$n" '{print n "\t" ($14+$15)}' "$t/stat" 2>/dev/null || true
 	done | awk -F'\t' '{a[$1]+=$2} END {for (k in a) print k "\t" a[k]}' | sort
 }
+gc() { # pid: stop-the-world GC pauses so far (young + full) and their seconds, "count<TAB>seconds"
+	if [ -n "$1" ] && command -v jstat >/dev/null; then
+		jstat -gc "$1" 2>/dev/null | awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { printf "%d\t%s\n", $c["YGC"] + $c["FGC"], $c["YGCT"] + $c["FGCT"] }'
+	fi
+}
 serve() { # args...: start the server, wait for /readyz
 	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" 2>"$bin/server.log" &
 	server_pid=$!
@@ -86,6 +91,7 @@ measure() { # store label loadgen-args...
 	s0="$(cpu "$server_pid")"
 	h0="$(cpu "$hbase_pid")"
 	[ "$store" = hbase ] && threads "$hbase_pid" >"$bin/t0"
+	[ "$store" = hbase ] && gc "$hbase_pid" >"$bin/gc0"
 	"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "$dur" --fp-seed "$RANDOM" "$@" >"$bin/lg.txt"
 	reqs="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
 	echo "## $store $label: $(head -n 1 "$bin/lg.txt")"
@@ -95,6 +101,10 @@ measure() { # store label loadgen-args...
 		if (st == "hbase") printf ", hbase-jvm %.0f µs", (h1-h0)/n*1e6
 		printf " (load %s)\n", "'"$(cut -d' ' -f1-3 /proc/loadavg)"'" }'
 	if [ "$store" = hbase ] && [ -n "$hbase_pid" ]; then
+		gc "$hbase_pid" | paste "$bin/gc0" - | awk -v d="$dur" '$1 != "" && $3 != "" {
+			n = $3 - $1; t = $4 - $2
+			if (n > 0) printf "  hbase GC (stop-the-world young/mixed/full): %d pauses, %.0f ms in all, %.1f ms mean, in %s\n", n, t*1000, t*1000/n, d
+			else printf "  hbase GC: no pause in %s\n", d }'
 		threads "$hbase_pid" >"$bin/t1"
 		join -t "$(printf '\t')" "$bin/t0" "$bin/t1" | awk -F'\t' -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
 			'{d=$3-$2; if (d > 0) printf "  hbase threads %-22s %6.0f µs/request\n", $1, d/hz/n*1e6}' | sort -k4 -rn | head -n 6
