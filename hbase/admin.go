@@ -24,6 +24,7 @@ const (
 	AttrTTL               = "TTL"
 	AttrIsMOB             = "IS_MOB"
 	AttrMOBThreshold      = "MOB_THRESHOLD"
+	AttrBlockSize         = "BLOCKSIZE"
 )
 
 // FamilyDescriptor is a column family's schema.

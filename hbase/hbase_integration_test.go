@@ -58,7 +58,7 @@ func createTestTable(t testing.TB, c *Client) string {
 	name := testNamespace + ":" + uniqueName("t")
 	td := &TableDescriptor{Name: name, Families: []FamilyDescriptor{
 		{Name: "f", Attributes: map[string]string{AttrCompression: "SNAPPY", AttrDataBlockEncoding: "FAST_DIFF", AttrBloomFilter: "ROW", AttrVersions: "3", AttrTTL: "864000"}},
-		{Name: "m", Attributes: map[string]string{AttrIsMOB: "true", AttrMOBThreshold: "1024"}},
+		{Name: "m", Attributes: map[string]string{AttrIsMOB: "true", AttrMOBThreshold: "1024", AttrBlockSize: "4096"}},
 	}}
 	if err := c.CreateTable(ctx, td, [][]byte{[]byte("g"), []byte("n"), []byte("t")}); err != nil {
 		t.Fatalf("CreateTable %s: %v", name, err)

@@ -52,8 +52,14 @@ func TestDeclaredAttributes(t *testing.T) {
 		// The index family holds Snappy-compressed base sets: no block
 		// compression, no key encoding (CPU per lookup on the region server).
 		comp, enc := "SNAPPY", "FAST_DIFF"
+		bs := ""
 		if tb.Table == kvindex.TableIndex {
-			comp, enc = "NONE", "NONE"
+			comp, enc, bs = "NONE", "NONE", "4096"
+		}
+		// Small blocks only for the index family (a lookup's point Gets);
+		// the other tables keep HBase's default.
+		if got, ok := a[hbase.AttrBlockSize]; got != bs || ok != (bs != "") {
+			t.Fatalf("%s BLOCKSIZE %q, want %q", tb.Descriptor.Name, got, bs)
 		}
 		if a[hbase.AttrCompression] != comp || a[hbase.AttrDataBlockEncoding] != enc || a[hbase.AttrBloomFilter] != "ROW" || a[hbase.AttrVersions] != "1" || a[AttrNewVersionBehavior] != "true" {
 			t.Fatalf("%s: %v", tb.Descriptor.Name, a)

@@ -61,6 +61,7 @@ for r in $(seq 1 "$rounds"); do
 		awk -v ns="$label" -v r="$r" -v n="$n" -v hz="$hz" -v s="$((s1 - s0))" -v h="$((h1 - h0))" -v k="$((k1 - k0))" \
 			-v line="$(head -n 1 "$bin/lg.txt")" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 			printf "round %d %-8s %s | cpu µs/request: server %.0f, hbase %.0f (handlers %.0f) | load %s\n", r, ns, line, s/hz/n*1e6, h/hz/n*1e6, k/hz/n*1e6, load }'
+		grep -m1 '^first error' "$bin/lg.txt" || true
 		kill "$server_pid"
 		wait "$server_pid" 2>/dev/null || true
 		server_pid=""

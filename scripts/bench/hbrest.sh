@@ -16,6 +16,13 @@
 # (e.g. loaded with hbsrvload --index-only; never dropped). Random queries
 # have no hits, so each request is one lookup: one Multi of T=4 gets on
 # HBase. Output also goes to scripts/bench/out/hbrest-<time>.txt.
+#
+# Before measuring, the namespace's tables are flushed (scripts/hbase/peer.sh
+# flush: memstore to HFiles, as in production; SIMDEX_BENCH_FLUSH=0 skips
+# it) and each store gets SIMDEX_BENCH_WARMUP (default 5s) of lookups at 16
+# connections; after an HBase restart use 60s or more (the JIT compiles the
+# read path for minutes: the region server's CPU per lookup is 2-5x higher
+# at first).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
@@ -62,6 +69,11 @@ threads() { # pid: CPU ticks per thread group (digits folded), "name<TAB>ticks"
 		awk -v n="$n" '{print n "\t" ($14+$15)}' "$t/stat" 2>/dev/null || true
 	done | awk -F'\t' '{a[$1]+=$2} END {for (k in a) print k "\t" a[k]}' | sort
 }
+gc() { # pid: stop-the-world GC pauses so far (young + full) and their seconds, "count<TAB>seconds"
+	if [ -n "$1" ] && command -v jstat >/dev/null; then
+		jstat -gc "$1" 2>/dev/null | awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { printf "%d\t%s\n", $c["YGC"] + $c["FGC"], $c["YGCT"] + $c["FGCT"] }'
+	fi
+}
 serve() { # args...: start the server, wait for /readyz
 	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" 2>"$bin/server.log" &
 	server_pid=$!
@@ -79,6 +91,7 @@ measure() { # store label loadgen-args...
 	s0="$(cpu "$server_pid")"
 	h0="$(cpu "$hbase_pid")"
 	[ "$store" = hbase ] && threads "$hbase_pid" >"$bin/t0"
+	[ "$store" = hbase ] && gc "$hbase_pid" >"$bin/gc0"
 	"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "$dur" --fp-seed "$RANDOM" "$@" >"$bin/lg.txt"
 	reqs="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
 	echo "## $store $label: $(head -n 1 "$bin/lg.txt")"
@@ -88,6 +101,10 @@ measure() { # store label loadgen-args...
 		if (st == "hbase") printf ", hbase-jvm %.0f µs", (h1-h0)/n*1e6
 		printf " (load %s)\n", "'"$(cut -d' ' -f1-3 /proc/loadavg)"'" }'
 	if [ "$store" = hbase ] && [ -n "$hbase_pid" ]; then
+		gc "$hbase_pid" | paste "$bin/gc0" - | awk -v d="$dur" '$1 != "" && $3 != "" {
+			n = $3 - $1; t = $4 - $2
+			if (n > 0) printf "  hbase GC (stop-the-world young/mixed/full): %d pauses, %.0f ms in all, %.1f ms mean, in %s\n", n, t*1000, t*1000/n, d
+			else printf "  hbase GC: no pause in %s\n", d }'
 		threads "$hbase_pid" >"$bin/t1"
 		join -t "$(printf '\t')" "$bin/t0" "$bin/t1" | awk -F'\t' -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
 			'{d=$3-$2; if (d > 0) printf "  hbase threads %-22s %6.0f µs/request\n", $1, d/hz/n*1e6}' | sort -k4 -rn | head -n 6
@@ -99,6 +116,9 @@ measure() { # store label loadgen-args...
 	if ! "$bin/simdexctl" schema describe --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1; then
 		"$bin/hbsrvload" --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --namespace "$ns" -n "$n"
 	fi
+	if [ "${SIMDEX_BENCH_FLUSH:-1}" = 1 ]; then
+		scripts/hbase/peer.sh flush "$SIMDEX_HBASE_ZK" "$ns" | wc -l | xargs printf "flushed %s tables of $ns (lookups read HFiles)\n"
+	fi
 	if [ ! -d "$pebble" ]; then
 		"$bin/hbsrvload" --store pebble --data-dir "$pebble" -n "$n"
 	fi
@@ -108,7 +128,7 @@ measure() { # store label loadgen-args...
 		else
 			serve --store pebble --data-dir "$pebble"
 		fi
-		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration 5s --concurrency 4 >/dev/null # warm-up
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "${SIMDEX_BENCH_WARMUP:-5s}" --concurrency 16 >/dev/null # warm-up
 		for c in $conns; do
 			measure "$store" "closed loop, $c connections" --concurrency "$c"
 		done

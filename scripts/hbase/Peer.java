@@ -18,6 +18,12 @@
 //   bench ZK TABLE N       times N single puts, batches of 1,000
 //                          puts (max(20, N/100) batches) and N 4-row
 //                          multi-gets; prints JSON
+//   flush ZK NAMESPACE     flushes every table of the namespace (memstore to
+//                          HFiles, what a restart does) and waits for it, so
+//                          benchmarks read HFile blocks as in production
+//   major-compact ZK TABLE major-compacts the table (rewrites its HFiles with
+//                          the families' current attributes, e.g. after an
+//                          alter of BLOCKSIZE) and waits until it is done
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -64,6 +70,12 @@ public class Peer {
         break;
       case "bench":
         bench(args[1], args[2], Integer.parseInt(args[3]));
+        break;
+      case "flush":
+        flush(args[1], args[2]);
+        break;
+      case "major-compact":
+        majorCompact(args[1], args[2]);
         break;
       default:
         usage();
@@ -134,7 +146,8 @@ public class Peer {
             + " VERSIONS=" + cf.getMaxVersions()
             + " TTL=" + cf.getTimeToLive()
             + " IS_MOB=" + cf.isMobEnabled()
-            + " MOB_THRESHOLD=" + cf.getMobThreshold());
+            + " MOB_THRESHOLD=" + cf.getMobThreshold()
+            + " BLOCKSIZE=" + cf.getBlocksize());
       }
       System.out.println("REGIONS " + admin.getRegions(TableName.valueOf(table)).size());
     }
@@ -195,8 +208,36 @@ public class Peer {
     return gs;
   }
 
+  static void flush(String zk, String ns) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Admin admin = conn.getAdmin()) {
+      for (TableName t : admin.listTableNamesByNamespace(ns)) {
+        admin.flush(t);
+        System.out.println("flushed " + t.getNameAsString());
+      }
+    }
+  }
+
+  static void majorCompact(String zk, String table) throws Exception {
+    try (Connection conn = ConnectionFactory.createConnection(conf(zk, 10));
+        Admin admin = conn.getAdmin()) {
+      TableName t = TableName.valueOf(table);
+      admin.majorCompact(t);
+      // The request is queued: wait for the compaction to start, then to end.
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (admin.getCompactionState(t) == org.apache.hadoop.hbase.client.CompactionState.NONE
+          && System.currentTimeMillis() < deadline) {
+        Thread.sleep(100);
+      }
+      while (admin.getCompactionState(t) != org.apache.hadoop.hbase.client.CompactionState.NONE) {
+        Thread.sleep(500);
+      }
+      System.out.println("major-compacted " + table);
+    }
+  }
+
   static void usage() {
-    System.err.println("usage: Peer wait ZK SECONDS");
+    System.err.println("usage: Peer wait|write|read|describe|bench|flush|major-compact ZK ...");
     System.exit(2);
   }
 

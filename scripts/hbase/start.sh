@@ -69,6 +69,12 @@ else
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
   <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
+  <!-- A loaded 2-core machine stalls the JVM for seconds at a time (JvmPauseMonitor
+       saw 8.5 s); with the default session limits the in-process ZooKeeper expired
+       the master's and region server's sessions and HBase aborted. tickTime 6 s lets
+       sessions negotiate up to 120 s (20 ticks). -->
+  <property><name>hbase.zookeeper.property.tickTime</name><value>6000</value></property>
+  <property><name>zookeeper.session.timeout</name><value>90000</value></property>
 </configuration>
 XML
 	cat >"$data/conf/log4j.properties" <<PROPS

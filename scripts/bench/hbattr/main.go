@@ -6,7 +6,10 @@
 //	go run ./scripts/bench/hbattr -namespace e1 IS_MOB=- NEW_VERSION_BEHAVIOR=false
 //
 // KEY=VALUE sets an attribute of the index family; KEY=- removes it (HBase's
-// default applies).
+// default applies). With -alter the namespace exists already and only its
+// index table is altered (what an admin's shell `alter` does; the files keep
+// their old attributes until a major compaction: scripts/hbase/peer.sh
+// major-compact ZK NS:index).
 package main
 
 import (
@@ -24,21 +27,69 @@ import (
 func main() {
 	zk := flag.String("hbase-zk", os.Getenv("SIMDEX_HBASE_ZK"), "HBase ZooKeeper quorum (host:port, loopback only)")
 	ns := flag.String("namespace", "", "new namespace (required)")
+	alter := flag.Bool("alter", false, "alter the index table of an existing namespace instead of creating one")
 	flag.Parse()
+	run := create
+	if *alter {
+		run = alterIndex
+	}
 	if err := run(context.Background(), *zk, *ns, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "hbattr:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, zk, ns string, overrides []string) error {
+// connect checks the flags and connects to a loopback HBase.
+func connect(zk, ns string) (*hbase.Client, error) {
 	if ns == "" || zk == "" {
-		return fmt.Errorf("-namespace and -hbase-zk are required")
+		return nil, fmt.Errorf("-namespace and -hbase-zk are required")
 	}
 	if !strings.HasPrefix(zk, "127.") && !strings.HasPrefix(zk, "localhost:") {
-		return fmt.Errorf("refusing non-loopback HBase %s", zk)
+		return nil, fmt.Errorf("refusing non-loopback HBase %s", zk)
 	}
-	c, err := hbase.New(hbase.Config{ZooKeeper: []string{zk}})
+	return hbase.New(hbase.Config{ZooKeeper: []string{zk}})
+}
+
+// override applies KEY=VALUE / KEY=- overrides to a family's attributes.
+func override(a map[string]string, overrides []string) error {
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			return fmt.Errorf("override %q: want KEY=VALUE", o)
+		}
+		if v == "-" {
+			delete(a, k)
+		} else {
+			a[k] = v
+		}
+	}
+	return nil
+}
+
+// alterIndex changes the index family of an existing namespace.
+func alterIndex(ctx context.Context, zk, ns string, overrides []string) error {
+	c, err := connect(zk, ns)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	name := schema.Schema{Namespace: ns}.WithDefaults().TableName(kvindex.TableIndex)
+	td, err := c.DescribeTable(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := override(td.Families[0].Attributes, overrides); err != nil {
+		return err
+	}
+	if err := c.ModifyTable(ctx, td); err != nil {
+		return fmt.Errorf("alter %s: %w", name, err)
+	}
+	fmt.Println(schema.Describe(td, true))
+	return nil
+}
+
+func create(ctx context.Context, zk, ns string, overrides []string) error {
+	c, err := connect(zk, ns)
 	if err != nil {
 		return err
 	}
@@ -50,17 +101,8 @@ func run(ctx context.Context, zk, ns string, overrides []string) error {
 	for _, t := range s.Tables() {
 		td := t.Descriptor
 		if t.Table == kvindex.TableIndex {
-			a := td.Families[0].Attributes
-			for _, o := range overrides {
-				k, v, ok := strings.Cut(o, "=")
-				if !ok {
-					return fmt.Errorf("override %q: want KEY=VALUE", o)
-				}
-				if v == "-" {
-					delete(a, k)
-				} else {
-					a[k] = v
-				}
+			if err := override(td.Families[0].Attributes, overrides); err != nil {
+				return err
 			}
 			fmt.Println(schema.Describe(&td, true))
 		}
