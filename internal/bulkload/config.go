@@ -154,11 +154,14 @@ type Config struct {
 	// Test hooks: spillEvery > 0 caps the spill buffers at that many
 	// entries; afterBatch runs after each committed batch; beforeCommit
 	// runs before the sorted cells of a table (named by its run kind) are
-	// committed; onPhase runs as each write phase ("merge", "docs": the fp
-	// and docs cells written after the index rows) starts.
+	// committed; beforeImport gets the finished HFiles of a table before
+	// the region servers import them; onPhase runs as each write phase
+	// ("merge", "docs": the fp and docs cells written after the index rows)
+	// starts.
 	spillEvery   int
 	afterBatch   func()
 	beforeCommit func(kind string)
+	beforeImport func(kind string, files []string)
 	onPhase      func(string)
 }
 

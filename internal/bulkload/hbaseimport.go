@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -149,7 +150,37 @@ func (l *loader) hfileCellWriter(ctx context.Context, t kvindex.Table, kind stri
 	if hw.regions, err = hw.c.Regions(ctx, hw.table); err != nil {
 		return nil, true, fmt.Errorf("bulkload: regions of %s: %w", hw.table, err)
 	}
+	if hw.blockSize, err = familyBlockSize(ctx, hw.c, hw.table, scfg.Family); err != nil {
+		return nil, true, err
+	}
 	return hw, true, nil
+}
+
+// familyBlockSize is the BLOCKSIZE the table's family declares (0: none,
+// the HFile writer's default). Imported files are written with it so that
+// they read as fast as files HBase writes itself: the index family's 4 KiB
+// blocks keep a point Get's seek short (docs/OPERATIONS.md), and a file
+// with 64 KiB blocks would keep its slow seeks until a major compaction.
+func familyBlockSize(ctx context.Context, c *hbase.Client, table, family string) (int, error) {
+	td, err := c.DescribeTable(ctx, table)
+	if err != nil {
+		return 0, fmt.Errorf("bulkload: describe %s: %w", table, err)
+	}
+	for _, f := range td.Families {
+		if f.Name != family {
+			continue
+		}
+		v, ok := f.Attributes[hbase.AttrBlockSize]
+		if !ok {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("bulkload: %s: family %s has BLOCKSIZE %q", table, family, v)
+		}
+		return n, nil
+	}
+	return 0, nil
 }
 
 // hfileWriter is the CellWriter of the HFile import path.
@@ -168,6 +199,7 @@ type hfileWriter struct {
 	cur         *openHFile
 	done        []hfileRange
 	seq         int
+	blockSize   int   // the family's BLOCKSIZE; 0: the writer's default
 	err         error // sticky
 	closed      bool
 }
@@ -242,7 +274,7 @@ func (w *hfileWriter) open() error {
 	if err != nil {
 		return fmt.Errorf("bulkload: %w", err)
 	}
-	hw, err := hfile.NewWriter(f, hfile.Config{})
+	hw, err := hfile.NewWriter(f, hfile.Config{BlockSize: w.blockSize})
 	if err != nil {
 		return errors.Join(err, f.Close())
 	}
@@ -279,6 +311,13 @@ func (w *hfileWriter) Commit(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, w.removeFiles()) }()
 	if len(w.done) == 0 {
 		return nil
+	}
+	if w.l.cfg.beforeImport != nil {
+		files := make([]string, len(w.done))
+		for i, f := range w.done {
+			files[i] = f.path
+		}
+		w.l.cfg.beforeImport(w.kind, files)
 	}
 	importStart := time.Now()
 	defer func() {
@@ -365,7 +404,7 @@ func (w *hfileWriter) resplit(f hfileRange, regions []hbase.RegionBounds) ([]hfi
 	if err != nil {
 		return nil, fmt.Errorf("bulkload: re-reading %s: %w", f.path, err)
 	}
-	sub := &hfileWriter{l: w.l, t: w.t, table: w.table, family: w.family, dir: w.dir, fileBytes: w.fileBytes, now: w.now, regions: regions, seq: w.seq}
+	sub := &hfileWriter{l: w.l, t: w.t, table: w.table, family: w.family, dir: w.dir, fileBytes: w.fileBytes, now: w.now, regions: regions, seq: w.seq, blockSize: w.blockSize}
 	for _, c := range file.Cells {
 		// The cells keep their timestamps: Put would recompute the same.
 		if sub.cur != nil && !sub.regions[sub.region].Contains(c.Row) {

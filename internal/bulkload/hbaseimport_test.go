@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/hbase/hfile"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/schema"
 )
 
 // The HFile import path on real HBase (hbaseimport.go); its plain case is
@@ -65,6 +67,12 @@ func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
 		c := ix.Store().(*hbasestore.Store).Client()
 		cfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-split"))
 		var splitErrs []error
+		blockSizes := map[string]float64{}
+		cfg.beforeImport = func(kind string, files []string) {
+			if kind == "t01" || kind == "doccells" {
+				blockSizes[kind] = meanBlockBytes(t, files)
+			}
+		}
 		cfg.beforeCommit = func(kind string) {
 			// The files of table 1's index rows and of the docs cells are
 			// cut (one region each); split those regions before the import.
@@ -97,6 +105,15 @@ func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
 		}
 		if d := diff(want, dump(t, ix)); d != "" {
 			t.Errorf("load with splits before the imports differs from the embedded one:\n%s", d)
+		}
+		// The index family declares 4 KiB blocks (schema.IndexBlockSize)
+		// and the imported files keep them; the docs table's family keeps
+		// HBase's 64 KiB default.
+		if b := blockSizes["t01"]; b == 0 || b > 2*schema.IndexBlockSize {
+			t.Errorf("index table files: %.0f bytes per data block, want ~%d (the family's BLOCKSIZE)", b, schema.IndexBlockSize)
+		}
+		if b := blockSizes["doccells"]; b <= 2*schema.IndexBlockSize {
+			t.Errorf("docs table files: %.0f bytes per data block, want the 64 KiB default", b)
 		}
 		// Six tables' files, two of them cut again into two each.
 		if sum.HFilesImported < 8 || sum.HFilesPut != 0 {
@@ -229,4 +246,29 @@ func TestHBaseHFileRepeatedIDs(t *testing.T) {
 	if d := diff(dump(t, ref), dump(t, ix)); d != "" {
 		t.Errorf("HFile loads with repeated ids differ from the embedded store's:\n%s", d)
 	}
+}
+
+// meanBlockBytes reads the HFiles and returns the mean bytes of cell data
+// per data block (0: no blocks).
+func meanBlockBytes(t *testing.T, files []string) float64 {
+	t.Helper()
+	var bytes, blocks int
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := hfile.Read(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, c := range f.Cells {
+			bytes += len(c.Row) + len(c.Family) + len(c.Qualifier) + len(c.Value) + 20
+		}
+		blocks += f.Blocks
+	}
+	if blocks == 0 {
+		return 0
+	}
+	return float64(bytes) / float64(blocks)
 }
