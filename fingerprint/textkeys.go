@@ -203,6 +203,11 @@ func keyLetter(s string) bool {
 
 // keyCJK reports a character that is a token on its own.
 func keyCJK(r rune) bool {
+	if r >= 0x4E00 && r <= 0x9FFF {
+		// CJK Unified Ideographs, all Han: most Chinese text, without
+		// the range-table search below.
+		return true
+	}
 	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -105,4 +106,15 @@ func FuzzTextKeys(f *testing.F) {
 			t.Fatal("not deterministic")
 		}
 	})
+}
+
+// TestKeyCJKFastPath: keyCJK's fast path claims that every code point of
+// U+4E00..U+9FFF is Han in the Unicode tables Go ships; a table update that
+// breaks that would silently change text keys.
+func TestKeyCJKFastPath(t *testing.T) {
+	for r := rune(0x4E00); r <= 0x9FFF; r++ {
+		if !unicode.Is(unicode.Han, r) {
+			t.Fatalf("%U is in the fast path's range but not Han", r)
+		}
+	}
 }
