@@ -118,6 +118,11 @@ type checkpoint struct {
 	// HasPlan).
 	PlanDone bool `json:"plan_done"`
 	HasPlan  bool `json:"has_plan"`
+	// Finished: the load completed with this summary, and its spill runs
+	// are deleted (or being deleted). A rerun answers with the summary
+	// and writes nothing: the index already holds the load. Older
+	// checkpoints lack it (a rerun of theirs re-merges the runs).
+	Finished *Summary `json:"finished,omitempty"`
 }
 
 type inputInfo struct {
@@ -203,6 +208,14 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	if err := l.loadCheckpoint(ctx, files); err != nil {
 		return Summary{}, err
 	}
+	if fin := l.cp.Finished; fin != nil {
+		s := *fin
+		s.Resumed = true
+		cfg.Logger.Info("bulk load already finished (remove the checkpoint directory to load again)", "checkpoint", l.cpPath(),
+			"records", s.Records, "documents", s.Documents, "fingerprints", s.Fingerprints)
+		// A kill after the mark may have left runs behind.
+		return s, l.removeRuns()
+	}
 	l.bandCells = ix.HasBands() && mayHoldText(cfg.Format, files)
 	for _, in := range l.cp.Inputs {
 		l.totalBytes += max(in.Size, 0)
@@ -217,6 +230,17 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 		return l.sum, err
 	}
 	s := l.sum
+	// The runs are only needed to finish or redo this load: mark it
+	// finished first, so that a kill in between leaves a checkpoint that
+	// still answers, then free their disk (they hold every cell once).
+	fin := s
+	l.cp.Finished = &fin
+	if err := l.saveCheckpoint(); err != nil {
+		return s, fmt.Errorf("bulkload: checkpoint: %w", err)
+	}
+	if err := l.removeRuns(); err != nil {
+		return s, err
+	}
 	cfg.Logger.Info("bulk load done", "records", s.Records, "rejected", s.Rejected, "documents", s.Documents,
 		"fingerprints", s.Fingerprints, "duplicate_ids", s.DuplicateIDs, "index_rows", s.IndexRows,
 		"duplicate_pairs", s.DuplicatePairs, "duplicate_documents", s.DuplicateDocuments,
@@ -940,6 +964,24 @@ func (l *loader) spill() error {
 	}
 	l.cp.Runs++
 	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1)
+	return nil
+}
+
+// removeRuns deletes the spill runs of a finished load.
+func (l *loader) removeRuns() error {
+	runs, err := filepath.Glob(filepath.Join(l.cfg.CheckpointDir, "run-*.sdx"))
+	if err != nil {
+		return fmt.Errorf("bulkload: %w", err)
+	}
+	var errs []error
+	for _, r := range runs {
+		if err := os.Remove(r); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("bulkload: removing the runs of a finished load: %w", err)
+	}
 	return nil
 }
 
