@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/simdex/simdex/internal/swar"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -291,9 +292,9 @@ func plainID(id string, user bool) bool {
 	for ; i+8 <= len(id); i += 8 {
 		x := uint64(id[i]) | uint64(id[i+1])<<8 | uint64(id[i+2])<<16 | uint64(id[i+3])<<24 |
 			uint64(id[i+4])<<32 | uint64(id[i+5])<<40 | uint64(id[i+6])<<48 | uint64(id[i+7])<<56
-		bad := swarLess(x, 0x20) | x&swarMSB | swarHas(x, 0x7f)
+		bad := swar.Less(x, 0x20) | x&swar.MSB | swar.Has(x, 0x7f)
 		if user {
-			bad |= swarHas(x, '/')
+			bad |= swar.Has(x, '/')
 		}
 		if bad != 0 {
 			return false
@@ -305,23 +306,6 @@ func plainID(id string, user bool) bool {
 		}
 	}
 	return true
-}
-
-// Word-at-a-time byte tests (plainID). Each is exact about whether any
-// byte of the word matches: borrows only spread above a byte that already
-// matches.
-const (
-	swarLSB = 0x0101010101010101
-	swarMSB = 0x8080808080808080
-)
-
-// swarLess reports (nonzero) whether a byte of x is below n (n <= 0x80).
-func swarLess(x uint64, n byte) uint64 { return (x - swarLSB*uint64(n)) & ^x & swarMSB }
-
-// swarHas reports (nonzero) whether a byte of x equals c.
-func swarHas(x uint64, c byte) uint64 {
-	y := x ^ (swarLSB * uint64(c))
-	return (y - swarLSB) & ^y & swarMSB
 }
 
 // corrupt names the cell of a decoding failure (kvindex.ErrCorrupt).
