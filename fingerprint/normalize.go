@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // Normalize returns the text simdex fingerprints and exact-hashes: markup
@@ -30,7 +28,7 @@ func normalize(s string) string {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	s = stripMarkup(s)
-	s = norm.NFKC.String(s)
+	s = nfkcString(s)
 	return trimEdgeLines(cleanLines(s))
 }
 
@@ -244,6 +242,27 @@ var boilerplateLines = map[string]bool{
 // an article sentence that happens to mention "copyright" survives.
 const maxBoilerplateRunes = 60
 
+// Classes of bytes in cleanLines' ASCII path.
+const (
+	asciiKeep  = iota // kept as it is
+	asciiUpper        // lowered
+	asciiSpace        // collapsed into one space within a line
+	asciiBreak        // ends the line
+	asciiNot          // 0x80 and up: a multi-byte rune, for the general path
+)
+
+var asciiClass = func() (t [256]uint8) {
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = asciiNot
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = asciiUpper
+	}
+	t[' '], t['\t'] = asciiSpace, asciiSpace
+	t['\n'], t['\r'], t['\f'], t['\v'] = asciiBreak, asciiBreak, asciiBreak, asciiBreak
+	return t
+}()
+
 // cleanLines lower-cases, folds apostrophes, collapses whitespace, and drops
 // empty and boilerplate lines.
 func cleanLines(s string) string {
@@ -288,29 +307,60 @@ func cleanLines(s string) string {
 		out.Write(line)
 		line = line[:0]
 	}
+	for i := 0; i <= len(s); {
+		var n int
+		line, n = foldLine(line[:0], s[i:])
+		flush()
+		i += n
+	}
+	if len(dropped) > 0 {
+		return dropEchoes(out.String(), dropped)
+	}
+	return out.String()
+}
+
+// foldLine appends to dst the first line of s lower-cased, with
+// typographic apostrophes folded to ', whitespace runs collapsed to one
+// space (none at the ends) and traditional Chinese folded to simplified, and
+// returns it with the bytes it consumed: the line and its line break.
+func foldLine(dst []byte, s string) ([]byte, int) {
 	space := false
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029' || r == '\f' || r == '\v':
-			space = false
-			flush()
-			continue
-		case r < utf8.RuneSelf:
-			if r == ' ' || r == '\t' {
-				space = len(line) > 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			switch asciiClass[c] {
+			case asciiBreak:
+				return dst, i + 1
+			case asciiSpace:
+				space = len(dst) > 0
+				i++
 				continue
 			}
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			}
 			if space {
-				line = append(line, ' ')
+				dst = append(dst, ' ')
 				space = false
 			}
-			line = append(line, byte(r))
+			// A run of bytes kept as they are, appended at once (English
+			// text is mostly such runs); an upper-case letter is lowered.
+			j := i
+			for j < len(s) && asciiClass[s[j]] == asciiKeep {
+				j++
+			}
+			if j == i {
+				dst = append(dst, c+('a'-'A'))
+				j++
+			} else {
+				dst = append(dst, s[i:j]...)
+			}
+			i = j
 			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '\u2028' || r == '\u2029':
+			return dst, i
 		case unicode.IsSpace(r):
-			space = len(line) > 0
+			space = len(dst) > 0
 			continue
 		case r == '\u2019' || r == '\u2018':
 			r = '\''
@@ -324,16 +374,12 @@ func cleanLines(s string) string {
 			r = foldTrad(unicode.ToLower(r))
 		}
 		if space {
-			line = append(line, ' ')
+			dst = append(dst, ' ')
 			space = false
 		}
-		line = utf8.AppendRune(line, r)
+		dst = utf8.AppendRune(dst, r)
 	}
-	flush()
-	if len(dropped) > 0 {
-		return dropEchoes(out.String(), dropped)
-	}
-	return out.String()
+	return dst, len(s) + 1
 }
 
 // maxEchoRunes bounds the lines dropEchoes may drop: a site name or slogan.
