@@ -39,7 +39,9 @@ type Config struct {
 	// MultiInFlight is how many Multi calls of gets may be in flight on
 	// one connection before further ones wait and leave together as one
 	// MultiRequest, when one of those in flight is answered (coalesce.go;
-	// default 2, -1: never coalesce). An idle connection sends at once.
+	// default 1, -1: never coalesce). An idle connection sends at once.
+	// 1 gave the least CPU per lookup on both sides (BENCHMARKS.md, area
+	// hb7): a region server spends most of an RPC's fixed cost per request.
 	MultiInFlight int
 	// Logger gets connection and retry events (default: discard).
 	Logger *slog.Logger
@@ -72,7 +74,7 @@ func (cfg Config) WithDefaults() Config {
 		cfg.MaxFrameSize = 256 << 20
 	}
 	if cfg.MultiInFlight == 0 {
-		cfg.MultiInFlight = 2
+		cfg.MultiInFlight = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
