@@ -31,6 +31,13 @@ import (
 // error of the RPC as a whole (connection lost, server busy) reaches every
 // caller in it, and each retries on its own as before.
 
+// maxFlightCalls caps the calls in one MultiRequest: the region server
+// answers a MultiRequest in one handler, one action after another, so an
+// unbounded batch would make every caller in it wait for all the others.
+// Beyond it, a call is sent on its own (the batch is full, not the
+// connection).
+const maxFlightCalls = 64
+
 // multiCoalescer queues Multi calls of gets on one connection.
 type multiCoalescer struct {
 	limit int // MultiInFlight; read-only
@@ -86,8 +93,8 @@ func (c *Client) multiGets(ctx context.Context, cn *conn, ras []regionActionEnc)
 		m.deadline = dl
 	}
 	co.mu.Lock()
-	if co.queue == nil && co.inflight < co.limit {
-		// Idle enough: leave now, alone.
+	if co.queue == nil && co.inflight < co.limit || co.queue != nil && len(co.queue.members) >= maxFlightCalls {
+		// Idle enough (or the queued batch is full): leave now, alone.
 		co.inflight++
 		co.mu.Unlock()
 		f := &multiFlight{co: co, members: []*multiMember{m}, claimed: true, sent: make(chan struct{})}
