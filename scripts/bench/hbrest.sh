@@ -17,8 +17,11 @@
 # have no hits, so each request is one lookup: one Multi of T=4 gets on
 # HBase (concurrent ones share MultiRequests: the server's
 # --hbase-multi-inflight). Last, insert-if-unique of new random documents
-# at SIMDEX_BENCH_INSERT_CONNS connections (default 16; "" skips it; they
-# stay in the index). SIMDEX_BENCH_SERVER_ARGS adds server flags (both stores). Output also goes to scripts/bench/out/hbrest-<time>.txt.
+# at SIMDEX_BENCH_INSERT_CONNS connections (default 16; "" skips it). The
+# inserted documents stay: a rerun on a kept namespace flushes them into a
+# second, small HFile per index region, and in session 7 such a rerun
+# measured ~2x the region server's CPU per lookup (BENCHMARKS.md, area hb7);
+# on a kept namespace, skip inserts or run them last. SIMDEX_BENCH_SERVER_ARGS adds server flags (both stores). Output also goes to scripts/bench/out/hbrest-<time>.txt.
 #
 # Before measuring, the namespace's tables are flushed (scripts/hbase/peer.sh
 # flush: memstore to HFiles, as in production; SIMDEX_BENCH_FLUSH=0 skips
@@ -30,8 +33,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 dur="${2:-15s}"
-conns="${3:-1 4 16}"
-rates="${4:-2000 3000}"
+conns="${3-1 4 16}"
+rates="${4-2000 3000}"
 inserts="${SIMDEX_BENCH_INSERT_CONNS-16}"
 : "${SIMDEX_HBASE_ZK:?set SIMDEX_HBASE_ZK to the HBase ZooKeeper (host:port)}"
 hbase_pid="${SIMDEX_HBASE_PID:-}"
