@@ -18,10 +18,10 @@
 # HBase (concurrent ones share MultiRequests: the server's
 # --hbase-multi-inflight). Last, insert-if-unique of new random documents
 # at SIMDEX_BENCH_INSERT_CONNS connections (default 16; "" skips it). The
-# inserted documents stay: a rerun on a kept namespace flushes them into a
-# second, small HFile per index region, and in session 7 such a rerun
-# measured ~2x the region server's CPU per lookup (BENCHMARKS.md, area hb7);
-# on a kept namespace, skip inserts or run them last. SIMDEX_BENCH_SERVER_ARGS adds server flags (both stores). Output also goes to scripts/bench/out/hbrest-<time>.txt.
+# inserted documents stay: a rerun on a kept namespace flushes them into
+# more HFiles (and compactions rewrite them at the family's BLOCKSIZE: check
+# `simdexctl schema describe` for the index family's 4096 first); for
+# comparable reruns, skip inserts or run them last (CONNS and RATES ""). SIMDEX_BENCH_SERVER_ARGS adds server flags (both stores). Output also goes to scripts/bench/out/hbrest-<time>.txt.
 #
 # Before measuring, the namespace's tables are flushed (scripts/hbase/peer.sh
 # flush: memstore to HFiles, as in production; SIMDEX_BENCH_FLUSH=0 skips
