@@ -151,7 +151,7 @@ func (c *Client) condServer(ctx context.Context, batch serverBatch, muts []CondM
 			cells = appendPutCells(cells, p)
 		}
 	}
-	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce)
+	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce, false)
 	if err != nil {
 		return failAll(err)
 	}

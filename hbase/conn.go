@@ -97,6 +97,11 @@ type call struct {
 	done chan struct{} // closed when resp or err is set
 	resp *response
 	err  error
+	id   uint32
+	// onDone, if set, runs once after done is closed (by the reader or
+	// by fail): a coalesced Multi frees its in-flight slot there even
+	// when all its callers have given up.
+	onDone func()
 }
 
 // conn is one TCP connection to one server and service, shared by all
@@ -125,6 +130,9 @@ type conn struct {
 	err     error // set once the connection is dead; fails new calls
 
 	readerDone chan struct{}
+
+	// co coalesces concurrent Multi calls of gets (coalesce.go).
+	co multiCoalescer
 }
 
 // dialConn connects to addr, sends the preamble and connection header and
@@ -201,6 +209,9 @@ func (c *conn) readLoop() {
 		}
 		cl.resp = resp
 		close(cl.done)
+		if cl.onDone != nil {
+			cl.onDone()
+		}
 	}
 }
 
@@ -220,6 +231,9 @@ func (c *conn) fail(err error) {
 	for _, cl := range pending {
 		cl.err = err
 		close(cl.done)
+		if cl.onDone != nil {
+			cl.onDone()
+		}
 	}
 	if c.onClose != nil {
 		c.onClose(c)
@@ -270,36 +284,18 @@ func (c *conn) callCells(ctx context.Context, method string, req proto.Message, 
 // block, and returns the reply, whose message is still encoded. Exceptions
 // come back as *RemoteError.
 func (c *conn) callRaw(ctx context.Context, method string, body, cells []byte) (*response, error) {
-	cl := &call{done: make(chan struct{})}
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return nil, err
-	}
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = cl
-	c.mu.Unlock()
-
 	var timeoutMs uint32
 	if dl, ok := ctx.Deadline(); ok {
-		ms := time.Until(dl).Milliseconds()
-		if ms < 1 {
-			ms = 1
-		}
-		if ms < int64(^uint32(0)>>1) {
-			timeoutMs = uint32(ms)
-		}
+		timeoutMs = deadlineMs(dl)
 	}
-	if err := c.write(ctx, id, method, timeoutMs, body, cells); err != nil {
-		c.forget(id)
+	cl, err := c.startCall(ctx, method, timeoutMs, body, cells, nil)
+	if err != nil {
 		return nil, err
 	}
 	select {
 	case <-cl.done:
 	case <-ctx.Done():
-		c.forget(id)
+		c.forgetCall(cl)
 		return nil, fmt.Errorf("hbase: %s %s: %w", c.addr, method, ctx.Err())
 	}
 	if cl.err != nil {
@@ -311,10 +307,54 @@ func (c *conn) callRaw(ctx context.Context, method string, body, cells []byte) (
 	return cl.resp, nil
 }
 
-func (c *conn) forget(id uint32) {
+// deadlineMs is the RPC timeout HBase gets for a call due at dl: at least
+// 1 ms, 0 (none) beyond int32 milliseconds.
+func deadlineMs(dl time.Time) uint32 {
+	ms := time.Until(dl).Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	if ms < int64(^uint32(0)>>1) {
+		return uint32(ms)
+	}
+	return 0
+}
+
+// start registers a call and queues its frame without waiting for the
+// reply or for any caller's ctx (the write has its own bound): the reply
+// comes on the returned call's done, and onDone (if not nil) runs once
+// after that.
+func (c *conn) start(method string, timeoutMs uint32, body, cells []byte, onDone func()) (*call, error) {
+	return c.startCall(context.Background(), method, timeoutMs, body, cells, onDone)
+}
+
+// startCall registers a call and writes its frame; ctx bounds the write.
+func (c *conn) startCall(ctx context.Context, method string, timeoutMs uint32, body, cells []byte, onDone func()) (*call, error) {
+	cl := &call{done: make(chan struct{}), onDone: onDone}
 	c.mu.Lock()
-	if c.pending != nil {
-		delete(c.pending, id)
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.nextID++
+	id := c.nextID
+	cl.id = id
+	c.pending[id] = cl
+	c.mu.Unlock()
+	if err := c.write(ctx, id, method, timeoutMs, body, cells); err != nil {
+		c.forgetCall(cl)
+		return nil, err
+	}
+	return cl, nil
+}
+
+// forgetCall drops cl from the pending calls (its caller gave up). Its
+// reply, if it still comes, is discarded.
+func (c *conn) forgetCall(cl *call) {
+	c.mu.Lock()
+	if c.pending != nil && c.pending[cl.id] == cl {
+		delete(c.pending, cl.id)
 	}
 	c.mu.Unlock()
 }

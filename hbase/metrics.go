@@ -19,6 +19,9 @@ type metrics struct {
 	retries     *prometheus.CounterVec // per operation
 	cacheMisses prometheus.Counter     // region cache misses (meta lookups)
 	openConns   prometheus.Gauge
+	// coalesced counts Multi calls of gets that shared one MultiRequest
+	// with others (coalesce.go).
+	coalesced prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -41,6 +44,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "hbase_client_open_connections",
 			Help: "Open RPC connections to HBase servers.",
 		}),
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hbase_client_multi_coalesced_calls_total",
+			Help: "Multi calls of gets sent in one MultiRequest together with other concurrent calls.",
+		}),
 	}
 	m.observers = make(map[string]prometheus.Observer)
 	for _, method := range []string{"Get", "Mutate", "Multi", "Scan", "ListNamespaceDescriptors", "getProcedureResult"} {
@@ -53,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.latency, m.retries, m.cacheMisses, m.openConns}
+	return []prometheus.Collector{m.latency, m.retries, m.cacheMisses, m.openConns, m.coalesced}
 }
 
 // unregister removes the collectors so a new Client can register again.

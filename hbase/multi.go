@@ -171,11 +171,16 @@ func eachServer(batches []serverBatch, fn func(serverBatch)) {
 var multiBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // sendMulti sends one MultiRequest of ras (with cells as its cell block) to
-// addr and returns its decoded region results and cell block.
-func (c *Client) sendMulti(ctx context.Context, addr string, ras []regionActionEnc, cells []byte, hasNonce bool) ([]regionActionResult, *cellBlock, error) {
+// addr and returns its decoded region results and cell block. With gets
+// (every action a Get), it may share one MultiRequest with concurrent
+// calls (coalesce.go).
+func (c *Client) sendMulti(ctx context.Context, addr string, ras []regionActionEnc, cells []byte, hasNonce, gets bool) ([]regionActionResult, *cellBlock, error) {
 	cn, err := c.getConn(ctx, addr, serviceClient)
 	if err != nil {
 		return nil, nil, err
+	}
+	if gets && len(cells) == 0 && !hasNonce && c.cfg.MultiInFlight > 0 {
+		return c.multiGets(ctx, cn, ras)
 	}
 	bp := multiBufs.Get().(*[]byte)
 	body := appendMultiRequest((*bp)[:0], ras, c.nonceGroup, hasNonce)
@@ -260,17 +265,23 @@ func (c *Client) multiServer(ctx context.Context, batch serverBatch, actions []A
 	// The cells of the Puts, in the order their actions appear in the
 	// request.
 	var cells []byte
+	gets := true
 	ras := make([]regionActionEnc, len(groups))
 	for k, g := range groups {
 		ras[k] = regionActionEnc{region: g.r.specEnc(), actions: make([][]byte, len(g.indexes))}
 		for j, i := range g.indexes {
 			ras[k].actions[j] = acts[i]
-			if p, ok := actions[i].(*Put); ok {
-				cells = appendPutCells(cells, p)
+			switch a := actions[i].(type) {
+			case *Get:
+			case *Put:
+				gets = false
+				cells = appendPutCells(cells, a)
+			default:
+				gets = false
 			}
 		}
 	}
-	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce)
+	rars, cb, err := c.sendMulti(ctx, batch.addr, ras, cells, hasNonce, gets)
 	if err != nil {
 		return failAll(err)
 	}

@@ -225,7 +225,7 @@ func (c Config) hbaseStoreConfig() hbasestore.Config {
 	if l := 6 * c.RequestTimeout; l > lease {
 		lease = l
 	}
-	return hbasestore.Config{ZooKeeper: zk, Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, LockLease: lease}
+	return hbasestore.Config{ZooKeeper: zk, Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, LockLease: lease, MultiInFlight: c.HBaseMultiInFlight}
 }
 
 // startPprof serves net/http/pprof on addr (loopback, checked by

@@ -68,6 +68,10 @@ type Config struct {
 	// LockLease is how long a cross-process lock lasts unless released
 	// (default 30s). It must exceed any request deadline.
 	LockLease time.Duration
+	// MultiInFlight is passed to the HBase client (hbase.Config): Multi
+	// calls of gets in flight per region server before concurrent lookups
+	// share one MultiRequest (0: the client's default).
+	MultiInFlight int
 	// Logger and Registerer are passed to the HBase client.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -172,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, Logger: cfg.Logger, Registerer: cfg.Registerer})
+	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, MultiInFlight: cfg.MultiInFlight, Logger: cfg.Logger, Registerer: cfg.Registerer})
 	if err != nil {
 		return nil, fmt.Errorf("%w: hbase client: %w", kvindex.ErrStore, err)
 	}

@@ -8,7 +8,9 @@
 # connections, DURATION each; mode SIMDEX_BENCH_MODE, default check-fp, or
 # insert-if-unique with new ids per run) and prints per run: requests/s,
 # p50/p99, and µs of CPU per request of the server, the HBase JVM and its
-# RPC handler threads.
+# RPC handler threads. SIMDEX_BENCH_LOADGEN_ARGS adds loadgen arguments
+# (e.g. "--rate 2000" for an open loop at 2,000 requests/s, CONNS then
+# being the most requests outstanding).
 #
 # A variant is a namespace, or NAMESPACE,SERVER-BINARY to run another build
 # of cmd/server (e.g. the base commit's) on it.
@@ -55,7 +57,8 @@ for r in $(seq 1 "$rounds"); do
 		for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration 3s --concurrency 4 --id-prefix "w$r-$RANDOM-" >/dev/null
 		s0="$(ticks "$server_pid")" h0="$(ticks "$SIMDEX_HBASE_PID")" k0="$(handler_ticks "$SIMDEX_HBASE_PID")"
-		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration "$dur" --concurrency "$conns" --fp-seed "$RANDOM" --id-prefix "m$r-$RANDOM-" >"$bin/lg.txt"
+		# shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
+		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration "$dur" --concurrency "$conns" --fp-seed "$RANDOM" --id-prefix "m$r-$RANDOM-" ${SIMDEX_BENCH_LOADGEN_ARGS:-} >"$bin/lg.txt"
 		s1="$(ticks "$server_pid")" h1="$(ticks "$SIMDEX_HBASE_PID")" k1="$(handler_ticks "$SIMDEX_HBASE_PID")"
 		n="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
 		awk -v ns="$label" -v r="$r" -v n="$n" -v hz="$hz" -v s="$((s1 - s0))" -v h="$((h1 - h0))" -v k="$((k1 - k0))" \

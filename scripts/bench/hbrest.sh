@@ -15,7 +15,13 @@
 # and SIMDEX_BENCH_PEBBLE name an existing namespace and directory instead
 # (e.g. loaded with hbsrvload --index-only; never dropped). Random queries
 # have no hits, so each request is one lookup: one Multi of T=4 gets on
-# HBase. Output also goes to scripts/bench/out/hbrest-<time>.txt.
+# HBase (concurrent ones share MultiRequests: the server's
+# --hbase-multi-inflight). Last, insert-if-unique of new random documents
+# at SIMDEX_BENCH_INSERT_CONNS connections (default 16; "" skips it). The
+# inserted documents stay: a rerun on a kept namespace flushes them into
+# more HFiles (and compactions rewrite them at the family's BLOCKSIZE: check
+# `simdexctl schema describe` for the index family's 4096 first); for
+# comparable reruns, skip inserts or run them last (CONNS and RATES ""). SIMDEX_BENCH_SERVER_ARGS adds server flags (both stores). Output also goes to scripts/bench/out/hbrest-<time>.txt.
 #
 # Before measuring, the namespace's tables are flushed (scripts/hbase/peer.sh
 # flush: memstore to HFiles, as in production; SIMDEX_BENCH_FLUSH=0 skips
@@ -27,8 +33,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 dur="${2:-15s}"
-conns="${3:-1 4 16}"
-rates="${4:-2000 3000}"
+conns="${3-1 4 16}"
+rates="${4-2000 3000}"
+inserts="${SIMDEX_BENCH_INSERT_CONNS-16}"
 : "${SIMDEX_HBASE_ZK:?set SIMDEX_HBASE_ZK to the HBase ZooKeeper (host:port)}"
 hbase_pid="${SIMDEX_HBASE_PID:-}"
 bin="$(mktemp -d)"
@@ -75,7 +82,8 @@ gc() { # pid: stop-the-world GC pauses so far (young + full) and their seconds, 
 	fi
 }
 serve() { # args...: start the server, wait for /readyz
-	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" 2>"$bin/server.log" &
+	# shellcheck disable=SC2086 # word splitting of the extra flags is wanted
+	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" ${SIMDEX_BENCH_SERVER_ARGS:-} 2>"$bin/server.log" &
 	server_pid=$!
 	for _ in $(seq 1 600); do
 		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
@@ -92,7 +100,7 @@ measure() { # store label loadgen-args...
 	h0="$(cpu "$hbase_pid")"
 	[ "$store" = hbase ] && threads "$hbase_pid" >"$bin/t0"
 	[ "$store" = hbase ] && gc "$hbase_pid" >"$bin/gc0"
-	"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "$dur" --fp-seed "$RANDOM" "$@" >"$bin/lg.txt"
+	"$bin/loadgen" --addr "127.0.0.1:$port" --mode "${mode:-check-fp}" --duration "$dur" --fp-seed "$RANDOM" --id-prefix "hbrest-$RANDOM-" "$@" >"$bin/lg.txt"
 	reqs="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
 	echo "## $store $label: $(head -n 1 "$bin/lg.txt")"
 	sed -n '2,$p' "$bin/lg.txt"
@@ -134,6 +142,9 @@ measure() { # store label loadgen-args...
 		done
 		for r in $rates; do
 			measure "$store" "open loop, $r/s" --concurrency 32 --rate "$r"
+		done
+		for c in $inserts; do
+			mode=insert-if-unique measure "$store" "insert-if-unique, closed loop, $c connections" --concurrency "$c"
 		done
 		kill "$server_pid"
 		wait "$server_pid" 2>/dev/null || true

@@ -17,6 +17,8 @@
 #   SIMDEX_HBASE_HEAP          JVM -Xmx                    (1g)
 #   SIMDEX_HBASE_START_TIMEOUT seconds to wait for an RPC  (180)
 #   SIMDEX_HBASE_HANDLERS      hbase.regionserver.handler.count (30, HBase's)
+#   SIMDEX_HBASE_GC            g1 or parallel: the JVM's collector (g1)
+#   SIMDEX_HBASE_NETTY_THREADS hbase.netty.eventloop.rpcserver.thread.count (0: Netty's 2 x cores)
 #   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
 #
 # The two knobs are for experiments (BENCHMARKS.md "Lookups through REST on
@@ -33,6 +35,12 @@ rs_port="${SIMDEX_HBASE_RS_PORT:-26020}"
 heap="${SIMDEX_HBASE_HEAP:-1g}"
 timeout="${SIMDEX_HBASE_START_TIMEOUT:-180}"
 handlers="${SIMDEX_HBASE_HANDLERS:-30}"
+netty_threads="${SIMDEX_HBASE_NETTY_THREADS:-0}"
+case "${SIMDEX_HBASE_GC:-g1}" in
+g1) gc_flag=-XX:+UseG1GC ;;
+parallel) gc_flag=-XX:+UseParallelGC ;;
+*) echo "start.sh: SIMDEX_HBASE_GC must be g1 or parallel" >&2; exit 2 ;;
+esac
 
 "$here/install.sh" >&2
 cp_file="$SIMDEX_HBASE_HOME/cp.txt"
@@ -69,6 +77,7 @@ else
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
   <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
+  <property><name>hbase.netty.eventloop.rpcserver.thread.count</name><value>$netty_threads</value></property>
   <!-- A loaded 2-core machine stalls the JVM for seconds at a time (JvmPauseMonitor
        saw 8.5 s); with the default session limits the in-process ZooKeeper expired
        the master's and region server's sessions and HBase aborted. tickTime 6 s lets
@@ -91,7 +100,7 @@ log4j.logger.org.apache.hadoop=WARN
 log4j.logger.org.apache.hadoop.hbase=INFO
 PROPS
 	java_flags=(
-		"-Xmx$heap" -XX:+UseG1GC
+		"-Xmx$heap" "$gc_flag"
 		-Djava.net.preferIPv4Stack=true
 		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
 		--add-modules jdk.unsupported

@@ -357,9 +357,7 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 			if due.After(deadline) {
 				return
 			}
-			if wait := time.Until(due); wait > 0 {
-				time.Sleep(wait)
-			}
+			sleepUntil(due)
 			t0 = due
 		} else if !t0.Before(deadline) {
 			return
