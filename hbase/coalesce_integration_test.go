@@ -11,24 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/simdex/simdex/internal/hbasetest"
 )
 
 // newCoalescingClient returns a client that coalesces Multi calls of gets
 // beyond inFlight per connection, with its metrics on a private registry.
 func newCoalescingClient(t *testing.T, inFlight int) *Client {
 	t.Helper()
-	c, err := New(Config{ZooKeeper: []string{hbasetest.ZK(t)}, MultiInFlight: inFlight, Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return c
+	return newTestClientWith(t, Config{MultiInFlight: inFlight, Registerer: prometheus.NewRegistry()})
 }
 
 // TestMultiCoalescedGets runs many concurrent Multi calls of gets through

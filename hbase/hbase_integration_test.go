@@ -22,8 +22,15 @@ const testNamespace = "simdex_test"
 // newTestClient returns a Client on the test HBase (see hbasetest.ZK).
 func newTestClient(t testing.TB) *Client {
 	t.Helper()
-	zk := hbasetest.ZK(t)
-	c, err := New(Config{ZooKeeper: []string{zk}})
+	return newTestClientWith(t, Config{})
+}
+
+// newTestClientWith returns a Client with cfg on the test HBase (its
+// ZooKeeper set here), closed when the test ends.
+func newTestClientWith(t testing.TB, cfg Config) *Client {
+	t.Helper()
+	cfg.ZooKeeper = []string{hbasetest.ZK(t)}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
