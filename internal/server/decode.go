@@ -31,17 +31,27 @@ func withBody(c *gin.Context, fn func([]byte) error) error {
 	buf := bodyBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
-		if buf.Cap() <= 1<<20 { // do not keep the memory of a rare huge body
+		if buf.Cap() <= maxPooledBody { // do not keep the memory of a rare huge body
 			bodyBufs.Put(buf)
 		}
 	}()
-	if n := c.Request.ContentLength; n > 0 && n < 1<<20 {
-		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before it sees EOF
-	}
-	if _, err := buf.ReadFrom(c.Request.Body); err != nil {
+	if err := readBody(c, buf); err != nil {
 		return err
 	}
 	return fn(buf.Bytes())
+}
+
+// maxPooledBody is the largest body buffer kept for reuse.
+const maxPooledBody = 1 << 20
+
+// readBody appends the whole request body to buf, growing it once from
+// Content-Length.
+func readBody(c *gin.Context, buf *bytes.Buffer) error {
+	if n := c.Request.ContentLength; n > 0 && n < maxPooledBody {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before it sees EOF
+	}
+	_, err := buf.ReadFrom(c.Request.Body)
+	return err
 }
 
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -331,6 +332,8 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 // need. Why: at ~30 KB of garbage per request, the collector's marking
 // and its preemptions were a fifth of the handler's CPU.
 type filterScratch struct {
+	// body holds the request body; the decoded ids alias it (see decode).
+	body  bytes.Buffer
 	ids   []string
 	cands []seen.Candidate
 	res   seen.FilterResult
@@ -346,17 +349,35 @@ func (fs *filterScratch) put() {
 		cap(fs.res.Kept) > 4*seen.DefaultMaxItems || cap(fs.res.Dropped) > 4*seen.DefaultMaxItems {
 		return
 	}
-	if cap(fs.flags) > 4*seen.DefaultMaxItems {
+	if cap(fs.flags) > 4*seen.DefaultMaxItems || fs.body.Cap() > maxPooledBody {
 		return
 	}
+	// The strings go before the body they alias can be reused.
 	clear(fs.ids[:cap(fs.ids)])
 	clear(fs.cands[:cap(fs.cands)])
 	clear(fs.res.Kept[:cap(fs.res.Kept)])
 	clear(fs.res.Dropped[:cap(fs.res.Dropped)])
 	clear(fs.res.UnknownDocs[:cap(fs.res.UnknownDocs)])
 	fs.ids, fs.cands = fs.ids[:0], fs.cands[:0]
+	fs.body.Reset()
 	fs.res = seen.FilterResult{Kept: fs.res.Kept[:0], Dropped: fs.res.Dropped[:0], UnknownDocs: fs.res.UnknownDocs[:0]}
 	filterScratches.Put(fs)
+}
+
+// decode reads the request body into fs.body and decodes it into req: the
+// fast path's strings alias fs.body (no copy of the body per request), so
+// they stay valid until fs.put, which clears them first; the strict
+// fallback (decodeBytes) allocates its own.
+func (fs *filterScratch) decode(c *gin.Context, req *seenFilterRequest) error {
+	if err := readBody(c, &fs.body); err != nil {
+		return err
+	}
+	body := fs.body.Bytes()
+	if fastSeenFilterAliased(body, req, fs.ids) {
+		return nil
+	}
+	*req = seenFilterRequest{}
+	return decodeBytes(body, req)
 }
 
 // seenFilterFlags is the optional part of Seen that answers a filter of
@@ -379,7 +400,7 @@ func (s *Server) seenFilter(c *gin.Context) {
 	fs := filterScratches.Get().(*filterScratch)
 	defer fs.put()
 	var req seenFilterRequest
-	if err := decodeFast(c, &req, func(body []byte, r *seenFilterRequest) bool { return fastSeenFilterBuf(body, r, fs.ids) }); err != nil {
+	if err := fs.decode(c, &req); err != nil {
 		s.fail(c, err)
 		return
 	}

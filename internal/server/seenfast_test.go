@@ -29,7 +29,7 @@ var seenForms = []struct {
 		func(b []byte) (any, bool) {
 			var r seenFilterRequest
 			pooled := append(make([]string, 0, 1024), "stale", "", "ids")
-			ok := fastSeenFilterBuf(b, &r, pooled)
+			ok := fastSeenFilterAliased(bytes.Clone(b), &r, pooled) // strings alias the clone
 			return r, ok
 		},
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},

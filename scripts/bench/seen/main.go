@@ -61,6 +61,10 @@ var (
 	pprofAddr  = flag.String("pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) from the REST server process, to profile it under load")
 	formsFlag  = flag.String("rest-forms", "full,kept,indexes,check", "REST forms to measure, comma-separated (full, kept, indexes, check)")
 	serveOnly  = flag.Bool("serve", false, "internal: be the REST server child on -dir (the parent starts it)")
+	skipLoad   = flag.Bool("skip-load", false, "reuse the store in -dir and the Redis data of an earlier run with the same -users/-items (skips the load, size and marks phases): for repeated filter measurements")
+	dumpLat    = flag.String("dump-latencies", "", "write each round's per-query latencies (µs; a column per REST form measured, then Redis) to FILE.ROUND")
+	childEnv   = flag.String("server-env", "", "extra environment of the REST server child, comma-separated NAME=VALUE pairs (e.g. GOMAXPROCS=1)")
+	rounds     = flag.Int("rounds", 1, "filter rounds: each measures every REST form and then Redis again, interleaved, so drifts of a shared machine show as differences between rounds")
 )
 
 func main() {
@@ -87,13 +91,222 @@ func main() {
 		if rc, err = dialRedis(*redisAddr); err != nil {
 			log.Fatal(err)
 		}
-		must(rc.do("FLUSHALL"))
+		if !*skipLoad {
+			must(rc.do("FLUSHALL"))
+		}
 	}
 	now := time.Now()
 	total := *users * *items
 	fmt.Printf("# seen benchmark: %d users x %d items (%d), %d daily buckets, %d candidates per filter, %d queries; %s\n",
 		*users, *items, total, *buckets, *cands, *queries, now.UTC().Format(time.RFC3339))
 
+	if *skipLoad {
+		fmt.Printf("load: skipped (-skip-load: the store in %s and Redis' data from an earlier run)\n", d)
+	} else {
+		load(ctx, d, rc, now, total)
+	}
+
+	// Serve: reopen as the server does (synced writes).
+	st, err := pebblestore.Open(d, pebblestore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	qs := make([]query, *queries)
+	for i := range qs {
+		u := rng.IntN(*users)
+		q := query{user: userID(u)}
+		for k := range *cands {
+			if k%2 == 0 {
+				q.ids = append(q.ids, itemID(u, rng.IntN(*items)))
+			} else {
+				q.ids = append(q.ids, fmt.Sprintf("new-%x", rng.Uint64()))
+			}
+		}
+		slices.Sort(q.ids)
+		q.ids = slices.Compact(q.ids)
+		rng.Shuffle(len(q.ids), func(a, b int) { q.ids[a], q.ids[b] = q.ids[b], q.ids[a] })
+		qs[i] = q
+	}
+	// Store level, in this process: a warm-up pass, then the measured one.
+	var storeLat []time.Duration
+	var storeCPU time.Duration
+	for pass := range 2 {
+		cpu0 := processCPU()
+		for i := range qs {
+			q := &qs[i]
+			c := make([]seen.Candidate, len(q.ids))
+			for k, id := range q.ids {
+				c[k] = seen.Candidate{ID: id}
+			}
+			t := time.Now()
+			res, err := svc.Filter(ctx, seen.FilterRequest{User: q.user, Candidates: c})
+			el := time.Since(t)
+			if err != nil {
+				log.Fatal(err)
+			}
+			q.seen = make([]bool, len(q.ids))
+			for _, dr := range res.Dropped {
+				q.seen[dr.Index] = true
+			}
+			if pass == 1 {
+				storeLat = append(storeLat, el)
+			}
+		}
+		storeCPU = processCPU() - cpu0
+	}
+	if err := st.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// REST: the server runs in a child process (this program with
+	// -serve) on the same store, so that its CPU per request is its own
+	// (/proc/PID/stat), apart from the client's, as Redis' is.
+	child, addr := startServer(d)
+	seenAvg := 0
+	for _, q := range qs {
+		for _, x := range q.seen {
+			if x {
+				seenAvg++
+			}
+		}
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(len(qs)) }
+	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client, sequential:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
+	fmt.Printf("  store (Service.Filter, in process):  %s  (CPU %.0f µs per request)\n", pcts(storeLat), us(storeCPU))
+	for round := range *rounds {
+		if *rounds > 1 {
+			fmt.Printf("  round %d of %d:\n", round+1, *rounds)
+		}
+		rest := make([]filterRun, len(restForms))
+		measured := make([]bool, len(restForms))
+		for k, f := range restForms {
+			if slices.Contains(strings.Split(*formsFlag, ","), f.name) {
+				rest[k], measured[k] = measureREST(child, addr, f.name, qs), true
+			}
+		}
+		var redis filterRun
+		if rc != nil {
+			redis = measureRedis(rc, qs)
+		}
+		if *dumpLat != "" {
+			dumpLatencies(fmt.Sprintf("%s.%d", *dumpLat, round), rest, redis)
+		}
+		for k, f := range restForms {
+			if !measured[k] {
+				continue
+			}
+			fmt.Printf("  %s, keep-alive HTTP/1.1 on 127.0.0.1, server in its own process:\n", f.label)
+			fmt.Printf("                                       %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pcts(rest[k].lat), us(rest[k].serverCPU), us(rest[k].clientCPU))
+		}
+		if rc != nil {
+			fmt.Printf("  Redis SMISMEMBER (one connection):   %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pcts(redis.lat), us(redis.serverCPU), us(redis.clientCPU))
+		}
+		var la [3]float64
+		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+			fmt.Sscan(string(b), &la[0], &la[1], &la[2])
+			fmt.Printf("  load average at the end of the round: %.2f %.2f %.2f\n", la[0], la[1], la[2])
+		}
+		fmt.Printf("  candidate answers differing from the store's:")
+		for k, f := range restForms {
+			if measured[k] {
+				fmt.Printf(" REST %s %d,", f.name, rest[k].mismatches)
+			}
+		}
+		fmt.Printf(" Redis %d\n", redis.mismatches)
+	}
+	stopServer(child)
+	fmt.Printf("  timed region, every client: request bytes built before the clock; inside it, write them on one keep-alive connection, read the whole answer and decode it fully into a flag per candidate; compared with the store's after\n")
+	if *skipLoad {
+		return // the marks phase would change the data a later -skip-load run reuses
+	}
+
+	st, err = pebblestore.Open(d, pebblestore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	svc, err = seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Marks/s: pages of 20 new items per call, G goroutines.
+	const page = 20
+	markOne := func(worker, call int) []string {
+		ids := make([]string, page)
+		for k := range ids {
+			ids[k] = fmt.Sprintf("mark-%d-%d-%d", worker, call, k)
+		}
+		return ids
+	}
+	calls := *markUsers * *markPages
+	t0 := time.Now()
+	var nextCall atomic.Int64
+	var wg sync.WaitGroup
+	for w := range *goroutines {
+		wg.Go(func() {
+			for {
+				c := int(nextCall.Add(1) - 1)
+				if c >= calls {
+					return
+				}
+				ids := markOne(w, c)
+				marks := make([]seen.Mark, page)
+				for k, id := range ids {
+					marks[k] = seen.Mark{ID: id}
+				}
+				if _, err := svc.Mark(ctx, userID(c%*markUsers), marks); err != nil {
+					log.Fatal(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	fmt.Printf("marks: %d calls of %d items, %d goroutines, synced writes: %.0f marks/s (%.0f calls/s)\n", calls, page, *goroutines, float64(calls*page)/el.Seconds(), float64(calls)/el.Seconds())
+	t0 = time.Now()
+	if s, err := svc.FoldAll(ctx); err != nil {
+		log.Fatal(err)
+	} else {
+		fmt.Printf("fold after the marks: %d rows, %d deltas in %.1fs\n", s.RowsFolded, s.DeltasFolded, time.Since(t0).Seconds())
+	}
+	if rc != nil {
+		conns := make([]*redisConn, *goroutines)
+		for i := range conns {
+			if conns[i], err = dialRedis(*redisAddr); err != nil {
+				log.Fatal(err)
+			}
+		}
+		nextCall.Store(0)
+		t0 = time.Now()
+		for w := range *goroutines {
+			wg.Go(func() {
+				for {
+					c := int(nextCall.Add(1) - 1)
+					if c >= calls {
+						return
+					}
+					args := append([]string{"SADD", "seen:" + userID(c%*markUsers)}, markOne(w, c)...)
+					if _, err := conns[w].do(args...); err != nil {
+						log.Fatal(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		el := time.Since(t0)
+		fmt.Printf("Redis SADD of the same pages, %d connections (no fsync: appendonly off): %.0f marks/s\n", *goroutines, float64(calls*page)/el.Seconds())
+	}
+}
+
+// load fills the store (folded, compacted) and Redis with the same seen
+// items, and reports load rates and bytes per item.
+func load(ctx context.Context, d string, rc *redisConn, now time.Time, total int) {
 	// Load (Pebble without fsync for the bulk phase, like bulk loads).
 	st, err := pebblestore.Open(d, pebblestore.Options{NoSync: true})
 	if err != nil {
@@ -178,190 +391,6 @@ func main() {
 		log.Fatal(err)
 	}
 
-	// Serve: reopen as the server does (synced writes).
-	st, err = pebblestore.Open(d, pebblestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc, err = seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	rng := rand.New(rand.NewPCG(1, 2))
-	qs := make([]query, *queries)
-	for i := range qs {
-		u := rng.IntN(*users)
-		q := query{user: userID(u)}
-		for k := range *cands {
-			if k%2 == 0 {
-				q.ids = append(q.ids, itemID(u, rng.IntN(*items)))
-			} else {
-				q.ids = append(q.ids, fmt.Sprintf("new-%x", rng.Uint64()))
-			}
-		}
-		slices.Sort(q.ids)
-		q.ids = slices.Compact(q.ids)
-		rng.Shuffle(len(q.ids), func(a, b int) { q.ids[a], q.ids[b] = q.ids[b], q.ids[a] })
-		qs[i] = q
-	}
-	// Store level, in this process: a warm-up pass, then the measured one.
-	var storeLat []time.Duration
-	var storeCPU time.Duration
-	for pass := range 2 {
-		cpu0 := processCPU()
-		for i := range qs {
-			q := &qs[i]
-			c := make([]seen.Candidate, len(q.ids))
-			for k, id := range q.ids {
-				c[k] = seen.Candidate{ID: id}
-			}
-			t := time.Now()
-			res, err := svc.Filter(ctx, seen.FilterRequest{User: q.user, Candidates: c})
-			el := time.Since(t)
-			if err != nil {
-				log.Fatal(err)
-			}
-			q.seen = make([]bool, len(q.ids))
-			for _, dr := range res.Dropped {
-				q.seen[dr.Index] = true
-			}
-			if pass == 1 {
-				storeLat = append(storeLat, el)
-			}
-		}
-		storeCPU = processCPU() - cpu0
-	}
-	if err := st.Close(); err != nil {
-		log.Fatal(err)
-	}
-	// REST: the server runs in a child process (this program with
-	// -serve) on the same store, so that its CPU per request is its own
-	// (/proc/PID/stat), apart from the client's, as Redis' is.
-	child, addr := startServer(d)
-	rest := make([]filterRun, len(restForms))
-	measured := make([]bool, len(restForms))
-	for k, f := range restForms {
-		if slices.Contains(strings.Split(*formsFlag, ","), f.name) {
-			rest[k], measured[k] = measureREST(child, addr, f.name, qs), true
-		}
-	}
-	stopServer(child)
-	var redis filterRun
-	if rc != nil {
-		redis = measureRedis(rc, qs)
-	}
-	seenAvg := 0
-	for _, q := range qs {
-		for _, x := range q.seen {
-			if x {
-				seenAvg++
-			}
-		}
-	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(len(qs)) }
-	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client, sequential:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
-	fmt.Printf("  store (Service.Filter, in process):  p50 %s  p99 %s  (CPU %.0f µs per request)\n", pct(storeLat, 50), pct(storeLat, 99), us(storeCPU))
-	for k, f := range restForms {
-		if !measured[k] {
-			continue
-		}
-		fmt.Printf("  %s, keep-alive HTTP/1.1 on 127.0.0.1, server in its own process:\n", f.label)
-		fmt.Printf("                                       p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(rest[k].lat, 50), pct(rest[k].lat, 99), us(rest[k].serverCPU), us(rest[k].clientCPU))
-	}
-	if rc != nil {
-		fmt.Printf("  Redis SMISMEMBER (one connection):   p50 %s  p99 %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pct(redis.lat, 50), pct(redis.lat, 99), us(redis.serverCPU), us(redis.clientCPU))
-	}
-	fmt.Printf("  timed region, every client: request bytes built before the clock; inside it, write them on one keep-alive connection, read the whole answer and decode it fully into a flag per candidate; compared with the store's after\n")
-	var la [3]float64
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Sscan(string(b), &la[0], &la[1], &la[2])
-		fmt.Printf("  load average at the end of the filter phase: %.2f %.2f %.2f\n", la[0], la[1], la[2])
-	}
-	fmt.Printf("  candidate answers differing from the store's:")
-	for k, f := range restForms {
-		if measured[k] {
-			fmt.Printf(" REST %s %d,", f.name, rest[k].mismatches)
-		}
-	}
-	fmt.Printf(" Redis %d\n", redis.mismatches)
-
-	st, err = pebblestore.Open(d, pebblestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer st.Close()
-	svc, err = seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	// Marks/s: pages of 20 new items per call, G goroutines.
-	const page = 20
-	markOne := func(worker, call int) []string {
-		ids := make([]string, page)
-		for k := range ids {
-			ids[k] = fmt.Sprintf("mark-%d-%d-%d", worker, call, k)
-		}
-		return ids
-	}
-	calls := *markUsers * *markPages
-	t0 = time.Now()
-	var nextCall atomic.Int64
-	for w := range *goroutines {
-		wg.Go(func() {
-			for {
-				c := int(nextCall.Add(1) - 1)
-				if c >= calls {
-					return
-				}
-				ids := markOne(w, c)
-				marks := make([]seen.Mark, page)
-				for k, id := range ids {
-					marks[k] = seen.Mark{ID: id}
-				}
-				if _, err := svc.Mark(ctx, userID(c%*markUsers), marks); err != nil {
-					log.Fatal(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	el := time.Since(t0)
-	fmt.Printf("marks: %d calls of %d items, %d goroutines, synced writes: %.0f marks/s (%.0f calls/s)\n", calls, page, *goroutines, float64(calls*page)/el.Seconds(), float64(calls)/el.Seconds())
-	t0 = time.Now()
-	if s, err := svc.FoldAll(ctx); err != nil {
-		log.Fatal(err)
-	} else {
-		fmt.Printf("fold after the marks: %d rows, %d deltas in %.1fs\n", s.RowsFolded, s.DeltasFolded, time.Since(t0).Seconds())
-	}
-	if rc != nil {
-		conns := make([]*redisConn, *goroutines)
-		for i := range conns {
-			if conns[i], err = dialRedis(*redisAddr); err != nil {
-				log.Fatal(err)
-			}
-		}
-		nextCall.Store(0)
-		t0 = time.Now()
-		for w := range *goroutines {
-			wg.Go(func() {
-				for {
-					c := int(nextCall.Add(1) - 1)
-					if c >= calls {
-						return
-					}
-					args := append([]string{"SADD", "seen:" + userID(c%*markUsers)}, markOne(w, c)...)
-					if _, err := conns[w].do(args...); err != nil {
-						log.Fatal(err)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		el := time.Since(t0)
-		fmt.Printf("Redis SADD of the same pages, %d connections (no fsync: appendonly off): %.0f marks/s\n", *goroutines, float64(calls*page)/el.Seconds())
-	}
 }
 
 // processCPU is the CPU time (user + system) the process has used.
@@ -386,13 +415,34 @@ func itemID(u, j int) string {
 	return fmt.Sprintf("%016x", x)
 }
 
-func pct(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
+// dumpLatencies writes one line per query: its latency in each REST form
+// measured and in Redis, in µs, tab-separated (for looking at the tail).
+func dumpLatencies(name string, rest []filterRun, redis filterRun) {
+	var b strings.Builder
+	for i := range redis.lat {
+		for _, r := range rest {
+			if len(r.lat) > i {
+				fmt.Fprintf(&b, "%d\t", r.lat[i].Microseconds())
+			}
+		}
+		fmt.Fprintf(&b, "%d\n", redis.lat[i].Microseconds())
 	}
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// pcts formats the p50, p90, p99 and p99.9 of d.
+func pcts(d []time.Duration) string {
 	s := slices.Clone(d)
 	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*p/100)].Round(time.Microsecond)
+	at := func(p float64) time.Duration {
+		if len(s) == 0 {
+			return 0
+		}
+		return s[min(len(s)-1, int(float64(len(s))*p/100))].Round(time.Microsecond)
+	}
+	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s", at(50), at(90), at(99), at(99.9))
 }
 
 func must(_ any, err error) {
