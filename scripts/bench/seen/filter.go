@@ -259,12 +259,15 @@ func childCPU(pid int) time.Duration {
 
 // startServer starts this program with -serve on the store directory and
 // returns the child and its address (host:port).
-func startServer(dir string) (*exec.Cmd, string) {
+func startServer(dir string, floor bool) (*exec.Cmd, string) {
 	exe, err := os.Executable()
 	if err != nil {
 		log.Fatal(err)
 	}
 	args := []string{"-serve", "-dir", dir}
+	if floor {
+		args = append(args, "-serve-floor")
+	}
 	if *pprofAddr != "" {
 		args = append(args, "-pprof-addr", *pprofAddr)
 	}
@@ -284,7 +287,7 @@ func startServer(dir string) (*exec.Cmd, string) {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	childStdin = in
+	childStdins[cmd] = in
 	addr, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		log.Fatalf("server child: %v", err)
@@ -292,11 +295,11 @@ func startServer(dir string) (*exec.Cmd, string) {
 	return cmd, strings.TrimSpace(addr)
 }
 
-// childStdin is the server child's stdin: closing it stops the child.
-var childStdin io.WriteCloser
+// childStdins are the server children's stdins: closing one stops its child.
+var childStdins = map[*exec.Cmd]io.WriteCloser{}
 
 func stopServer(cmd *exec.Cmd) {
-	childStdin.Close()
+	childStdins[cmd].Close()
 	if err := cmd.Wait(); err != nil {
 		log.Fatalf("server child: %v", err)
 	}
@@ -305,7 +308,11 @@ func stopServer(cmd *exec.Cmd) {
 // serve is the child's side: open the store as the server does (synced
 // writes, row cache), serve REST on a loopback port, print the address,
 // and stop when stdin is closed.
-func serve(ctx context.Context, dir string) {
+func serve(ctx context.Context, dir string, floor bool) {
+	if floor {
+		serveHTTP(ctx, http.HandlerFunc(floorHandler))
+		return
+	}
 	st, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -324,11 +331,20 @@ func serve(ctx context.Context, dir string) {
 	if err != nil {
 		log.Fatal(err)
 	}
+	serveHTTP(ctx, srv)
+	if err := errors.Join(ix.Close(), st.Close()); err != nil && !errors.Is(err, kvindex.ErrClosed) {
+		log.Fatal(err)
+	}
+}
+
+// serveHTTP serves h on a loopback port, prints the address, and returns
+// when stdin is closed and the server has shut down.
+func serveHTTP(ctx context.Context, h http.Handler) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv}
+	hs := &http.Server{Handler: h}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }() // stopped by Shutdown below, joined through done
 	fmt.Println(ln.Addr().String())
@@ -338,8 +354,5 @@ func serve(ctx context.Context, dir string) {
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Print(err)
-	}
-	if err := errors.Join(ix.Close(), st.Close()); err != nil && !errors.Is(err, kvindex.ErrClosed) {
-		log.Fatal(err)
 	}
 }

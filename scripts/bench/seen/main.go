@@ -35,6 +35,7 @@ import (
 	"net/http"
 	_ "net/http/pprof" // served only with -pprof-addr
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,8 @@ var (
 	redisAddr  = flag.String("redis", "", "Redis address (127.0.0.1:port); empty: no Redis comparison")
 	dir        = flag.String("dir", "", "store directory (default: a temporary one, removed)")
 	pprofAddr  = flag.String("pprof-addr", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) from the REST server process, to profile it under load")
-	formsFlag  = flag.String("rest-forms", "full,kept,indexes,check", "REST forms to measure, comma-separated (full, kept, indexes, check)")
+	formsFlag  = flag.String("rest-forms", "full,kept,indexes,check", "REST forms to measure, comma-separated (full, kept, indexes, check; and floor: net/http alone, floor.go)")
+	serveFloor = flag.Bool("serve-floor", false, "internal: with -serve, be the net/http floor child (floor.go) instead")
 	serveOnly  = flag.Bool("serve", false, "internal: be the REST server child on -dir (the parent starts it)")
 	skipLoad   = flag.Bool("skip-load", false, "reuse the store in -dir and the Redis data of an earlier run with the same -users/-items (skips the load, size and marks phases): for repeated filter measurements")
 	dumpLat    = flag.String("dump-latencies", "", "write each round's per-query latencies (µs; a column per REST form measured, then Redis) to FILE.ROUND")
@@ -74,7 +76,7 @@ func main() {
 		if *pprofAddr != "" {
 			go func() { log.Print(http.ListenAndServe(*pprofAddr, nil)) }() // lives as long as the process
 		}
-		serve(ctx, *dir)
+		serve(ctx, *dir, *serveFloor)
 		return
 	}
 	d := *dir
@@ -166,7 +168,13 @@ func main() {
 	// REST: the server runs in a child process (this program with
 	// -serve) on the same store, so that its CPU per request is its own
 	// (/proc/PID/stat), apart from the client's, as Redis' is.
-	child, addr := startServer(d)
+	child, addr := startServer(d, false)
+	forms := strings.Split(*formsFlag, ",")
+	var floorChild *exec.Cmd
+	var floorAddr string
+	if slices.Contains(forms, "floor") {
+		floorChild, floorAddr = startServer(d, true)
+	}
 	seenAvg := 0
 	for _, q := range qs {
 		for _, x := range q.seen {
@@ -185,16 +193,20 @@ func main() {
 		rest := make([]filterRun, len(restForms))
 		measured := make([]bool, len(restForms))
 		for k, f := range restForms {
-			if slices.Contains(strings.Split(*formsFlag, ","), f.name) {
+			if slices.Contains(forms, f.name) {
 				rest[k], measured[k] = measureREST(child, addr, f.name, qs), true
 			}
+		}
+		var floor filterRun
+		if floorChild != nil {
+			floor = measureFloor(floorChild, floorAddr, qs)
 		}
 		var redis filterRun
 		if rc != nil {
 			redis = measureRedis(rc, qs)
 		}
 		if *dumpLat != "" {
-			dumpLatencies(fmt.Sprintf("%s.%d", *dumpLat, round), rest, redis)
+			dumpLatencies(fmt.Sprintf("%s.%d", *dumpLat, round), append(rest, floor), redis)
 		}
 		for k, f := range restForms {
 			if !measured[k] {
@@ -202,6 +214,10 @@ func main() {
 			}
 			fmt.Printf("  %s, keep-alive HTTP/1.1 on 127.0.0.1, server in its own process:\n", f.label)
 			fmt.Printf("                                       %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pcts(rest[k].lat), us(rest[k].serverCPU), us(rest[k].clientCPU))
+		}
+		if floorChild != nil {
+			fmt.Printf("  net/http floor (same requests as \"indexes\"; the child reads each body and answers a fixed body of that size: no gin, no filter):\n")
+			fmt.Printf("                                       %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pcts(floor.lat), us(floor.serverCPU), us(floor.clientCPU))
 		}
 		if rc != nil {
 			fmt.Printf("  Redis SMISMEMBER (one connection):   %s  (CPU per request: server %.0f µs, client %.0f µs)\n", pcts(redis.lat), us(redis.serverCPU), us(redis.clientCPU))
@@ -220,6 +236,9 @@ func main() {
 		fmt.Printf(" Redis %d\n", redis.mismatches)
 	}
 	stopServer(child)
+	if floorChild != nil {
+		stopServer(floorChild)
+	}
 	fmt.Printf("  timed region, every client: request bytes built before the clock; inside it, write them on one keep-alive connection, read the whole answer and decode it fully into a flag per candidate; compared with the store's after\n")
 	if *skipLoad {
 		return // the marks phase would change the data a later -skip-load run reuses
