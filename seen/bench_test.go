@@ -170,3 +170,58 @@ func BenchmarkFilter500Users(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilterFlags500Users: FilterFlags (the call behind the REST
+// filter's compact answers) of 500 plain ids, half seen, for a random one
+// of 256 users with 1,000 items each over 30 daily buckets, every row in
+// the store's row cache (the warm REST case of scripts/bench/seen).
+func BenchmarkFilterFlags500Users(b *testing.B) {
+	st := openPebble(b)
+	s := openService(b, st, Config{})
+	const users, items = 256, 1000
+	now := time.Now()
+	marks := make([]TimedMark, items)
+	for u := range users {
+		for j := range marks {
+			marks[j] = TimedMark{Mark: Mark{ID: fmt.Sprintf("%016x", u<<20|j)}, Time: now.Add(-time.Duration(j%30)*24*time.Hour - time.Minute)}
+		}
+		if _, err := s.Import(bg, fmt.Sprint("user", u), marks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	type req struct {
+		user string
+		ids  []string
+	}
+	reqs := make([]req, 256)
+	for i := range reqs {
+		u := rng.IntN(users)
+		reqs[i] = req{user: fmt.Sprint("user", u), ids: make([]string, 500)}
+		for k := range reqs[i].ids {
+			if k%2 == 0 {
+				reqs[i].ids[k] = fmt.Sprintf("%016x", u<<20|rng.IntN(items))
+			} else {
+				reqs[i].ids[k] = fmt.Sprintf("new-%x", rng.Uint64())
+			}
+		}
+	}
+	var dst []bool
+	for _, r := range reqs { // warm the caches
+		var err error
+		if dst, err = s.FilterFlags(bg, r.user, r.ids, dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		r := reqs[i%len(reqs)]
+		var err error
+		if dst, err = s.FilterFlags(bg, r.user, r.ids, dst); err != nil || len(dst) != 500 || !dst[0] {
+			b.Fatalf("%d flags, %v", len(dst), err)
+		}
+		i++
+	}
+	reportCPU(b, cpu0)
+}

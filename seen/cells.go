@@ -286,12 +286,22 @@ func plainID(id string, user bool) bool {
 	if len(id) == 0 || len(id) > MaxIDBytes {
 		return false
 	}
-	// Eight bytes a step (ids are typically 16-40 bytes); the tail, and a
-	// word that fails, byte by byte.
-	i := 0
-	for ; i+8 <= len(id); i += 8 {
-		x := uint64(id[i]) | uint64(id[i+1])<<8 | uint64(id[i+2])<<16 | uint64(id[i+3])<<24 |
-			uint64(id[i+4])<<32 | uint64(id[i+5])<<40 | uint64(id[i+6])<<48 | uint64(id[i+7])<<56
+	// Eight bytes a step (ids are typically 16-40 bytes), the last step on
+	// the id's last eight bytes (overlapping the one before: checking a
+	// byte twice is harmless); ids under eight bytes byte by byte.
+	if len(id) < 8 {
+		for i := 0; i < len(id); i++ {
+			if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; ; i += 8 {
+		if i+8 > len(id) {
+			i = len(id) - 8
+		}
+		x := binary.LittleEndian.Uint64([]byte(id[i : i+8]))
 		bad := swar.Less(x, 0x20) | x&swar.MSB | swar.Has(x, 0x7f)
 		if user {
 			bad |= swar.Has(x, '/')
@@ -299,13 +309,10 @@ func plainID(id string, user bool) bool {
 		if bad != 0 {
 			return false
 		}
-	}
-	for ; i < len(id); i++ {
-		if c := id[i]; c < 0x20 || c >= 0x7f || (user && c == '/') {
-			return false
+		if i+8 == len(id) {
+			return true
 		}
 	}
-	return true
 }
 
 // corrupt names the cell of a decoding failure (kvindex.ErrCorrupt).

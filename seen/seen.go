@@ -46,6 +46,13 @@ type Store interface {
 	Scan(ctx context.Context, table kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error
 }
 
+// sharedGetter is the optional part of a Store that can answer rows whose
+// bytes it shares with other readers (pebblestore's row cache): the reads
+// that only decode rows use it, saving a copy of each row.
+type sharedGetter interface {
+	GetShared(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error)
+}
+
 // Service answers seen-set calls over a Store. Safe for concurrent use.
 type Service struct {
 	st      Store
@@ -611,7 +618,11 @@ func (s *Service) read(ctx context.Context, users []string, withFPs bool) ([]vie
 	for i, u := range users {
 		keys[i] = kvindex.RowKey{Table: kvindex.TableSeen, Key: RowKey(u)}
 	}
-	rows, err := s.st.Get(ctx, keys)
+	get := s.st.Get
+	if sg, ok := s.st.(sharedGetter); ok {
+		get = sg.GetShared // decodeRow only reads the cells
+	}
+	rows, err := get(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("seen: reading: %w", err)
 	}

@@ -121,9 +121,9 @@ func TestFilterIntoMatchesFilter(t *testing.T) {
 }
 
 // TestPlainIDWords: the word-at-a-time scan of plainID against a byte at
-// a time, for every byte value at every position of ids that span two
-// words and a tail (so each lane of the word tests, and the borrows
-// between lanes, are exercised), users and items.
+// a time, for every byte value at every position of ids of lengths around
+// word multiples (so each lane of the word tests, the borrows between
+// lanes and the overlapping last word are exercised), users and items.
 func TestPlainIDWords(t *testing.T) {
 	ref := func(id string, user bool) bool {
 		if len(id) == 0 || len(id) > MaxIDBytes {
@@ -136,15 +136,18 @@ func TestPlainIDWords(t *testing.T) {
 		}
 		return true
 	}
-	base := []byte("0123456789abcdef-x")
-	for pos := range base {
-		for c := range 256 {
-			for _, fill := range []byte{'0', ' ', '~', '!'} {
-				id := bytes.Repeat([]byte{fill}, len(base))
-				id[pos] = byte(c)
-				for _, user := range []bool{false, true} {
-					if got, want := plainID(string(id), user), ref(string(id), user); got != want {
-						t.Fatalf("plainID(%q, %v) = %v, want %v", id, user, got, want)
+	// Lengths below a word, at and around word multiples (the last word
+	// overlaps the one before unless the length is a multiple of eight).
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 18, 23, 24, 25} {
+		for pos := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'0', ' ', '~', '!'} {
+					id := bytes.Repeat([]byte{fill}, n)
+					id[pos] = byte(c)
+					for _, user := range []bool{false, true} {
+						if got, want := plainID(string(id), user), ref(string(id), user); got != want {
+							t.Fatalf("plainID(%q, %v) = %v, want %v", id, user, got, want)
+						}
 					}
 				}
 			}

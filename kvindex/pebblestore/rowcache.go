@@ -117,9 +117,11 @@ func (c *rowCache) locate(key []byte) (*cacheShard, uint64) {
 	return &c.shards[h%cacheShards], h
 }
 
-// get returns a fresh copy of the cached cells of the row with prefix key.
-// On a miss it returns the shard's generation, to pass to put.
-func (c *rowCache) get(key []byte) (cells []kvindex.Cell, ok bool, gen uint64) {
+// get returns the cached cells of the row with prefix key: a fresh copy,
+// or with shared the cache's own bytes (entries' data is never modified
+// once installed, so they stay valid after eviction). On a miss it returns
+// the shard's generation, to pass to put.
+func (c *rowCache) get(key []byte, shared bool) (cells []kvindex.Cell, ok bool, gen uint64) {
 	sh, h := c.locate(key)
 	var blob []byte
 	sh.mu.RLock()
@@ -136,7 +138,7 @@ func (c *rowCache) get(key []byte) (cells []kvindex.Cell, ok bool, gen uint64) {
 		return nil, false, gen
 	}
 	c.m.hits.Add(1)
-	cells, err := decodeCells(blob)
+	cells, err := decodeCells(blob, shared)
 	if err != nil { // cannot happen: blobs are only made by encodeCells
 		c.m.misses.Add(1)
 		return nil, false, gen
@@ -270,8 +272,9 @@ func appendCells(b []byte, cells []kvindex.Cell) []byte {
 var errBadBlob = errors.New("pebblestore: bad cached row")
 
 // decodeCells returns the cells of blob in newly allocated memory (one copy
-// of the blob that the cells point into, and the cell slice).
-func decodeCells(blob []byte) ([]kvindex.Cell, error) {
+// of the blob that the cells point into, and the cell slice), or with
+// shared, cells that point into blob itself.
+func decodeCells(blob []byte, shared bool) ([]kvindex.Cell, error) {
 	n, w := binary.Uvarint(blob)
 	if w <= 0 || n > uint64(len(blob)) {
 		return nil, errBadBlob
@@ -279,7 +282,10 @@ func decodeCells(blob []byte) ([]kvindex.Cell, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	buf := append([]byte(nil), blob[w:]...)
+	buf := blob[w:]
+	if !shared {
+		buf = append([]byte(nil), buf...)
+	}
 	cells := make([]kvindex.Cell, n)
 	field := func() ([]byte, error) {
 		l, w := binary.Uvarint(buf)

@@ -261,13 +261,15 @@ func TestCellsRoundTrip(t *testing.T) {
 		{{Qualifier: []byte("a"), Value: nil}},
 		{{Qualifier: []byte("d\x00\x01"), Value: []byte("x")}, {Qualifier: []byte("e"), Value: bytes.Repeat([]byte("v"), 300)}},
 	} {
-		got, err := decodeCells(encodeCells(cells))
-		if err != nil || len(got) != len(cells) {
-			t.Fatalf("%v: %v %v", cells, got, err)
-		}
-		for i := range got {
-			if !bytes.Equal(got[i].Qualifier, cells[i].Qualifier) || !bytes.Equal(got[i].Value, cells[i].Value) {
-				t.Fatalf("cell %d: %v, want %v", i, got[i], cells[i])
+		for _, shared := range []bool{false, true} {
+			got, err := decodeCells(encodeCells(cells), shared)
+			if err != nil || len(got) != len(cells) {
+				t.Fatalf("%v (shared %v): %v %v", cells, shared, got, err)
+			}
+			for i := range got {
+				if !bytes.Equal(got[i].Qualifier, cells[i].Qualifier) || !bytes.Equal(got[i].Value, cells[i].Value) {
+					t.Fatalf("cell %d (shared %v): %v, want %v", i, shared, got[i], cells[i])
+				}
 			}
 		}
 	}
@@ -281,7 +283,11 @@ func FuzzDecodeCells(f *testing.F) {
 	f.Add([]byte{2, 1, 'q', 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cells, err := decodeCells(b)
+		cells, err := decodeCells(b, false)
+		shared, serr := decodeCells(b, true)
+		if (err == nil) != (serr == nil) || len(cells) != len(shared) {
+			t.Fatalf("copying decode: %d cells, %v; shared decode: %d cells, %v", len(cells), err, len(shared), serr)
+		}
 		if err != nil {
 			return
 		}
@@ -289,4 +295,58 @@ func FuzzDecodeCells(f *testing.F) {
 			t.Fatalf("re-encoded %x, decoded from %x", re, b)
 		}
 	})
+}
+
+// TestGetShared: GetShared answers what Get answers, from the cache's own
+// bytes on a hit; a write replaces the cached row without touching bytes a
+// reader still holds, and Get's copies stay independent of the cache.
+func TestGetShared(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	key := []kvindex.RowKey{{Table: kvindex.TableSeen, Key: []byte("row")}}
+	put := func(v string) {
+		t.Helper()
+		if err := st.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: []byte("row"), Qualifier: []byte("q"), Value: []byte(v)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	value := func(rows []kvindex.Row) string {
+		t.Helper()
+		if len(rows) != 1 || len(rows[0].Cells) != 1 {
+			t.Fatalf("rows %v", rows)
+		}
+		return string(rows[0].Cells[0].Value)
+	}
+	put("first")
+	if _, err := st.Get(ctx, key); err != nil { // fills the cache
+		t.Fatal(err)
+	}
+	a, err := st.GetShared(ctx, key)
+	if err != nil || value(a) != "first" {
+		t.Fatalf("%v %v", a, err)
+	}
+	b, err := st.GetShared(ctx, key)
+	if err != nil || &a[0].Cells[0].Value[0] != &b[0].Cells[0].Value[0] {
+		t.Fatalf("two shared reads of a cached row do not share its bytes (%v)", err)
+	}
+	c, err := st.Get(ctx, key)
+	if err != nil || &c[0].Cells[0].Value[0] == &a[0].Cells[0].Value[0] {
+		t.Fatalf("Get returned the cache's bytes (%v)", err)
+	}
+	c[0].Cells[0].Value[0] = 'X' // the caller's own copy
+	put("second")
+	d, err := st.GetShared(ctx, key)
+	if err != nil || value(d) != "second" {
+		t.Fatalf("after a write: %v %v", d, err)
+	}
+	if value(a) != "first" || value(b) != "first" {
+		t.Fatalf("a write changed bytes a reader holds: %q %q", value(a), value(b))
+	}
+	if st.CacheStats().Hits < 2 {
+		t.Fatalf("the shared reads did not come from the cache: %+v", st.CacheStats())
+	}
 }
