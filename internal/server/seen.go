@@ -287,10 +287,15 @@ func (s *Server) seenCheck(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
+	fs := filterScratches.Get().(*filterScratch)
+	defer fs.put()
 	var req seenCheckRequest
-	if err := decodeFast(c, &req, fastSeenCheck); err != nil {
+	if err := decodeAliased(c, fs, &req, fastSeenCheckAliased); err != nil {
 		s.fail(c, err)
 		return
+	}
+	if req.IDs != nil {
+		fs.ids = req.IDs // the pooled list, or a larger one to keep
 	}
 	user := c.Param("user")
 	res, err := s.seen.CheckBatch(c.Request.Context(), []seen.CheckRequest{{User: user, IDs: req.IDs}})
@@ -364,19 +369,20 @@ func (fs *filterScratch) put() {
 	filterScratches.Put(fs)
 }
 
-// decode reads the request body into fs.body and decodes it into req: the
-// fast path's strings alias fs.body (no copy of the body per request), so
-// they stay valid until fs.put, which clears them first; the strict
-// fallback (decodeBytes) allocates its own.
-func (fs *filterScratch) decode(c *gin.Context, req *seenFilterRequest) error {
+// decodeAliased reads the request body into fs.body and decodes it into
+// req with fast, whose strings alias fs.body (no copy of the body per
+// request): they stay valid until fs.put, which clears them first. The
+// strict fallback (decodeBytes) allocates its own.
+func decodeAliased[T any](c *gin.Context, fs *filterScratch, req *T, fast func(body []byte, req *T, ids []string) bool) error {
 	if err := readBody(c, &fs.body); err != nil {
 		return err
 	}
 	body := fs.body.Bytes()
-	if fastSeenFilterAliased(body, req, fs.ids) {
+	if fast(body, req, fs.ids) {
 		return nil
 	}
-	*req = seenFilterRequest{}
+	var zero T
+	*req = zero
 	return decodeBytes(body, req)
 }
 
@@ -400,7 +406,7 @@ func (s *Server) seenFilter(c *gin.Context) {
 	fs := filterScratches.Get().(*filterScratch)
 	defer fs.put()
 	var req seenFilterRequest
-	if err := fs.decode(c, &req); err != nil {
+	if err := decodeAliased(c, fs, &req, fastSeenFilterAliased); err != nil {
 		s.fail(c, err)
 		return
 	}

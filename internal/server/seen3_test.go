@@ -78,5 +78,17 @@ func TestSeenFilterPooledAnswers(t *testing.T) {
 		}) {
 			t.Fatalf("round %d (%s, %d ids): got %d kept / %d dropped, want %d / %d\n%s", round, user, len(ids), len(got.Kept), len(got.Dropped), len(want.Kept), len(want.Dropped), raw)
 		}
+		// The check route shares the pooled scratch (body, id list) with
+		// the filter route: its answers must not see a previous body.
+		r := e.do("POST", "/v1/users/"+user+"/seen/check", map[string]any{"ids": ids})
+		var chk seenCheckResponse
+		if r.status != http.StatusOK || json.Unmarshal([]byte(r.body), &chk) != nil || chk.User != user || len(chk.Seen) != len(ids) {
+			t.Fatalf("round %d check: %d %s", round, r.status, r.body)
+		}
+		for k, id := range ids {
+			if chk.Seen[k] != marked[user][id] {
+				t.Fatalf("round %d check: %q seen %v, want %v", round, id, chk.Seen[k], marked[user][id])
+			}
+		}
 	}
 }

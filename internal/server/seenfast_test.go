@@ -23,7 +23,7 @@ var seenForms = []struct {
 	slow func(body []byte) (any, error)
 }{
 	{"filter",
-		func(b []byte) (any, bool) { var r seenFilterRequest; ok := fastSeenFilter(b, &r); return r, ok },
+		func(b []byte) (any, bool) { var r seenFilterRequest; ok := fastSeenFilterAliased(bytes.Clone(b), &r, nil); return r, ok },
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
 	{"filter-pooled", // as the handler decodes: into a stale pooled id list
 		func(b []byte) (any, bool) {
@@ -34,7 +34,7 @@ var seenForms = []struct {
 		},
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
 	{"check",
-		func(b []byte) (any, bool) { var r seenCheckRequest; ok := fastSeenCheck(b, &r); return r, ok },
+		func(b []byte) (any, bool) { var r seenCheckRequest; ok := fastSeenCheckAliased(bytes.Clone(b), &r, nil); return r, ok },
 		func(b []byte) (any, error) { var r seenCheckRequest; err := decodeBytes(b, &r); return r, err }},
 	{"filter-batch",
 		func(b []byte) (any, bool) {
@@ -118,7 +118,7 @@ func TestSeenFastDecodeAccepts(t *testing.T) {
 // behind the comparison with encoding/json.
 func TestSeenFastDecodeValues(t *testing.T) {
 	var r seenFilterRequest
-	if !fastSeenFilter([]byte(`{"candidates":[{"id":"a\tb","doc_id":"d","fingerprint":"00000000000000ff"}],"near":true,"k":4}`), &r) {
+	if !fastSeenFilterAliased([]byte(`{"candidates":[{"id":"a\tb","doc_id":"d","fingerprint":"00000000000000ff"}],"near":true,"k":4}`), &r, nil) {
 		t.Fatal("declined")
 	}
 	fp := fingerprint.Fingerprint(0xff)
@@ -229,7 +229,7 @@ func TestSeenFastDecodeAllocations(t *testing.T) {
 	} {
 		allocs := testing.AllocsPerRun(20, func() {
 			var r seenFilterRequest
-			if !fastSeenFilter(tc.body, &r) || len(r.IDs)+len(r.Candidates) != len(ids) {
+			if !fastSeenFilterAliased(tc.body, &r, nil) || len(r.IDs)+len(r.Candidates) != len(ids) {
 				t.Fatal("declined")
 			}
 		})
