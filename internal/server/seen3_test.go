@@ -12,10 +12,11 @@ import (
 
 // TestSeenFilterPooledAnswers: single-user filters of up to 1,000
 // candidates, alternating between users with different seen sets and
-// between list sizes, so that every pooled buffer of the handler (id list,
-// candidates, answer, response) is reused with stale contents: each answer
-// must be exactly the expected one, and a large answer goes out with its
-// Content-Length (gin's Data sets it) rather than chunked.
+// between list sizes, each followed by a check of the same ids, so that
+// every pooled buffer of the handlers (body, id list, candidates, answer,
+// response) is reused with stale contents: each answer must be exactly the
+// expected one, and a large answer goes out with its Content-Length (gin's
+// Data sets it) rather than chunked.
 func TestSeenFilterPooledAnswers(t *testing.T) {
 	e := newSeenEnv(t, nil)
 	users := []string{"pool-a", "pool-b"}

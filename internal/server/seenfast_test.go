@@ -23,7 +23,11 @@ var seenForms = []struct {
 	slow func(body []byte) (any, error)
 }{
 	{"filter",
-		func(b []byte) (any, bool) { var r seenFilterRequest; ok := fastSeenFilterAliased(bytes.Clone(b), &r, nil); return r, ok },
+		func(b []byte) (any, bool) {
+			var r seenFilterRequest
+			ok := fastSeenFilterAliased(bytes.Clone(b), &r, nil)
+			return r, ok
+		},
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
 	{"filter-pooled", // as the handler decodes: into a stale pooled id list
 		func(b []byte) (any, bool) {
@@ -34,7 +38,11 @@ var seenForms = []struct {
 		},
 		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
 	{"check",
-		func(b []byte) (any, bool) { var r seenCheckRequest; ok := fastSeenCheckAliased(bytes.Clone(b), &r, nil); return r, ok },
+		func(b []byte) (any, bool) {
+			var r seenCheckRequest
+			ok := fastSeenCheckAliased(bytes.Clone(b), &r, nil)
+			return r, ok
+		},
 		func(b []byte) (any, error) { var r seenCheckRequest; err := decodeBytes(b, &r); return r, err }},
 	{"filter-batch",
 		func(b []byte) (any, bool) {
