@@ -122,13 +122,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	}
 	defer stopPprof()
 
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       cfg.RequestTimeout + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := NewHTTPServer(cfg, srv, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }() // joined below on both paths
 	if ready != nil {
@@ -253,4 +247,18 @@ func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
 	}()
 	log.Info("pprof listening", "addr", ln.Addr().String())
 	return func() { ps.Close(); <-done }, nil
+}
+
+// NewHTTPServer is the http.Server that Run serves h with: its timeouts
+// bound slow clients (headers, whole requests, idle keep-alive
+// connections) and its error log goes to log. Benchmarks that serve the
+// handler themselves use it too, so they measure what Run serves.
+func NewHTTPServer(cfg Config, h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.RequestTimeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -344,7 +345,9 @@ func serveHTTP(ctx context.Context, h http.Handler) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs := &http.Server{Handler: h}
+	// The server's own settings (timeouts: a read deadline per request),
+	// for the floor child too, so that the floor is the same HTTP stack.
+	hs := server.NewHTTPServer(server.DefaultConfig(), h, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }() // stopped by Shutdown below, joined through done
 	fmt.Println(ln.Addr().String())
