@@ -3,7 +3,11 @@
 # holding the same data as one set per user, in the same run
 # (scripts/bench/seen/main.go says what is measured).
 #
-#   scripts/bench/seen.sh [USERS] [ITEMS] [QUERIES]   (defaults 100000 1000 2000)
+#   scripts/bench/seen.sh [USERS] [ITEMS] [QUERIES] [ROUNDS]   (defaults 100000 1000 4000 5)
+#
+# ROUNDS interleaves the REST forms, the net/http floor and Redis that many
+# times and also reports each one's percentiles pooled over the rounds: on
+# a shared 2-core VM one round's p99 moves by +-15% from round to round.
 #
 # Installs Debian's redis-server with apt-get when it is missing, starts it
 # on 127.0.0.1 with a throwaway directory and port (no persistence), and
@@ -14,7 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 users="${1:-100000}"
 items="${2:-1000}"
-queries="${3:-2000}"
+queries="${3:-4000}"
+rounds="${4:-5}"
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "seen.sh: installing redis-server (apt-get)" >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server >&2
@@ -36,5 +41,5 @@ mkdir -p scripts/bench/out
 out="scripts/bench/out/seen-$(date -u +%Y%m%dT%H%M%SZ).txt"
 {
 	echo "# $(nproc) cores, $(redis-server --version)"
-	go run ./scripts/bench/seen -redis "127.0.0.1:$port" -users "$users" -items "$items" -queries "$queries"
+	go run ./scripts/bench/seen -redis "127.0.0.1:$port" -users "$users" -items "$items" -queries "$queries" -rounds "$rounds" -rest-forms full,kept,indexes,check,floor
 } 2>&1 | tee "$out"

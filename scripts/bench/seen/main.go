@@ -10,16 +10,19 @@
 //     the store level (Service.Filter, in this process), through REST (real
 //     HTTP on 127.0.0.1 to this program re-run with -serve as a child
 //     process on the same store) in four forms (the full filter answer,
-//     "answer": "kept", "answer": "indexes", and the check route) and
-//     SMISMEMBER for the same queries; CPU per request of each server
-//     process and of this client; every candidate's answer cross-checked
-//     (filter.go and lean.go say what is timed);
+//     "answer": "kept", "answer": "indexes", and the check route),
+//     net/http's own floor (floor.go) and SMISMEMBER for the same queries,
+//     interleaved over -rounds rounds and pooled after them; CPU per
+//     request of each server process and of this client; every
+//     candidate's answer cross-checked (filter.go and lean.go say what is
+//     timed);
 //   - marks/s through Service.Mark (delta cells, synced writes) with G
 //     goroutines, pages of 20 items, against SADD of the same pages.
 //
 // Usage: go run ./scripts/bench/seen -redis 127.0.0.1:PORT [-users 100000]
-// [-items 1000] [-queries 2000] [-dir DIR] [-pprof-addr 127.0.0.1:6060]
-// [-rest-forms full,kept,indexes,check]
+// [-items 1000] [-queries 2000] [-rounds 1] [-dir DIR [-skip-load]]
+// [-pprof-addr 127.0.0.1:6060] [-rest-forms full,kept,indexes,check,floor]
+// [-dump-latencies FILE] [-server-env NAME=VALUE,...]
 package main
 
 import (
@@ -186,6 +189,9 @@ func main() {
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(len(qs)) }
 	fmt.Printf("filter %d candidates for one user (%.0f seen on average), %d queries, one client, sequential:\n", *cands, float64(seenAvg)/float64(len(qs)), len(qs))
 	fmt.Printf("  store (Service.Filter, in process):  %s  (CPU %.0f µs per request)\n", pcts(storeLat), us(storeCPU))
+	// Every round's latencies, per REST form (then the floor, then Redis),
+	// for the pooled percentiles after the last round.
+	pooled := make([][]time.Duration, len(restForms)+2)
 	for round := range *rounds {
 		if *rounds > 1 {
 			fmt.Printf("  round %d of %d:\n", round+1, *rounds)
@@ -207,6 +213,9 @@ func main() {
 		}
 		if *dumpLat != "" {
 			dumpLatencies(fmt.Sprintf("%s.%d", *dumpLat, round), append(rest, floor), redis)
+		}
+		for k, r := range append(append(rest, floor), redis) {
+			pooled[k] = append(pooled[k], r.lat...)
 		}
 		for k, f := range restForms {
 			if !measured[k] {
@@ -234,6 +243,20 @@ func main() {
 			}
 		}
 		fmt.Printf(" Redis %d\n", redis.mismatches)
+	}
+	if *rounds > 1 {
+		fmt.Printf("  pooled over the %d rounds (%d requests each):\n", *rounds, *rounds*len(qs))
+		for k, f := range restForms {
+			if len(pooled[k]) > 0 {
+				fmt.Printf("    REST %-8s %s\n", f.name, pcts(pooled[k]))
+			}
+		}
+		if n := len(restForms); len(pooled[n]) > 0 {
+			fmt.Printf("    floor         %s\n", pcts(pooled[n]))
+		}
+		if n := len(restForms) + 1; len(pooled[n]) > 0 {
+			fmt.Printf("    Redis         %s\n", pcts(pooled[n]))
+		}
 	}
 	stopServer(child)
 	if floorChild != nil {
