@@ -21,8 +21,9 @@ import (
 )
 
 // Seen is what the server needs of the seen-set service (*seen.Service).
-// Implementations must not keep the request slices they are given (the
-// filter handler reuses its candidate lists).
+// Implementations must not keep the request slices they are given, nor the
+// id strings in them (the single-user filter and check handlers reuse their
+// lists, and their ids alias the request body's pooled memory).
 type Seen interface {
 	MarkBatch(ctx context.Context, batch []seen.UserMarks) ([]seen.MarkResult, error)
 	CheckBatch(ctx context.Context, reqs []seen.CheckRequest) ([][]bool, error)
@@ -337,7 +338,8 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 // need. Why: at ~30 KB of garbage per request, the collector's marking
 // and its preemptions were a fifth of the handler's CPU.
 type filterScratch struct {
-	// body holds the request body; the decoded ids alias it (see decode).
+	// body holds the request body; the decoded ids alias it
+	// (decodeAliased), so put clears them before body is reused.
 	body  bytes.Buffer
 	ids   []string
 	cands []seen.Candidate
