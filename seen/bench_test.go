@@ -128,16 +128,7 @@ func BenchmarkFilter500Users(b *testing.B) {
 			b.Cleanup(func() { st.Close() })
 			s := openService(b, st, Config{})
 			const users, items = 2000, 1000
-			now := time.Now()
-			marks := make([]TimedMark, items)
-			for u := range users {
-				for j := range marks {
-					marks[j] = TimedMark{Mark: Mark{ID: fmt.Sprintf("%016x", u<<20|j)}, Time: now.Add(-time.Duration(j%30)*24*time.Hour - time.Minute)}
-				}
-				if _, err := s.Import(bg, fmt.Sprint("user", u), marks); err != nil {
-					b.Fatal(err)
-				}
-			}
+			importUsers(b, s, users, items)
 			rng := rand.New(rand.NewPCG(1, 2))
 			reqs := make([]FilterRequest, 256)
 			for i := range reqs {
@@ -179,16 +170,7 @@ func BenchmarkFilterFlags500Users(b *testing.B) {
 	st := openPebble(b)
 	s := openService(b, st, Config{})
 	const users, items = 256, 1000
-	now := time.Now()
-	marks := make([]TimedMark, items)
-	for u := range users {
-		for j := range marks {
-			marks[j] = TimedMark{Mark: Mark{ID: fmt.Sprintf("%016x", u<<20|j)}, Time: now.Add(-time.Duration(j%30)*24*time.Hour - time.Minute)}
-		}
-		if _, err := s.Import(bg, fmt.Sprint("user", u), marks); err != nil {
-			b.Fatal(err)
-		}
-	}
+	importUsers(b, s, users, items)
 	rng := rand.New(rand.NewPCG(1, 2))
 	type req struct {
 		user string
@@ -224,4 +206,20 @@ func BenchmarkFilterFlags500Users(b *testing.B) {
 		i++
 	}
 	reportCPU(b, cpu0)
+}
+
+// importUsers loads users "user0".. with items ids each ("%016x" of
+// user<<20|j), spread over 30 daily buckets, in the folded form.
+func importUsers(b *testing.B, s *Service, users, items int) {
+	b.Helper()
+	now := time.Now()
+	marks := make([]TimedMark, items)
+	for u := range users {
+		for j := range marks {
+			marks[j] = TimedMark{Mark: Mark{ID: fmt.Sprintf("%016x", u<<20|j)}, Time: now.Add(-time.Duration(j%30)*24*time.Hour - time.Minute)}
+		}
+		if _, err := s.Import(bg, fmt.Sprint("user", u), marks); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

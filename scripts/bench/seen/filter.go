@@ -78,15 +78,7 @@ func measureREST(child *exec.Cmd, addr, form string, qs []query) filterRun {
 		log.Fatal(err)
 	}
 	defer conn.c.Close()
-	reqs := make([][]byte, len(qs))
-	for i, q := range qs {
-		m := map[string]any{"ids": q.ids}
-		if answerField != "" {
-			m["answer"] = answerField
-		}
-		body, _ := json.Marshal(m)
-		reqs[i] = buildRequest(addr, "/v1/users/"+q.user+"/seen/"+route, body)
-	}
+	reqs := restRequests(addr, route, answerField, qs)
 	bodies := make([][]byte, len(qs))
 	answers := make([]answer, len(qs))
 	var run filterRun
@@ -115,6 +107,22 @@ func measureREST(child *exec.Cmd, addr, form string, qs []query) filterRun {
 		run.mismatches += restMismatches(&answers[i], form, q)
 	}
 	return run
+}
+
+// restRequests are the HTTP requests of qs to a seen route ("filter" or
+// "check") of the server at addr, with answer as the "answer" field
+// (omitted when empty).
+func restRequests(addr, route, answer string, qs []query) [][]byte {
+	reqs := make([][]byte, len(qs))
+	for i, q := range qs {
+		m := map[string]any{"ids": q.ids}
+		if answer != "" {
+			m["answer"] = answer
+		}
+		body, _ := json.Marshal(m)
+		reqs[i] = buildRequest(addr, "/v1/users/"+q.user+"/seen/"+route, body)
+	}
+	return reqs
 }
 
 // restMismatches counts the candidates a decoded REST answer gets unlike

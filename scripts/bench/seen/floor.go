@@ -55,11 +55,7 @@ func measureFloor(child *exec.Cmd, addr string, qs []query) filterRun {
 		log.Fatal(err)
 	}
 	defer conn.c.Close()
-	reqs := make([][]byte, len(qs))
-	for i, q := range qs {
-		body, _ := json.Marshal(map[string]any{"ids": q.ids, "answer": "indexes"})
-		reqs[i] = buildRequest(addr, "/v1/users/"+q.user+"/seen/filter", body)
-	}
+	reqs := restRequests(addr, "filter", "indexes", qs)
 	var dst []byte
 	var run filterRun
 	for range 2 {
