@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -253,13 +254,20 @@ func (h *hist) quantile(q float64) time.Duration {
 
 // result is what one measured run produced.
 type result struct {
-	h                  hist
+	h hist
+	// late: in an open loop, how long after its due time each request was
+	// written (the load generator's own delay, part of h's latencies).
+	late               hist
 	errs               int
 	firstErr           error
 	bodyBytes          int64
 	elapsed            time.Duration
 	selfCPU, serverCPU time.Duration
 	serverCPUErr       error
+	// The server's latency histograms over the run (metrics.go), per
+	// stage: bucket counts of this run only.
+	stages       []stage
+	stageBuckets [][]bucket
 }
 
 // drive runs the connections for the warm-up and the measured time.
@@ -269,15 +277,22 @@ func drive(ctx context.Context, c config, m *requestMaker) (*result, error) {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	srv0, srvErr := serverCPU(ctx, c.addr)
+	stages := stagesFor(c.mode)
+	srv0, srvErr := scrape(ctx, c.addr, stages)
 	self0 := selfCPU()
 	res, err := driveOnce(ctx, c, m, c.duration)
 	if err != nil {
 		return nil, err
 	}
 	res.selfCPU = selfCPU() - self0
-	srv1, err := serverCPU(ctx, c.addr)
-	res.serverCPU, res.serverCPUErr = srv1-srv0, errors.Join(srvErr, err)
+	srv1, err := scrape(ctx, c.addr, stages)
+	res.serverCPU, res.serverCPUErr = srv1.cpu-srv0.cpu, errors.Join(srvErr, err)
+	if res.serverCPUErr == nil {
+		res.stages = stages
+		for i := range stages {
+			res.stageBuckets = append(res.stageBuckets, diffBuckets(srv0.buckets[i], srv1.buckets[i]))
+		}
+	}
 	return res, nil
 }
 
@@ -301,6 +316,7 @@ func driveOnce(ctx context.Context, c config, m *requestMaker, d time.Duration) 
 			conn(ctx, c, m, w, start, deadline, interval, &local)
 			mu.Lock()
 			res.h.merge(&local.h)
+			res.late.merge(&local.late)
 			res.errs += local.errs
 			if res.firstErr == nil {
 				res.firstErr = local.firstErr
@@ -331,7 +347,9 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 		body    []byte
 		scratch []byte
 		dialer  net.Dialer
+		sleep   = newSleeper()
 	)
+	defer sleep.close()
 	fail := func(err error) {
 		res.errs++
 		if res.firstErr == nil {
@@ -357,7 +375,7 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 			if due.After(deadline) {
 				return
 			}
-			sleepUntil(due)
+			sleep.until(due)
 			t0 = due
 		} else if !t0.Before(deadline) {
 			return
@@ -376,6 +394,9 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 			}
 		}
 		req, body = m.appendRequest(req[:0], body, r, w, i)
+		if interval > 0 {
+			res.late.record(time.Since(t0))
+		}
 		if _, err := nc.Write(req); err != nil {
 			fail(err)
 			continue
@@ -407,33 +428,6 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// serverCPU reads process_cpu_seconds_total from the server's /metrics.
-func serverCPU(ctx context.Context, addr string) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	for line := range bytes.Lines(b) {
-		if v, ok := bytes.CutPrefix(line, []byte("process_cpu_seconds_total ")); ok {
-			f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-			if err != nil {
-				return 0, err
-			}
-			return time.Duration(f * float64(time.Second)), nil
-		}
-	}
-	return 0, errors.New("no process_cpu_seconds_total in /metrics")
-}
-
 func (r *result) print(out io.Writer, c config) {
 	secs := r.elapsed.Seconds()
 	loop := "closed"
@@ -455,7 +449,29 @@ func (r *result) print(out io.Writer, c config) {
 		fmt.Fprintf(out, "; server CPU unknown (%v)", r.serverCPUErr)
 	}
 	fmt.Fprintln(out)
+	var parts []string
+	for i, st := range r.stages {
+		p50, ok := quantile(r.stageBuckets[i], .50)
+		if !ok {
+			continue
+		}
+		p99, _ := quantile(r.stageBuckets[i], .99)
+		p999, _ := quantile(r.stageBuckets[i], .999)
+		parts = append(parts, fmt.Sprintf("%s p50=%v p99=%v p99.9=%v", st.name, seconds(p50), seconds(p99), seconds(p999)))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(out, "server's histograms (interpolated within doubling buckets): %s\n", strings.Join(parts, "; "))
+	}
+	if r.late.n > 0 {
+		fmt.Fprintf(out, "sent after due: p50=%v p99=%v p99.9=%v max=%v (the load generator's own delay, counted in the latencies)\n",
+			r.late.quantile(.50), r.late.quantile(.99), r.late.quantile(.999), r.late.max)
+	}
 	if r.firstErr != nil {
 		fmt.Fprintf(out, "first error: %v\n", r.firstErr)
 	}
+}
+
+// seconds rounds a histogram estimate in seconds to a readable duration.
+func seconds(v float64) time.Duration {
+	return time.Duration(v * float64(time.Second)).Round(time.Microsecond)
 }

@@ -162,3 +162,48 @@ func TestDrive(t *testing.T) {
 		})
 	}
 }
+
+// TestSleeperUntil: the open loop's sleeps never end before their due time
+// (a request sent early would be timed from a due time it did not wait
+// for), past due times return at once, and a sleeper is reusable.
+func TestSleeperUntil(t *testing.T) {
+	s := newSleeper()
+	defer s.close()
+	for _, d := range []time.Duration{-time.Second, 0, 50 * time.Microsecond, time.Millisecond, 3 * time.Millisecond, 100 * time.Microsecond} {
+		due := time.Now().Add(d)
+		s.until(due)
+		if now := time.Now(); now.Before(due) {
+			t.Fatalf("sleep of %v ended %v before its due time", d, due.Sub(now))
+		}
+	}
+}
+
+// TestDriveOpenLoop: with --rate the connections send on schedule, about
+// rate x duration requests in all, and record how late each was sent.
+func TestDriveOpenLoop(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"fingerprint":"0123456789abcdef","duplicates":[]}`+"\n")
+	}))
+	defer srv.Close()
+	c := config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: "check-fp", duration: 300 * time.Millisecond, concurrency: 4, rate: 400}
+	m, err := newRequestMaker(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driveOnce(context.Background(), c, m, c.duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 connections, one request each every 10 ms, due times in [0, 300
+	// ms]: 30 or 31 per connection, whatever the machine's speed (a late
+	// request is still sent, and timed from its due time).
+	if n := int64(res.h.n); n != served.Load() || n < 120 || n > 124 || res.errs != 0 {
+		t.Fatalf("%d requests answered, %d served, %d errors: want 120-124, all answered", res.h.n, served.Load(), res.errs)
+	}
+	if res.late.n != res.h.n {
+		t.Fatalf("lateness recorded for %d of %d requests", res.late.n, res.h.n)
+	}
+}
