@@ -28,7 +28,12 @@
 # it) and each store gets SIMDEX_BENCH_WARMUP (default 5s) of lookups at 16
 # connections; after an HBase restart use 60s or more (the JIT compiles the
 # read path for minutes: the region server's CPU per lookup is 2-5x higher
-# at first).
+# at first). SIMDEX_BENCH_ROUNDS (default 1) repeats the closed and open
+# loops that many times per store: on a 2-core VM one 15 s run's p99 varies
+# by 2x from run to run (BENCHMARKS.md, session 9), so judge a tail by
+# several rounds. Each run prints loadgen's own lateness (open loop) and
+# the server's histograms: the handler, the store call and the HBase Multi
+# RPC, to see where a request's time went.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
@@ -137,11 +142,13 @@ measure() { # store label loadgen-args...
 			serve --store pebble --data-dir "$pebble"
 		fi
 		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "${SIMDEX_BENCH_WARMUP:-5s}" --concurrency 16 >/dev/null # warm-up
-		for c in $conns; do
-			measure "$store" "closed loop, $c connections" --concurrency "$c"
-		done
-		for r in $rates; do
-			measure "$store" "open loop, $r/s" --concurrency 32 --rate "$r"
+		for round in $(seq 1 "${SIMDEX_BENCH_ROUNDS:-1}"); do
+			for c in $conns; do
+				measure "$store" "closed loop, $c connections (round $round)" --concurrency "$c"
+			done
+			for r in $rates; do
+				measure "$store" "open loop, $r/s (round $round)" --concurrency 32 --rate "$r"
+			done
 		done
 		for c in $inserts; do
 			mode=insert-if-unique measure "$store" "insert-if-unique, closed loop, $c connections" --concurrency "$c"
