@@ -125,7 +125,12 @@ func childHBaseLoad(spec string) int {
 	cfg := hbaseConfig(f[2], f[3])
 	cfg.Shard, cfg.Shards = shard, shards
 	if pause > 0 {
-		cfg.afterBatch = func() { time.Sleep(pause) }
+		// The test kills at progress points: batches committed (noted in
+		// dir/batches.log) and the read phase's end (the checkpoint).
+		cfg.afterBatch = func() {
+			time.Sleep(pause)
+			appendLine(filepath.Join(f[2], "batches.log"), "batch")
+		}
 	}
 	if hfileMode {
 		cfg.Import.Mode = ImportHFile
@@ -254,15 +259,54 @@ func TestHBaseResumeAfterSIGKILL(t *testing.T) {
 	want := dump(t, ref)
 	killed := 0
 	phases := map[string]bool{}
-	for i, delay := range []time.Duration{700 * time.Millisecond, 1500 * time.Millisecond, 2500 * time.Millisecond} {
+	batches := func(dir string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, "batches.log"))
+		return strings.Count(string(b), "\n")
+	}
+	phase1Done := func(dir string) bool {
+		var cp checkpoint
+		b, err := os.ReadFile(filepath.Join(dir, "cp", "checkpoint.json"))
+		return err == nil && json.Unmarshal(b, &cp) == nil && cp.Phase1Done
+	}
+	// Kill points by progress, not by time (a fast machine finished whole
+	// loads before a fixed delay): after some more batches of the read
+	// phase (~47 in all), or some milliseconds into the merge phase.
+	type killPoint struct {
+		batches int
+		merge   time.Duration
+	}
+	for i, kp := range []killPoint{{batches: 8}, {batches: 20}, {merge: 40 * time.Millisecond}} {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		os.MkdirAll(dir, 0o755)
 		ix, ns := openHBaseIndex(t, zk)
-		for round := range 2 {
-			cmd := startChild(t, strings.Join([]string{zk, ns, dir, glob, "0", "1", "3ms"}, "|"))
-			time.Sleep(delay / time.Duration(round+1))
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := cmd.Wait()
+		for range 2 {
+			target := batches(dir) + kp.batches
+			cmd := startChild(t, strings.Join([]string{zk, ns, dir, glob, "0", "1", "5ms"}, "|"))
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var err error
+			deadline := time.After(time.Minute)
+		wait:
+			for {
+				select {
+				case err = <-exited:
+					break wait
+				case <-deadline:
+					cmd.Process.Kill()
+					t.Fatalf("kill point %d: child never reached it", i)
+				case <-time.After(2 * time.Millisecond):
+					ready := kp.batches > 0 && batches(dir) >= target
+					if kp.merge > 0 && phase1Done(dir) {
+						time.Sleep(kp.merge)
+						ready = true
+					}
+					if ready {
+						cmd.Process.Signal(syscall.SIGKILL)
+						err = <-exited
+						break wait
+					}
+				}
+			}
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
 				killed++
@@ -283,7 +327,7 @@ func TestHBaseResumeAfterSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := diff(dump(t, ix), want); d != "" {
-			t.Errorf("kill point %d (%s): resumed load differs from an uninterrupted one:\n%s", i, delay, d)
+			t.Errorf("kill point %d (%+v): resumed load differs from an uninterrupted one:\n%s", i, kp, d)
 		}
 		if sum.Records != int64(len(docs)) {
 			t.Errorf("kill point %d: %d records, want %d", i, sum.Records, len(docs))

@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // A sorted run is one spill of an in-memory buffer, written to a file of
@@ -42,7 +41,10 @@ import (
 // Each block is checked before any of its records is used, so a damaged
 // run is refused without decoding garbage, and a reader decodes from the
 // block in memory (no per-record reads). Runs are written to a temporary
-// name, synced and renamed, so a run named in a checkpoint is complete.
+// name and renamed; the checkpoint that names a spill's runs is saved only
+// after syncRuns has synced them and the directory (on a goroutine, while
+// reading goes on: load.go's saveSpillAsync), so a run named in a
+// checkpoint is complete even after a power loss.
 // Version 1 (SDXRUN01/SDXCEL01: one checksum over the whole file) is not
 // read: a checkpoint directory of an older binary is refused by its magic.
 
@@ -115,8 +117,9 @@ func (w *runWriter) flushBlock() error {
 	return err
 }
 
-// finish writes the last block and the end block, syncs, closes and
-// renames the file into place.
+// finish writes the last block and the end block, closes and renames the
+// file into place. It does not sync: syncRuns does, before a checkpoint
+// names the run.
 func (w *runWriter) finish() (int64, error) {
 	if err := w.flushBlock(); err != nil {
 		return 0, w.abort(err)
@@ -129,16 +132,29 @@ func (w *runWriter) finish() (int64, error) {
 	if err := w.bw.Flush(); err != nil {
 		return 0, w.abort(err)
 	}
-	if err := w.f.Sync(); err != nil {
-		return 0, w.abort(err)
-	}
 	if err := w.f.Close(); err != nil {
 		return 0, errors.Join(err, os.Remove(w.tmp))
 	}
 	if err := os.Rename(w.tmp, w.path); err != nil {
 		return 0, err
 	}
-	return w.size, syncDir(filepath.Dir(w.path))
+	return w.size, nil
+}
+
+// syncRuns makes the run files at paths and their directory dir durable
+// (fsync of each file's data, then of the directory's entries, which the
+// renames changed).
+func syncRuns(dir string, paths []string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			return fmt.Errorf("syncing %s: %w", p, err)
+		}
+	}
+	return syncDir(dir)
 }
 
 func (w *runWriter) abort(err error) error {
