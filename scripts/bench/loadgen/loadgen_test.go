@@ -142,15 +142,7 @@ func TestDrive(t *testing.T) {
 			if err := os.WriteFile(text, []byte("正文\n\"quoted\""), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			c := config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k"}
-			m, err := newRequestMaker(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := driveOnce(context.Background(), c, m, c.duration)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k"})
 			// Every request sent is read to the end before the deadline is
 			// checked, so the counts are exact.
 			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() {
@@ -188,15 +180,7 @@ func TestDriveOpenLoop(t *testing.T) {
 		io.WriteString(w, `{"fingerprint":"0123456789abcdef","duplicates":[]}`+"\n")
 	}))
 	defer srv.Close()
-	c := config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: "check-fp", duration: 300 * time.Millisecond, concurrency: 4, rate: 400}
-	m, err := newRequestMaker(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := driveOnce(context.Background(), c, m, c.duration)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: "check-fp", duration: 300 * time.Millisecond, concurrency: 4, rate: 400})
 	// 4 connections, one request each every 10 ms, due times in [0, 300
 	// ms]: 30 or 31 per connection, whatever the machine's speed (a late
 	// request is still sent, and timed from its due time).
@@ -206,4 +190,18 @@ func TestDriveOpenLoop(t *testing.T) {
 	if res.late.n != res.h.n {
 		t.Fatalf("lateness recorded for %d of %d requests", res.late.n, res.h.n)
 	}
+}
+
+// driveTest runs c's connections for c.duration against a test server.
+func driveTest(t *testing.T, c config) *result {
+	t.Helper()
+	m, err := newRequestMaker(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driveOnce(context.Background(), c, m, c.duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
