@@ -42,13 +42,18 @@ type BulkWriter struct {
 	target int64
 	wo     sstable.WriterOptions
 
-	w     *sstable.Writer // current file, nil before the first Put
-	size  int64           // bytes put into w
-	paths []string        // finished and current files
-	key   []byte          // scratch: the encoded key of the current Put
-	last  []byte          // the previous encoded key
-	err   error           // sticky: a failed Put poisons the writer
-	done  bool
+	w    *sstable.Writer // current file, nil before the first Put
+	size int64           // bytes put into w
+	// closing receives the result of closing the previous file on a
+	// goroutine (nil: none pending): its last blocks, index, filter,
+	// footer and fsync overlap the next file's Puts. At most one is
+	// pending; next, Commit and Abort join it.
+	closing chan error
+	paths   []string // finished and current files
+	key     []byte   // scratch: the encoded key of the current Put
+	last    []byte   // the previous encoded key
+	err     error    // sticky: a failed Put poisons the writer
+	done    bool
 }
 
 var _ kvindex.CellWriter = (*BulkWriter)(nil)
@@ -118,10 +123,15 @@ func (w *BulkWriter) Put(row, qualifier, value []byte) error {
 	return nil
 }
 
-// next finishes the current sstable and starts another.
+// next finishes the current sstable (on a goroutine) and starts another.
 func (w *BulkWriter) next() error {
-	if err := w.finishFile(); err != nil {
-		return err
+	if err := w.waitClosing(); err != nil {
+		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+	}
+	if w.w != nil {
+		prev, done := w.w, make(chan error, 1)
+		w.w, w.closing = nil, done
+		go func() { done <- prev.Close() }() // joined by waitClosing
 	}
 	p := filepath.Join(w.dir, fmt.Sprintf("%s-%06d.sst", w.t, len(w.paths)))
 	f, err := vfs.Default.Create(p, vfs.WriteCategoryUnspecified)
@@ -134,16 +144,27 @@ func (w *BulkWriter) next() error {
 	return nil
 }
 
+// finishFile closes the current file and joins the pending close.
 func (w *BulkWriter) finishFile() error {
-	if w.w == nil {
-		return nil
+	err := w.waitClosing()
+	if w.w != nil {
+		err = errors.Join(err, w.w.Close()) // syncs and closes the file
+		w.w = nil
 	}
-	err := w.w.Close() // syncs and closes the file
-	w.w = nil
 	if err != nil {
 		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
 	}
 	return nil
+}
+
+// waitClosing joins the pending close of the previous file, if any.
+func (w *BulkWriter) waitClosing() error {
+	if w.closing == nil {
+		return nil
+	}
+	err := <-w.closing
+	w.closing = nil
+	return err
 }
 
 // Commit implements kvindex.CellWriter: the staged sstables are ingested in
@@ -186,9 +207,9 @@ func (w *BulkWriter) Commit(ctx context.Context) error {
 // Abort implements kvindex.CellWriter.
 func (w *BulkWriter) Abort() error {
 	w.done = true
-	var err error
+	err := w.waitClosing()
 	if w.w != nil {
-		err = w.w.Close()
+		err = errors.Join(err, w.w.Close())
 		w.w = nil
 	}
 	return errors.Join(err, w.removeFiles())
