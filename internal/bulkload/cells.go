@@ -138,8 +138,9 @@ func cellKeyCmp(ar, aq, br, bq []byte) int {
 	return bytes.Compare(aq, bq)
 }
 
-// writeCellRun writes c's cells (sorted) to path, via a temporary file that
-// is synced and renamed.
+// writeCellRun writes c's cells (sorted) to path, via a temporary file
+// renamed into place (syncRuns makes it durable before a checkpoint names
+// it).
 func writeCellRun(path string, c *cellBuf) (int64, error) {
 	w, err := createRun(path, kindCells)
 	if err != nil {

@@ -105,8 +105,8 @@ func lsdSortEntries(es []entry, scratch []entry) []entry {
 // least a few entries per bucket of the key's top 16 bits.
 const msdMinEntries = 1 << 18
 
-// writeRun writes sorted entries to path (via a temporary file, synced and
-// renamed).
+// writeRun writes sorted entries to path, via a temporary file renamed into
+// place (syncRuns makes it durable before a checkpoint names it).
 func writeRun(path string, es []entry) (int64, error) {
 	w, err := createRun(path, kindEntries)
 	if err != nil {
