@@ -67,11 +67,13 @@ func (c *cellBuf) parts(r cellRef) (row, qual, val []byte) {
 
 func (c *cellBuf) reset() { c.arena, c.refs = c.arena[:0], c.refs[:0] }
 
-// sort orders the cells by (row, qualifier, input order): a stable LSD
-// radix sort on the 8-byte row prefix (skipping byte positions where all
-// cells agree), then a comparison sort of each run of equal prefixes (rows
-// longer than 8 bytes that share them, or one row's several cells).
-// scratch is reused across calls.
+// sort orders the cells by (row, qualifier, input order): an MSD radix
+// sort on the 8-byte row prefix (bytes where all cells of a bucket agree
+// cost a counting pass, not a placement), then a comparison sort of each
+// run of equal prefixes (rows longer than 8 bytes that share them, or one
+// row's several cells). scratch is reused across calls. Random 8-byte rows
+// (the fp cells) are placed in two passes where the LSD sort this replaced
+// made eight (BenchmarkCellSort).
 func (c *cellBuf) sort(scratch []cellRef) []cellRef {
 	refs := c.refs
 	if len(refs) < 2 {
@@ -81,35 +83,7 @@ func (c *cellBuf) sort(scratch []cellRef) []cellRef {
 		scratch = make([]cellRef, len(refs))
 	}
 	scratch = scratch[:len(refs)]
-	var counts [8][256]int
-	for i := range refs {
-		p := refs[i].pfx
-		for b := range 8 {
-			counts[b][byte(p>>(8*b))]++
-		}
-	}
-	src, dst := refs, scratch
-	for pass := range 8 {
-		shift := uint(8 * pass)
-		cnt := &counts[pass]
-		if cnt[byte(src[0].pfx>>shift)] == len(src) {
-			continue
-		}
-		pos := 0
-		for i, n := range cnt {
-			cnt[i] = pos
-			pos += n
-		}
-		for i := range src {
-			b := byte(src[i].pfx >> shift)
-			dst[cnt[b]] = src[i]
-			cnt[b]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &refs[0] {
-		copy(refs, src)
-	}
+	msdSortPrefixes(refs, scratch, 56)
 	full := func(a, b cellRef) int {
 		ar, aq, _ := c.parts(a)
 		br, bq, _ := c.parts(b)
@@ -129,6 +103,58 @@ func (c *cellBuf) sort(scratch []cellRef) []cellRef {
 		i = j
 	}
 	return scratch
+}
+
+// msdSortPrefixes sorts a by pfx, looking at the bytes from bit shift
+// down (the bytes above it are equal across a); tmp is scratch of a's
+// length. Cells of equal prefixes end in any order.
+func msdSortPrefixes(a, tmp []cellRef, shift uint) {
+	for {
+		if len(a) <= 48 {
+			for i := 1; i < len(a); i++ {
+				x := a[i]
+				j := i
+				for j > 0 && x.pfx < a[j-1].pfx {
+					a[j] = a[j-1]
+					j--
+				}
+				a[j] = x
+			}
+			return
+		}
+		var at [257]int
+		for i := range a {
+			at[int(byte(a[i].pfx>>shift))+1]++
+		}
+		if at[int(byte(a[0].pfx>>shift))+1] == len(a) {
+			// One value at this byte: on to the next without moving.
+			if shift == 0 {
+				return
+			}
+			shift -= 8
+			continue
+		}
+		for d := 1; d <= 256; d++ {
+			at[d] += at[d-1]
+		}
+		bounds := at
+		for i := range a {
+			d := byte(a[i].pfx >> shift)
+			tmp[at[d]] = a[i]
+			at[d]++
+		}
+		copy(a, tmp)
+		if shift == 0 {
+			return
+		}
+		for d := range 256 {
+			lo, hi := bounds[d], bounds[d+1]
+			if hi-lo > 1 {
+				msdSortPrefixes(a[lo:hi], tmp[lo:hi], shift-8)
+			}
+		}
+		return
+	}
 }
 
 func cellKeyCmp(ar, aq, br, bq []byte) int {
