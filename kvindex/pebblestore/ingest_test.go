@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -115,6 +116,29 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 		}
 		if left, _ := filepath.Glob(filepath.Join(stage, "*")); len(left) != 0 {
 			t.Errorf("staging files left after commit: %v", left)
+		}
+		// The sstables have the store's own table format: a row's cells
+		// stay together in its data blocks (no value blocks).
+		// (Ingested over a memtable they overlap, they are queued behind
+		// it: flush to see them.)
+		if err := b.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		levels, err := b.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables := 0
+		for _, lv := range levels {
+			for _, info := range lv {
+				tables++
+				if n := info.Properties.NumValuesInValueBlocks; n > 0 {
+					t.Errorf("bulk=%v: sstable %s has %d values in value blocks", bulk, info.FileNum, n)
+				}
+			}
+		}
+		if tables < len(w.paths) {
+			t.Errorf("bulk=%v: %d sstables in the store, want at least the %d ingested", bulk, tables, len(w.paths))
 		}
 		for _, tb := range kvindex.Tables {
 			got, want := dumpTable(t, b, tb), dumpTable(t, a, tb)
