@@ -25,9 +25,14 @@ import (
 // compactions.
 
 // DefaultSSTableBytes is the size at which a BulkWriter starts a new
-// sstable: big enough that a 10^8 load makes tens of files, not
-// thousands, small enough that later compactions work in pieces.
-const DefaultSSTableBytes = 128 << 20
+// sstable: big enough that a 10^8 load makes hundreds of files, not
+// thousands, small enough that later compactions work in pieces and that
+// an sstable's bloom filter (10 bits per row, ~1 MB for 32 MB of fp cells)
+// stays within the CPU's caches while it is built: at 128 MB, building the
+// ~5 MB filters missed the cache on nearly every key (1.1 s of a 10^7
+// load's CPU profile, 0.3 s at 32 MB), and a smaller filter block is also
+// cheaper for the block cache to hold.
+const DefaultSSTableBytes = 32 << 20
 
 // mergerName must equal the merger the store opens Pebble with: Ingest
 // refuses sstables written for another merger.
