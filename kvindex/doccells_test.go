@@ -3,6 +3,7 @@ package kvindex_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,24 @@ func TestAppendDocCellsDoesNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations per document, want 0", n)
+	}
+}
+
+// TestValidateID: ids are 1..MaxIDBytes bytes of UTF-8 without control
+// characters (C0, DEL and C1), on the ASCII fast path and off it.
+func TestValidateID(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"d1", true}, {"doc 42/a-b_c.d~", true}, {"文档-1", true}, {"é", true},
+		{strings.Repeat("x", kvindex.MaxIDBytes), true}, {strings.Repeat("é", kvindex.MaxIDBytes/2), true},
+		{"", false}, {strings.Repeat("x", kvindex.MaxIDBytes+1), false}, {strings.Repeat("é", kvindex.MaxIDBytes/2) + "x", false},
+		{"a\x00b", false}, {"tab\there", false}, {"del\x7f", false}, {"c1\u0085", false}, {"\xff\xfe", false}, {"ok\xc3", false},
+	} {
+		err := kvindex.ValidateID(tc.id)
+		if tc.ok != (err == nil) || err != nil && !errors.Is(err, kvindex.ErrBadID) {
+			t.Errorf("ValidateID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
+		}
 	}
 }

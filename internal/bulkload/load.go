@@ -625,6 +625,9 @@ type item struct {
 	id    []byte
 	vals  []byte
 	fpLen int
+	// doc is processFPItem's document, kept with the item: a local
+	// escapes through the Index interface (an allocation per line).
+	doc kvindex.Document
 }
 
 // readBatch is one batch of input lines, read and processed (parsed,
@@ -877,10 +880,11 @@ func (l *loader) processFPItem(it *item) {
 	it.owned = l.docShard(uint64(fp)) == l.cfg.Shard
 	// The string shares id's bytes, which stay unchanged until the batch
 	// is committed; AppendDocCells keeps no reference to it.
-	d := kvindex.Document{ID: unsafe.String(unsafe.SliceData(id), len(id)), Fingerprint: fp, Time: at}
+	d := &it.doc
+	*d = kvindex.Document{ID: unsafe.String(unsafe.SliceData(id), len(id)), Fingerprint: fp, Time: at}
 	// AppendDocCells validates the id and time as DocMutations does (the
 	// same errors).
-	vals, fpLen, err := l.ix.AppendDocCells(it.vals[:0], &d)
+	vals, fpLen, err := l.ix.AppendDocCells(it.vals[:0], d)
 	if err != nil {
 		it.err = err
 		return
