@@ -625,9 +625,6 @@ type item struct {
 	id    []byte
 	vals  []byte
 	fpLen int
-	// doc is processFPItem's document, kept with the item: a local
-	// escapes through the Index interface (an allocation per line).
-	doc kvindex.Document
 }
 
 // readBatch is one batch of input lines, read and processed (parsed,
@@ -813,21 +810,24 @@ func (l *loader) processBatch(batch []item, format string) {
 	var wg sync.WaitGroup
 	for k := range w {
 		wg.Go(func() {
+			// The worker's document for processFPItem: a local would
+			// escape through the Index interface (an allocation per line).
+			var doc kvindex.Document
 			for i := k; i < len(batch); i += w {
-				l.processItem(&batch[i], format)
+				l.processItem(&batch[i], format, &doc)
 			}
 		})
 	}
 	wg.Wait()
 }
 
-func (l *loader) processItem(it *item, format string) {
+func (l *loader) processItem(it *item, format string, doc *kvindex.Document) {
 	if it.long {
 		it.err = fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 		return
 	}
 	if format != FormatDocs {
-		l.processFPItem(it)
+		l.processFPItem(it, doc)
 		return
 	}
 	var rec record
@@ -868,8 +868,8 @@ func (l *loader) processItem(it *item, format string) {
 
 // processFPItem is processItem for a precomputed fingerprint's line,
 // without allocating: the id stays in the batch's arena and the cells are
-// encoded into the item's buffer.
-func (l *loader) processFPItem(it *item) {
+// encoded into the item's buffer. d is scratch space for the document.
+func (l *loader) processFPItem(it *item, d *kvindex.Document) {
 	id, fp, at, err := parseFPFields(it.text)
 	it.text = nil
 	if err != nil {
@@ -880,7 +880,6 @@ func (l *loader) processFPItem(it *item) {
 	it.owned = l.docShard(uint64(fp)) == l.cfg.Shard
 	// The string shares id's bytes, which stay unchanged until the batch
 	// is committed; AppendDocCells keeps no reference to it.
-	d := &it.doc
 	*d = kvindex.Document{ID: unsafe.String(unsafe.SliceData(id), len(id)), Fingerprint: fp, Time: at}
 	// AppendDocCells validates the id and time as DocMutations does (the
 	// same errors).
