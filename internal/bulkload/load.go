@@ -2,6 +2,7 @@ package bulkload
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -110,7 +111,13 @@ type checkpoint struct {
 	InputBytes   int64       `json:"input_bytes"`
 	BytesWritten int64       `json:"bytes_written"`
 	Runs         int         `json:"runs"` // spills 0..Runs-1 exist
-	Phase1Done   bool        `json:"phase1_done"`
+	// FPRuns: the spills write fps runs (every owned record's
+	// fingerprint), which only the dedup report needs (its repeated
+	// fingerprints). Without them the distinct fingerprints are counted
+	// while the fp cells are written. Checkpoints of version 3 always had
+	// them.
+	FPRuns     bool `json:"fp_runs"`
+	Phase1Done bool `json:"phase1_done"`
 	// FreshIndex: when the load started, the index had no row in this
 	// shard's range, so rows are written without reading them first.
 	FreshIndex bool `json:"fresh_index"`
@@ -133,7 +140,7 @@ type inputInfo struct {
 	Size int64  `json:"size"` // -1 for stdin
 }
 
-const checkpointVersion = 3
+const checkpointVersion = 4
 
 // loader is one Run's state. Its fields are used by the Run goroutine only,
 // except the atomics read by the progress reporter.
@@ -175,7 +182,8 @@ type loader struct {
 		done bool
 	}
 	// fpCount is written by startFPCount's goroutine and read after
-	// fpCountDone is closed.
+	// fpCountDone is closed; without fps runs, by writeCells of the fp
+	// cells (read after phase2 has joined it).
 	fpCount     runCount
 	fpCountDone chan struct{}
 	fpr         *fingerprint.Fingerprinter
@@ -281,14 +289,17 @@ func (l *loader) run(ctx context.Context, files []string) error {
 	for _, p := range l.perms {
 		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
 	}
-	// The fingerprint count reads only the fps runs: it overlaps the
-	// merge. Its goroutine stops with ctx and is joined before run returns.
-	fctx, stopCount := context.WithCancel(ctx)
-	l.startFPCount(fctx)
-	defer func() {
-		stopCount()
-		<-l.fpCountDone
-	}()
+	if l.cp.FPRuns {
+		// The fingerprint count reads only the fps runs: it overlaps the
+		// merge. Its goroutine stops with ctx and is joined before run
+		// returns.
+		fctx, stopCount := context.WithCancel(ctx)
+		l.startFPCount(fctx)
+		defer func() {
+			stopCount()
+			<-l.fpCountDone
+		}()
+	}
 	pairs, err := l.phase2(ctx)
 	if err != nil {
 		return err
@@ -334,7 +345,7 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 		infos = append(infos, inputInfo{Name: abs, Size: st.Size()})
 	}
 	fresh := checkpoint{Version: checkpointVersion, Inputs: infos, Shard: l.cfg.Shard, Shards: l.cfg.Shards,
-		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards)}
+		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards), FPRuns: l.cfg.DedupPath != ""}
 	b, err := os.ReadFile(l.cpPath())
 	if errors.Is(err, os.ErrNotExist) {
 		l.cp = fresh
@@ -348,11 +359,18 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 		return fmt.Errorf("bulkload: checkpoint: %w", err)
 	}
 	var cp checkpoint
-	if err := json.Unmarshal(b, &cp); err != nil || cp.Version != checkpointVersion {
+	err = json.Unmarshal(b, &cp)
+	if err == nil && cp.Version == 3 {
+		cp.Version, cp.FPRuns = checkpointVersion, true // the same layout, with fps runs
+	}
+	if err != nil || cp.Version != checkpointVersion {
 		return fmt.Errorf("bulkload: checkpoint %s unreadable (version %d, %v): remove the directory to start over", l.cpPath(), cp.Version, err)
 	}
 	if cp.LoadID != fresh.LoadID || !slices.Equal(cp.Inputs, fresh.Inputs) {
 		return fmt.Errorf("%w: %s was written for other inputs or another shard; use a new checkpoint directory", ErrInputChanged, l.cpPath())
+	}
+	if l.cfg.DedupPath != "" && !cp.FPRuns {
+		return fmt.Errorf("bulkload: %s: the load was started without a dedup report, and its spills lack what one needs: rerun it without --dedup-report, or remove the directory to start over with one", l.cpPath())
 	}
 	l.cp = cp
 	l.cfg.Logger.Info("resuming bulk load", "file", cp.File, "line", cp.Line, "records", cp.Records, "runs", cp.Runs, "phase1_done", cp.Phase1Done)
@@ -486,7 +504,7 @@ const cellBytesPerRecord = 48
 const bandCellBytes = 32
 
 // bufferCap is the number of records a spill holds: half the memory bound
-// (less the store's share) over what one record takes, T+2 entries of 16
+// (less the store's share) over what one record takes, entryKinds entries of 16
 // bytes plus one radix-sort scratch entry per spill worker, and two cells
 // (a reference and arena bytes, with an eighth of slack) plus one
 // cell-sort scratch reference per spill worker; with band cells, NumBands
@@ -500,7 +518,7 @@ func (l *loader) bufferCap() int {
 	}
 	w := l.spillWorkers()
 	ref := int(unsafe.Sizeof(cellRef{}))
-	perRecord := int64(16*(l.T+2+w) + (2+w)*ref + 2*cellBytesPerRecord*9/8)
+	perRecord := int64(16*(l.entryKinds()+w) + (2+w)*ref + 2*cellBytesPerRecord*9/8)
 	if l.bandCells {
 		perRecord += int64(fingerprint.NumBands * ((1+w)*ref + bandCellBytes*9/8))
 	}
@@ -565,7 +583,7 @@ func (l *loader) rowShard(t int, v uint64) int {
 // cells and spills index entries.
 func (l *loader) phase1(ctx context.Context, files []string) (err error) {
 	capN := l.bufferCap()
-	l.bufs = make([][]entry, l.T+2)
+	l.bufs = make([][]entry, l.entryKinds())
 	for i := range l.bufs {
 		l.bufs[i] = make([]entry, 0, capN)
 	}
@@ -929,14 +947,18 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 		}
 		if it.owned && it.fast {
 			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64(it.id)})
-			l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+			if l.cp.FPRuns {
+				l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+			}
 			var row [8]byte
 			binary.BigEndian.PutUint64(row[:], uint64(fp))
 			l.cells[cellFP].add(row[:], it.id, it.vals[:it.fpLen])
 			l.cells[cellDoc].add(it.id, docQualifier, it.vals[it.fpLen:])
 		} else if it.owned {
 			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64String(it.rec.id)})
-			l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+			if l.cp.FPRuns {
+				l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+			}
 			for _, m := range it.muts {
 				switch {
 				case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
@@ -962,6 +984,15 @@ func (l *loader) commitBatch(ctx context.Context, batch []item, file string) err
 		return fmt.Errorf("bulkload: rejects file: %w", err)
 	}
 	return ctx.Err()
+}
+
+// entryKinds is the number of entry buffers (and runs per spill): one per
+// index table, the ids, and the fps when the checkpoint has them.
+func (l *loader) entryKinds() int {
+	if l.cp.FPRuns {
+		return l.T + 2
+	}
+	return l.T + 1
 }
 
 func runName(n int, kind string) string { return fmt.Sprintf("run-%06d-%s.sdx", n, kind) }
@@ -1089,7 +1120,7 @@ func (l *loader) spillRunPaths(n int) []string {
 	for _, k := range cellKinds {
 		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, k)))
 	}
-	for b := range l.T + 2 {
+	for b := range l.entryKinds() {
 		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, l.kindName(b))))
 	}
 	return out
@@ -1508,6 +1539,12 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 	tw, timed := w.(timedPutter)
 	buckets := l.ix.Buckets()
 	var written int64
+	// Without fps runs the distinct fingerprints are the fp table's
+	// distinct rows (a row is a fingerprint; with a plan, whose count is
+	// used instead, superseded records' cells are skipped here).
+	countFPs := i == cellFP && !l.cp.FPRuns
+	var fps int64
+	var lastFP []byte
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -1547,6 +1584,13 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 			return 0, errors.Join(err, w.Abort())
 		}
 		written += int64(len(row) + len(qual) + len(val))
+		if countFPs && (fps == 0 || !bytes.Equal(row, lastFP)) {
+			fps++
+			lastFP = append(lastFP[:0], row...)
+		}
+	}
+	if countFPs {
+		l.fpCount = runCount{n: fps}
 	}
 	return written, l.commit(ctx, w, cellKinds[i])
 }
@@ -1616,7 +1660,9 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	<-l.fpCountDone
+	if l.cp.FPRuns {
+		<-l.fpCountDone
+	}
 	if l.fpCount.err != nil {
 		return nil, l.fpCount.err
 	}

@@ -1,6 +1,7 @@
 package bulkload
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -603,4 +604,53 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Errorf("only %d children were killed in the merge and ingest phase, want 4", killedInMerge)
 	}
 	t.Logf("%d kills, %d of them in the merge and ingest phase", killed, killedInMerge)
+}
+
+// TestDedupReportNeedsFPRuns: a load started without a dedup report spills
+// no fps runs, so resuming it with one is refused with a reason (nothing
+// written); resumed as started, it finishes with the counts of an
+// uninterrupted load.
+func TestDedupReportNeedsFPRuns(t *testing.T) {
+	dir := t.TempDir()
+	docs := genFPs(7, 3000)
+	glob, _ := inputs(t, dir, docs)
+	ix := openIndex(t, filepath.Join(dir, "ix"))
+	ctx, cancel := context.WithCancel(bg)
+	cfg := baseConfig(dir, glob)
+	batches := 0
+	cfg.afterBatch = func() {
+		if batches++; batches == 12 { // after a few spills
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, ix, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted load: %v", err)
+	}
+	if fps, _ := filepath.Glob(filepath.Join(dir, "cp", "run-*-fps.sdx")); len(fps) != 0 {
+		t.Errorf("a load without a dedup report wrote fps runs: %v", fps)
+	}
+	before := dump(t, ix)
+	withReport := baseConfig(dir, glob)
+	withReport.DedupPath = filepath.Join(dir, "dups.jsonl")
+	if _, err := Run(bg, ix, withReport); err == nil || !strings.Contains(err.Error(), "dedup report") {
+		t.Fatalf("resumed with a dedup report: %v, want a refusal naming the report", err)
+	}
+	if d := diff(before, dump(t, ix)); d != "" {
+		t.Errorf("the refused resume changed the index:\n%s", d)
+	}
+	sum, err := Run(bg, ix, baseConfig(dir, glob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := openIndex(t, filepath.Join(dir, "ref"))
+	want, err := Run(bg, ref, baseConfig(filepath.Join(dir, "refcp"), glob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Documents != want.Documents || sum.Fingerprints != want.Fingerprints || sum.IndexRows != want.IndexRows {
+		t.Errorf("resumed load: %d docs, %d fps, %d rows; uninterrupted: %d, %d, %d", sum.Documents, sum.Fingerprints, sum.IndexRows, want.Documents, want.Fingerprints, want.IndexRows)
+	}
+	if d := diff(dump(t, ref), dump(t, ix)); d != "" {
+		t.Errorf("resumed load differs from an uninterrupted one:\n%s", d)
+	}
 }
