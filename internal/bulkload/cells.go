@@ -196,7 +196,10 @@ type cellRunReader struct {
 	block          []byte // the current block's payload not yet decoded
 	left           int    // records left in block
 	row, qual, val []byte
-	started        bool
+	// pfx is row's first 8 bytes (rowPrefix8): it orders most pairs of
+	// cells in the merge and the order check without comparing slices.
+	pfx     uint64
+	started bool
 }
 
 func openCellRun(path string) (*cellRunReader, error) {
@@ -251,14 +254,15 @@ func (r *cellRunReader) next() (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if r.started && cellKeyCmp(r.row, r.qual, row, qual) > 0 {
+	pfx := rowPrefix8(row)
+	if r.started && (pfx < r.pfx || pfx == r.pfx && cellKeyCmp(r.row, r.qual, row, qual) > 0) {
 		return false, r.br.errorf("cells out of order")
 	}
 	r.left--
 	if r.left == 0 && len(r.block) != 0 {
 		return false, r.br.errorf("%d bytes after the block's records", len(r.block))
 	}
-	r.row, r.qual, r.val, r.started = row, qual, val, true
+	r.row, r.qual, r.val, r.pfx, r.started = row, qual, val, pfx, true
 	return true, nil
 }
 
@@ -315,6 +319,9 @@ func (m *cellMerger) beats(a, b int) bool {
 		return false
 	}
 	x, y := m.rs[a], m.rs[b]
+	if x.pfx != y.pfx {
+		return x.pfx < y.pfx
+	}
 	if c := cellKeyCmp(x.row, x.qual, y.row, y.qual); c != 0 {
 		return c < 0
 	}
