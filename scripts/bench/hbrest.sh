@@ -28,7 +28,8 @@
 # it) and each store gets SIMDEX_BENCH_WARMUP (default 5s) of lookups at 16
 # connections; after an HBase restart use 60s or more (the JIT compiles the
 # read path for minutes: the region server's CPU per lookup is 2-5x higher
-# at first). SIMDEX_BENCH_ROUNDS (default 1) repeats the closed and open
+# at first). SIMDEX_BENCH_STORES (default "hbase pebble") picks the stores measured.
+# SIMDEX_BENCH_ROUNDS (default 1) repeats the closed and open
 # loops that many times per store: on a 2-core VM one 15 s run's p99 varies
 # by 2x from run to run (BENCHMARKS.md, session 9), so judge a tail by
 # several rounds. Each run prints loadgen's own lateness (open loop) and
@@ -135,7 +136,7 @@ measure() { # store label loadgen-args...
 	if [ ! -d "$pebble" ]; then
 		"$bin/hbsrvload" --store pebble --data-dir "$pebble" -n "$n"
 	fi
-	for store in hbase pebble; do
+	for store in ${SIMDEX_BENCH_STORES:-hbase pebble}; do
 		if [ "$store" = hbase ]; then
 			serve --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns"
 		else
