@@ -132,7 +132,7 @@ func (l *loader) ensurePlan(ctx context.Context) (*plan, error) {
 const getBatch = 1024
 
 func (l *loader) makePlan(ctx context.Context) (*plan, error) {
-	ids, err := l.idCount()
+	ids, err := l.idCount(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,12 @@
 package bulkload
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,9 +125,17 @@ func TestRepeatedIDsInOneFreshLoad(t *testing.T) {
 	all := append(append([]genDoc(nil), a...), b...)
 	in := writeFile(t, dir, "all.csv", []byte(fpLines(all)))
 	bulk := openIndex(t, filepath.Join(dir, "bulk"))
-	sum, err := Run(bg, bulk, baseConfig(dir, in))
+	cfg := baseConfig(dir, in)
+	var log bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	sum, err := Run(bg, bulk, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The merge phase started without a plan (the tables are empty), then
+	// the id count found the repeats and it ran again with one.
+	if !strings.Contains(log.String(), "merging again with a plan") {
+		t.Errorf("no speculative merge phase was dropped; log:\n%s", log.String())
 	}
 	ref := openIndex(t, filepath.Join(dir, "online"))
 	for _, d := range all {
