@@ -576,3 +576,74 @@ func BenchmarkDecodeDocCell(b *testing.B) {
 		})
 	}
 }
+
+// TestRepeats4 checks repeats4 against a map of every 4-byte window, over
+// payloads with and without repeats, of growing and shrinking sizes (the
+// table is reused at its largest size).
+func TestRepeats4(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	var b BaseSetBuilder
+	for i := range 3000 {
+		p := make([]byte, r.IntN(2000))
+		for k := range p {
+			p[k] = byte(r.Uint32())
+		}
+		switch {
+		case i%3 == 0 && len(p) > 12: // a planted repeat
+			a, c := r.IntN(len(p)-4), r.IntN(len(p)-4)
+			if a != c {
+				copy(p[c:c+4], p[a:a+4])
+			}
+		case i%7 == 0:
+			clear(p) // zeros: repeats once 5 bytes long
+		}
+		if got, want := b.repeats4(p), repeats4Oracle(p); got != want {
+			t.Fatalf("payload %d, %d bytes: repeats4 = %v, want %v", i, len(p), got, want)
+		}
+	}
+}
+
+// TestRepeats4GenerationWrap: after the table's generation counter wraps,
+// entries left by a call before the wrap under the generation number that
+// comes round again do not count as seen.
+func TestRepeats4GenerationWrap(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 13))
+	noRepeats := func(n int) []byte {
+		for {
+			p := make([]byte, n)
+			for k := range p {
+				p[k] = byte(r.Uint32())
+			}
+			if !repeats4Oracle(p) {
+				return p
+			}
+		}
+	}
+	var b BaseSetBuilder
+	p := noRepeats(100)
+	if b.repeats4(p) { // generation 1
+		t.Fatal("repeats4 found a repeat in a payload without one")
+	}
+	b.seenGen = 1<<32 - 1
+	b.repeats4([]byte{1, 2, 3, 4, 5}) // wraps
+	q := noRepeats(100)
+	copy(q, p[:4]) // p's first window: a repeat only across calls
+	if repeats4Oracle(q) {
+		t.Skip("the random payload repeats a window")
+	}
+	if b.repeats4(q) {
+		t.Fatal("after the generation wrapped, a window of a call before the wrap counted as seen")
+	}
+}
+
+func repeats4Oracle(p []byte) bool {
+	seen := map[uint32]bool{}
+	for i := 0; i+4 <= len(p); i++ {
+		v := binary.LittleEndian.Uint32(p[i:])
+		if seen[v] {
+			return true
+		}
+		seen[v] = true
+	}
+	return false
+}
