@@ -322,7 +322,7 @@ func (m *merger) close() error {
 // writes and needed a copy back. The insertion sort shifts entries and
 // compares with entryLess: swapping pairs through the three-way entryCmp
 // made it most of the sort's time (BenchmarkSortEntries: 57-62 ns per
-// entry before, 27-33 after).
+// entry before, 26-30 after).
 func msdSortEntries(es []entry, scratch []entry) []entry {
 	if cap(scratch) < len(es) {
 		scratch = make([]entry, len(es))
