@@ -1251,7 +1251,9 @@ func (l *loader) phase2Run(ctx context.Context, speculate bool) (pairs [][2]uint
 	cells := func(i int) {
 		sem <- struct{}{}
 		defer func() { <-sem }()
+		js := time.Now()
 		b, err := l.writeCells(ctx, i, p)
+		l.cfg.Logger.Debug("cells written", "table", cellKinds[i], "started", js.Sub(start).Seconds(), "seconds", time.Since(js).Seconds())
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -1271,7 +1273,9 @@ func (l *loader) phase2Run(ctx context.Context, speculate bool) (pairs [][2]uint
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			js := time.Now()
 			st, p, err := l.mergeTable(ctx, t, noIndex)
+			l.cfg.Logger.Debug("index table written", "table", l.kindName(t), "started", js.Sub(start).Seconds(), "seconds", time.Since(js).Seconds())
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
