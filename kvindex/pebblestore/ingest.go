@@ -103,6 +103,13 @@ func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (
 	setTableOptions(po) // the same prefix filters as the store's own tables
 	po.EnsureDefaults()
 	wo := po.MakeWriterOptions(0, format)
+	if t == kvindex.TableIndex {
+		// Index values are base sets and deltas, already compressed:
+		// Snappy made a 10^7 load's index sstables 0.1% smaller for 0.4 s
+		// of its CPU. (Flushes and compactions still compress; readers
+		// take either.)
+		wo.Compression = sstable.NoCompression
+	}
 	return &BulkWriter{s: s, t: t, dir: dir, target: sstableBytes, wo: wo}, nil
 }
 
