@@ -381,7 +381,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"3", "", true},
 		{"4", fingerprint.BandsVersion, true},
 		{"4", "", true},
-		{"5", fingerprint.BandsVersion, false},
+		{"5", fingerprint.BandsVersion, true},
+		{"5", "", true},
+		{"6", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -408,7 +410,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			ix = openAt(t, dir, kvindex.Config{}, false)
 			defer ix.Close()
 			wantText := tc.format >= "3"
-			wantKeys := tc.format == "4" && tc.bands != ""
+			wantKeys := tc.format >= "4" && tc.bands != ""
 			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") || ix.TextKeys() != wantKeys {
 				t.Fatalf("format %s: KeepsText %v HasBands %v TextKeys %v", tc.format, ix.KeepsText(), ix.HasBands(), ix.TextKeys())
 			}
@@ -430,6 +432,29 @@ func TestFormatsBeforeText(t *testing.T) {
 			}
 			if m, ok, err := kvindex.ReadMeta(bg, ix.Store()); err != nil || !ok || strconv.Itoa(m.Format) != tc.format {
 				t.Fatalf("format %s became %+v (%v %v)", tc.format, m, ok, err)
+			}
+			// A bare fingerprint gets compact cells from format 5 on, the
+			// 0x01 cells before (which older binaries read).
+			bare := kvindex.Document{ID: "b", Fingerprint: 9, Time: t0, Attrs: map[string]string{"k": "v"}}
+			mustInsert(t, ix, bare, kvindex.InsertAlways)
+			wantFP, wantDoc := byte(0x01), byte(0x01)
+			if tc.format >= "5" {
+				wantFP, wantDoc = 0x02, 0x05
+			}
+			rows, err := ix.Store().Get(bg, []kvindex.RowKey{{Table: kvindex.TableFP, Key: kvindex.FPRowKey(9)}, {Table: kvindex.TableDocs, Key: []byte("b")}})
+			if err != nil || len(rows[0].Cells) != 1 || len(rows[1].Cells) != 1 {
+				t.Fatalf("format %s: bare document's cells %+v (%v)", tc.format, rows, err)
+			}
+			if f, d := rows[0].Cells[0].Value[0], rows[1].Cells[0].Value[0]; f != wantFP || d != wantDoc {
+				t.Fatalf("format %s: bare document's fp cell %#x, docs cell %#x; want %#x, %#x", tc.format, f, d, wantFP, wantDoc)
+			}
+			got, err = ix.Get(bg, "b")
+			if err != nil || got.Fingerprint != 9 || !got.Time.Equal(t0) || got.Attrs["k"] != "v" {
+				t.Fatalf("format %s: bare document read back as %+v (%v)", tc.format, got, err)
+			}
+			res, err := ix.Lookup(bg, 9, kvindex.LookupOptions{ExactHash: 1})
+			if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "b" || !res.Hits[0].Time.Equal(t0) || res.Hits[0].Exact {
+				t.Fatalf("format %s: lookup of the bare fingerprint: %+v (%v)", tc.format, res, err)
 			}
 		})
 	}

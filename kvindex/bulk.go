@@ -84,9 +84,9 @@ func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	}
 	// One allocation for the slice: bulk load calls this per document.
 	muts := make([]Mutation, 1, 2+len(d.Bands))
-	muts[0] = Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)}
+	muts[0] = Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, ix.compact)}
 	muts = append(muts, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
-	return append(muts, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)}), nil
+	return append(muts, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, ix.compact)}), nil
 }
 
 // CounterMutations returns the mutations that add to the document and

@@ -142,17 +142,21 @@ var docQualifier = []byte("d")
 // document stored in an index with bands); 0x04 adds the normalized text of
 // a short document after the (possibly empty) band hashes. A document
 // without a sketch is still written as 0x01, one without bands as 0x02 and
-// one without text as 0x03, so older documents keep their bytes.
+// one without text as 0x03, so older documents keep their bytes. 0x05 (an
+// index of format 5) is 0x01 without the title fingerprint and exact hash,
+// for a bare fingerprint, where both are zero: a bulk load of precomputed
+// fingerprints writes 16 bytes less per document.
 const (
-	docFormat       = 0x01
-	docFormatSketch = 0x02
-	docFormatBands  = 0x03
-	docFormatText   = 0x04
+	docFormat        = 0x01
+	docFormatSketch  = 0x02
+	docFormatBands   = 0x03
+	docFormatText    = 0x04
+	docFormatCompact = 0x05
 )
 
 // encodeDoc is the docs cell value (docs/FORMAT.md, "docs table"):
 //
-//	byte 0      format 0x01 or 0x02
+//	byte 0      format 0x01..0x04 (0x05 below)
 //	bytes 1-8   fingerprint, big-endian
 //	bytes 9-16  title fingerprint
 //	bytes 17-24 exact hash
@@ -166,25 +170,49 @@ const (
 //	0x04 only:  uvarint len (1..MaxTextBytes), the normalized text (UTF-8)
 //	uvarint     number of attributes, then per attribute sorted by name:
 //	            uvarint len, name, uvarint len, value
-func encodeDoc(d Document) []byte {
-	return appendDoc(make([]byte, 0, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Text)+len(d.Attrs)*16), &d)
+//
+// or, when compact (an index of format 5) and d is a bare fingerprint (no
+// title fingerprint, exact hash, sketch, length, bands or text):
+//
+//	byte 0      format 0x05
+//	bytes 1-8   fingerprint, big-endian
+//	bytes 9-16  time, Unix nanoseconds, big-endian two's complement
+//	uvarint     number of attributes, then the attributes as above
+func encodeDoc(d Document, compact bool) []byte {
+	return appendDoc(make([]byte, 0, 48+len(d.Sketch)*4+len(d.Bands)*8+len(d.Text)+len(d.Attrs)*16), &d, compact)
+}
+
+// bareFingerprint reports whether d's docs cell may be of format 0x05.
+func bareFingerprint(d *Document) bool {
+	return d.TitleFingerprint == 0 && d.ExactHash == 0 && len(d.Sketch) == 0 && d.Chars == 0 && len(d.Bands) == 0 && d.Text == ""
 }
 
 var errCell = errors.New("bad cell")
 
 func decodeDoc(id string, v []byte) (Document, error) {
-	if len(v) < 34 || v[0] < docFormat || v[0] > docFormatText {
+	var d Document
+	var p []byte
+	switch {
+	case len(v) >= 18 && v[0] == docFormatCompact:
+		d = Document{
+			ID:          id,
+			Fingerprint: fingerprint.Fingerprint(binary.BigEndian.Uint64(v[1:])),
+			Time:        time.Unix(0, int64(binary.BigEndian.Uint64(v[9:]))).UTC(),
+		}
+		p = v[17:]
+	case len(v) >= 34 && v[0] >= docFormat && v[0] <= docFormatText:
+		d = Document{
+			ID:               id,
+			Fingerprint:      fingerprint.Fingerprint(binary.BigEndian.Uint64(v[1:])),
+			TitleFingerprint: fingerprint.Fingerprint(binary.BigEndian.Uint64(v[9:])),
+			ExactHash:        binary.BigEndian.Uint64(v[17:]),
+			Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
+		}
+		p = v[33:]
+	default:
 		return Document{}, fmt.Errorf("%w: docs cell of %d bytes, format %#x", errCell, len(v), first(v))
 	}
-	d := Document{
-		ID:               id,
-		Fingerprint:      fingerprint.Fingerprint(binary.BigEndian.Uint64(v[1:])),
-		TitleFingerprint: fingerprint.Fingerprint(binary.BigEndian.Uint64(v[9:])),
-		ExactHash:        binary.BigEndian.Uint64(v[17:]),
-		Time:             time.Unix(0, int64(binary.BigEndian.Uint64(v[25:]))).UTC(),
-	}
-	p := v[33:]
-	if v[0] >= docFormatSketch {
+	if v[0] >= docFormatSketch && v[0] <= docFormatText {
 		chars, k := binary.Uvarint(p)
 		if k <= 0 || chars > MaxChars {
 			return Document{}, fmt.Errorf("%w: chars", errCell)
@@ -206,7 +234,7 @@ func decodeDoc(id string, v []byte) (Document, error) {
 		}
 		p = p[4*n:]
 	}
-	if v[0] >= docFormatBands {
+	if v[0] == docFormatBands || v[0] == docFormatText {
 		if len(p) < 1 {
 			return Document{}, fmt.Errorf("%w: bands length", errCell)
 		}
@@ -278,18 +306,26 @@ func first(v []byte) byte {
 //	byte 0      format 0x01
 //	bytes 1-8   document time, Unix nanoseconds, big-endian
 //	bytes 9-16  exact hash
+//
+// or, in an index of format 5 for a document without an exact hash (a
+// bare fingerprint), format 0x02: bytes 1-8 the time, nothing after.
 const (
-	fpFormat  = 0x01
-	fpCellLen = 17
+	fpFormat         = 0x01
+	fpFormatNoExact  = 0x02
+	fpCellLen        = 17
+	fpCellLenNoExact = 9
 )
 
-func encodeFPCell(t time.Time, exact uint64) []byte {
-	return appendFPCell(make([]byte, 0, fpCellLen), t, exact)
+func encodeFPCell(t time.Time, exact uint64, compact bool) []byte {
+	return appendFPCell(make([]byte, 0, fpCellLen), t, exact, compact)
 }
 
 func decodeFPCell(v []byte) (time.Time, uint64, error) {
-	if len(v) != fpCellLen || v[0] != fpFormat {
-		return time.Time{}, 0, fmt.Errorf("%w: fp cell of %d bytes, format %#x", errCell, len(v), first(v))
+	switch {
+	case len(v) == fpCellLen && v[0] == fpFormat:
+		return time.Unix(0, int64(binary.BigEndian.Uint64(v[1:]))).UTC(), binary.BigEndian.Uint64(v[9:]), nil
+	case len(v) == fpCellLenNoExact && v[0] == fpFormatNoExact:
+		return time.Unix(0, int64(binary.BigEndian.Uint64(v[1:]))).UTC(), 0, nil
 	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(v[1:]))).UTC(), binary.BigEndian.Uint64(v[9:]), nil
+	return time.Time{}, 0, fmt.Errorf("%w: fp cell of %d bytes, format %#x", errCell, len(v), first(v))
 }

@@ -223,25 +223,31 @@ func FuzzDecodeBaseSet(f *testing.F) {
 
 func FuzzDecodeCells(f *testing.F) {
 	d := Document{ID: "x", Fingerprint: 1, Time: time.Unix(5, 0), Attrs: map[string]string{"a": "b"}}
-	f.Add(encodeDoc(d), []byte("d\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
-	f.Add(encodeFPCell(time.Unix(9, 0), 3), []byte("x12345678"))
+	f.Add(encodeDoc(d, false), []byte("d\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
+	f.Add(encodeDoc(d, true), []byte("d\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
+	f.Add(encodeFPCell(time.Unix(9, 0), 3, true), []byte("x12345678"))
+	f.Add(encodeFPCell(time.Unix(9, 0), 0, true), []byte("x12345678"))
 	d.Sketch, d.Chars = fingerprint.Sketch{1, 5, 1 << 31}, 180
-	f.Add(encodeDoc(d), []byte("b\x00\x00\x50\x21\x00\x01"))
+	f.Add(encodeDoc(d, true), []byte("b\x00\x00\x50\x21\x00\x01"))
 	d.Bands = testBands(7)
-	f.Add(encodeDoc(d), BandRowKey(31, 0xfeedface))
+	f.Add(encodeDoc(d, true), BandRowKey(31, 0xfeedface))
 	d.Text = "one short text."
-	f.Add(encodeDoc(d), []byte("d"))
+	f.Add(encodeDoc(d, true), []byte("d"))
 	d.Bands = nil
-	f.Add(encodeDoc(d), []byte("d"))
+	f.Add(encodeDoc(d, true), []byte("d"))
 	f.Fuzz(func(t *testing.T, v, q []byte) {
 		if doc, err := decodeDoc("id", v); err == nil {
-			if again, err := decodeDoc("id", encodeDoc(doc)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) ||
-				!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars || !slices.Equal(again.Bands, doc.Bands) || again.Text != doc.Text {
-				t.Fatalf("doc round trip: %v", err)
+			for _, compact := range []bool{false, true} {
+				if again, err := decodeDoc("id", encodeDoc(doc, compact)); err != nil || again.Fingerprint != doc.Fingerprint || len(again.Attrs) != len(doc.Attrs) ||
+					again.TitleFingerprint != doc.TitleFingerprint || again.ExactHash != doc.ExactHash || !again.Time.Equal(doc.Time) ||
+					!slices.Equal(again.Sketch, doc.Sketch) || again.Chars != doc.Chars || !slices.Equal(again.Bands, doc.Bands) || again.Text != doc.Text {
+					t.Fatalf("doc round trip (compact %v): %v", compact, err)
+				}
 			}
 		}
 		if tm, ex, err := decodeFPCell(v); err == nil {
-			if !bytes.Equal(encodeFPCell(tm, ex), v) {
+			// Each format re-encodes to its own bytes.
+			if !bytes.Equal(encodeFPCell(tm, ex, v[0] == fpFormatNoExact), v) {
 				t.Fatal("fp cell round trip")
 			}
 		}
@@ -272,7 +278,9 @@ func FuzzDecodeCells(f *testing.F) {
 }
 
 // A document with a sketch survives the docs cell, and one without keeps
-// the format 0x01 bytes (fingerprint-only documents did not change).
+// the format 0x01 bytes (fingerprint-only documents did not change) in an
+// index before format 5, and is written as 0x05 in one of format 5 when
+// it is a bare fingerprint.
 func FuzzDocCellRoundTrip(f *testing.F) {
 	f.Add(uint64(1), int64(5), 180, []byte{0, 0, 0, 1, 0, 0, 0, 9}, "src", "wire", uint64(0), "")
 	f.Add(uint64(0), int64(-5), 0, []byte{}, "", "", uint64(0), "")
@@ -281,7 +289,16 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 	f.Add(uint64(4), int64(5), 12, []byte{0, 0, 0, 1}, "k", "v", uint64(0), "no bands here")
 	f.Add(uint64(5), int64(5), 60, []byte{0, 0, 0, 1}, "", "", uint64(13), "bands, no text keys")
 	f.Add(uint64(5), int64(5), 60, []byte{0, 0, 0, 1}, "", "", uint64(12), "bands and twelve text keys")
+	f.Add(uint64(6), int64(7), 0, []byte{}, "k", "v", uint64(0), "")
 	f.Fuzz(func(t *testing.T, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64, text string) {
+		for _, compact := range []bool{false, true} {
+			testDocCellRoundTrip(t, compact, fp, ns, chars, raw, k, v, bandSeed, text)
+		}
+	})
+}
+
+func testDocCellRoundTrip(t *testing.T, compact bool, fp uint64, ns int64, chars int, raw []byte, k, v string, bandSeed uint64, text string) {
+	{
 		var sk fingerprint.Sketch
 		for i := 0; i+4 <= len(raw) && len(sk) < fingerprint.SketchSize; i += 4 {
 			x := binary.BigEndian.Uint32(raw[i:])
@@ -303,9 +320,12 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 		if d.validate() != nil {
 			return
 		}
-		cell := encodeDoc(d)
-		if want := byte(docFormat); len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && text == "" && cell[0] != want {
+		cell := encodeDoc(d, compact)
+		if want := byte(docFormat); !compact && len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && text == "" && cell[0] != want {
 			t.Fatalf("no sketch: format %#x, want %#x", cell[0], want)
+		}
+		if want := byte(docFormatCompact); compact && len(sk) == 0 && chars == 0 && len(d.Bands) == 0 && text == "" && cell[0] != want {
+			t.Fatalf("bare fingerprint in a compact index: format %#x, want %#x", cell[0], want)
 		}
 		if want := byte(docFormatSketch); (len(sk) > 0 || chars > 0) && len(d.Bands) == 0 && text == "" && cell[0] != want {
 			t.Fatalf("sketch without bands: format %#x, want %#x", cell[0], want)
@@ -329,7 +349,7 @@ func FuzzDocCellRoundTrip(f *testing.F) {
 				t.Fatalf("prefix of %d bytes decoded", i)
 			}
 		}
-	})
+	}
 }
 
 // TestGoldenCells pins the persisted layout (docs/FORMAT.md): any change to
@@ -363,20 +383,24 @@ func TestGoldenCells(t *testing.T) {
 		"tombstone qualifier":                              hex.EncodeToString(TombstoneQualifier(0xABCDEF012345)),
 		"base set raw (sparse)":                            hex.EncodeToString(base[0]),
 		"base set snappy (dense)":                          hex.EncodeToString(denseCells[0]),
-		"fp cell":                                          hex.EncodeToString(encodeFPCell(when, 0xFEEDFACE)),
-		"docs cell":                                        hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}})),
+		"fp cell":                                          hex.EncodeToString(encodeFPCell(when, 0xFEEDFACE, true)),
+		"fp cell v2 (no exact hash)":                       hex.EncodeToString(encodeFPCell(when, 0, true)),
+		"fp cell before format 5 (no exact hash)":          hex.EncodeToString(encodeFPCell(when, 0, false)),
+		"docs cell":                                        hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}}, true)),
+		"docs cell v5 (bare fingerprint)":                  hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, Time: when, Attrs: map[string]string{"source": "wire", "lang": "zh"}}, true)),
+		"docs cell before format 5 (bare fingerprint)":     hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, Time: when}, false)),
 		"docs cell v2 (sketch)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when, Attrs: map[string]string{"lang": "en"},
-			Sketch: fingerprint.Sketch{0x00000007, 0x0000ff00, 0x12345678, 0xfffffffe}, Chars: 300})),
+			Sketch: fingerprint.Sketch{0x00000007, 0x0000ff00, 0x12345678, 0xfffffffe}, Chars: 300}, true)),
 		"docs cell v3 (sketch and bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
-			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 300, Bands: testBands(1)})),
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 300, Bands: testBands(1)}, true)),
 		"docs cell v4 (sketch, bands and text)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
-			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: testBands(1), Text: "short text.\n"})),
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: testBands(1), Text: "short text.\n"}, true)),
 		"docs cell v4 (sketch and text, no bands)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
-			Sketch: fingerprint.Sketch{0x00000007}, Chars: 3, Text: "短文本", Attrs: map[string]string{"lang": "zh"}})),
+			Sketch: fingerprint.Sketch{0x00000007}, Chars: 3, Text: "短文本", Attrs: map[string]string{"lang": "zh"}}, true)),
 		"band row key (band 5, hash 0123456789abcdef)": hex.EncodeToString(BandRowKey(5, 0x0123456789abcdef)),
 		"band row key (text key 0123456789abcdef)":     hex.EncodeToString(BandRowKey(fingerprint.TextKeyBand, 0x0123456789abcdef)),
 		"docs cell v4 (sketch, bands, two text keys and text)": hex.EncodeToString(encodeDoc(Document{ID: "a", Fingerprint: 0x0123456789abcdef, TitleFingerprint: 2, ExactHash: 3, Time: when,
-			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: append(testBands(1), 0xAAAA, 0xBBBB), Text: "short text.\n"})),
+			Sketch: fingerprint.Sketch{0x00000007, 0x12345678}, Chars: 12, Bands: append(testBands(1), 0xAAAA, 0xBBBB), Text: "short text.\n"}, true)),
 		"fp row key": hex.EncodeToString(FPRowKey(0x0123456789abcdef)),
 	}
 	path := filepath.Join("testdata", "golden_cells.json")
@@ -559,9 +583,9 @@ func BenchmarkDecodeDocCell(b *testing.B) {
 	for i := range 61 {
 		d.Sketch = append(d.Sketch, uint32(10+i))
 	}
-	v3 := encodeDoc(d)
+	v3 := encodeDoc(d, true)
 	d.Text = "the city council approved the new budget of 4.5 million dollars on monday. the vote was close."
-	v4 := encodeDoc(d)
+	v4 := encodeDoc(d, true)
 	for _, bc := range []struct {
 		name string
 		cell []byte

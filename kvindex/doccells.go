@@ -44,12 +44,16 @@ func (ix *Index) AppendDocCells(dst []byte, d *Document) (out []byte, fpLen int,
 		return dst, 0, ErrHasBandCells
 	}
 	n := len(dst)
-	dst = appendFPCell(dst, c.Time, c.ExactHash)
-	return appendDoc(dst, &c), len(dst) - n, nil
+	dst = appendFPCell(dst, c.Time, c.ExactHash, ix.compact)
+	return appendDoc(dst, &c, ix.compact), len(dst) - n, nil
 }
 
 // appendFPCell appends encodeFPCell's bytes to dst.
-func appendFPCell(dst []byte, t time.Time, exact uint64) []byte {
+func appendFPCell(dst []byte, t time.Time, exact uint64, compact bool) []byte {
+	if compact && exact == 0 {
+		dst = append(dst, fpFormatNoExact)
+		return binary.BigEndian.AppendUint64(dst, uint64(t.UnixNano()))
+	}
 	dst = append(dst, fpFormat)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(t.UnixNano()))
 	return binary.BigEndian.AppendUint64(dst, exact)
@@ -57,7 +61,13 @@ func appendFPCell(dst []byte, t time.Time, exact uint64) []byte {
 
 // appendDoc appends encodeDoc's bytes (the docs cell value, format in
 // encodeDoc's comment) to dst.
-func appendDoc(b []byte, d *Document) []byte {
+func appendDoc(b []byte, d *Document, compact bool) []byte {
+	if compact && bareFingerprint(d) {
+		b = append(b, docFormatCompact)
+		b = binary.BigEndian.AppendUint64(b, uint64(d.Fingerprint))
+		b = binary.BigEndian.AppendUint64(b, uint64(d.Time.UnixNano()))
+		return appendAttrs(b, d.Attrs)
+	}
 	start := len(b)
 	b = append(b, docFormat)
 	b = binary.BigEndian.AppendUint64(b, uint64(d.Fingerprint))
@@ -84,23 +94,29 @@ func appendDoc(b []byte, d *Document) []byte {
 			b = append(b, d.Text...)
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(d.Attrs)))
-	switch len(d.Attrs) {
+	return appendAttrs(b, d.Attrs)
+}
+
+// appendAttrs appends the attribute count and the attributes sorted by
+// name, the tail of every docs cell.
+func appendAttrs(b []byte, attrs map[string]string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(attrs)))
+	switch len(attrs) {
 	case 0:
 		return b
 	case 1:
-		for k, v := range d.Attrs {
+		for k, v := range attrs {
 			b = appendAttr(b, k, v)
 		}
 		return b
 	}
-	keys := make([]string, 0, len(d.Attrs))
-	for k := range d.Attrs {
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		b = appendAttr(b, k, d.Attrs[k])
+		b = appendAttr(b, k, attrs[k])
 	}
 	return b
 }

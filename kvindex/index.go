@@ -57,18 +57,27 @@ import (
 //     fingerprint.TextKeysVersion. Every new index records 4, so a binary
 //     that does not know text keys refuses it instead of leaving their
 //     rows stale.
+//   - 5: 4 plus compact cells for bare fingerprints: an fp cell without an
+//     exact hash is of format 0x02 (the time alone, 9 bytes instead of
+//     17), a docs cell without title fingerprint, exact hash, sketch,
+//     length, bands and text of format 0x05 (the fingerprint and time, 16
+//     bytes less). A bulk load of precomputed fingerprints writes only
+//     those. Every new index records 5, so a binary that cannot decode
+//     them refuses the index.
 //
-// This code opens all four. An index that records 1, 2 or 3 keeps its
-// version: no text (1, 2) and no text keys (1-3) are written into it or
-// looked up in it (its documents are found as before this version), so
-// the binaries that wrote it can still read every cell.
-const FormatVersion = 4
+// This code opens all five. An index that records 1 to 4 keeps its
+// version: no text (1, 2), no text keys (1-3) and no compact cells (1-4)
+// are written into it or looked up in it (its documents are found as
+// before this version), so the binaries that wrote it can still read
+// every cell.
+const FormatVersion = 5
 
-// The formats of indexes created before version 4 (see FormatVersion).
+// The formats of indexes created before version 5 (see FormatVersion).
 const (
-	formatNoBands = 1
-	formatBands   = 2
-	formatText    = 3
+	formatNoBands  = 1
+	formatBands    = 2
+	formatText     = 3
+	formatTextKeys = 4
 )
 
 // BandsMode says whether an index keeps LSH band rows (TableBands).
@@ -232,9 +241,10 @@ type Index struct {
 	grp     *grouper // nil: no group commit
 	// bands: the index keeps band rows; text: its docs cells keep short
 	// documents' text (format 3); textKeys: it keeps text-key rows (format
-	// 4 with bands). All from the meta row, fixed after Open.
-	bands, text, textKeys bool
-	closed                atomic.Bool
+	// 4 with bands); compact: bare fingerprints get compact fp and docs
+	// cells (format 5). All from the meta row, fixed after Open.
+	bands, text, textKeys, compact bool
+	closed                         atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -316,7 +326,7 @@ func (ix *Index) wantMeta(bands bool, format int) map[string]string {
 	}
 	if bands {
 		m[string(qualBands)] = fingerprint.BandsVersion
-		if format >= FormatVersion {
+		if format >= formatTextKeys {
 			m[string(qualTextKeys)] = fingerprint.TextKeysVersion
 		}
 	}
@@ -355,7 +365,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
-		ix.bands, ix.text, ix.textKeys = bands, true, bands
+		ix.bands, ix.text, ix.textKeys, ix.compact = bands, true, bands, true
 		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)], "textkeys", want[string(qualTextKeys)])
 		return nil
 	}
@@ -366,7 +376,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	// The index decides whether it has bands; the process must accept that.
 	hasBands := have[string(qualBands)] != ""
 	// Indexes created before format 3 keep their format and get no text;
-	// before format 4, no text keys.
+	// before format 4, no text keys; before format 5, no compact cells.
 	format := FormatVersion
 	switch have[string(qualFormat)] {
 	case strconv.Itoa(formatNoBands), strconv.Itoa(formatBands):
@@ -376,6 +386,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		}
 	case strconv.Itoa(formatText):
 		format = formatText
+	case strconv.Itoa(formatTextKeys):
+		format = formatTextKeys
 	}
 	hasText := format >= formatText
 	want := ix.wantMeta(hasBands, format)
@@ -394,7 +406,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
-	ix.bands, ix.text, ix.textKeys = hasBands, hasText, hasBands && format >= FormatVersion
+	ix.bands, ix.text, ix.textKeys, ix.compact = hasBands, hasText, hasBands && format >= formatTextKeys, format >= FormatVersion
 	return nil
 }
 

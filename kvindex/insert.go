@@ -301,7 +301,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	for _, i := range stored {
 		d := docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash)})
+		adds = append(adds, Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, ix.compact)})
 	}
 	for _, i := range stored {
 		d := docs[i]
@@ -309,7 +309,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	}
 	for _, i := range stored {
 		d := docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d)})
+		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, ix.compact)})
 		o, ok := old[d.ID]
 		if !ok {
 			newDocs++
