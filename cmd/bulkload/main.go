@@ -136,6 +136,7 @@ Flags:
 	memProfile := fs.String("memprofile", "", "write an allocation profile (every allocation of the load, sampled) to this file at the end")
 	bands := fs.String("bands", "auto", "LSH band rows: auto (a NEW index gets them, as the server creates it; an existing one keeps its choice), on (refuse an existing index without them) or off (a NEW index without them; refuse one with them)")
 	logEvery := fs.Duration("progress-every", 10*time.Second, "interval of progress lines when not on a terminal")
+	logLevel := fs.String("log-level", "info", "log level: debug (adds each spill and each table's merge time), info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -160,7 +161,11 @@ Flags:
 	default:
 		return fmt.Errorf("%w: --store %q: want pebble or hbase", bulkload.ErrConfig, *store)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", bulkload.ErrConfig, *logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := bulkload.Config{
 		Inputs: fs.Args(), Stdin: stdin, Format: *format, CheckpointDir: *cpDir, Workers: *workers,
 		RejectsPath: *rejects, Strict: *strict, DedupPath: *dedup, DedupK: *dedupK, DedupClusters: *clusters,
