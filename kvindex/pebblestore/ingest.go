@@ -137,7 +137,8 @@ func (w *BulkWriter) Put(row, qualifier, value []byte) error {
 		return w.err
 	}
 	w.size += int64(len(w.key) + len(value))
-	w.last = append(w.last[:0], w.key...)
+	// The key just put becomes last; last's buffer takes the next key.
+	w.key, w.last = w.last, w.key
 	return nil
 }
 

@@ -50,11 +50,21 @@ func splitRow(key []byte) int {
 	if len(key) < 1 {
 		return len(key)
 	}
-	i := bytes.Index(key[1:], rowTerminator)
-	if i < 0 {
-		return len(key)
+	// The first 0x00 0x01 after the table byte: each 0x00 is found with
+	// IndexByte (a 0x00 inside a row is followed by 0xFF), which is
+	// cheaper than bytes.Index's search for the pair on keys this short.
+	k := key[1:]
+	for from := 0; ; {
+		i := bytes.IndexByte(k[from:], 0)
+		if i < 0 {
+			return len(key)
+		}
+		j := from + i
+		if j+1 < len(k) && k[j+1] == rowTerminator[1] {
+			return 1 + j + len(rowTerminator)
+		}
+		from = j + 1
 	}
-	return 1 + i + len(rowTerminator)
 }
 
 var rowTerminator = []byte{0x00, 0x01}
