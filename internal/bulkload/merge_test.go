@@ -10,7 +10,9 @@ import (
 
 // writeRuns writes k sorted runs of random lengths (some empty) whose keys
 // collide within and across runs, and returns their paths and the sorted
-// concatenation of their entries.
+// concatenation of their entries. keys 0 draws the largest entries there
+// are (keys ^0 and ^0-1, aux up to ^uint32(0)): the merger's exhausted
+// runs must still sort after them.
 func writeRuns(tb testing.TB, dir string, r *rand.Rand, k, maxLen int, keys uint64) ([]string, []entry) {
 	tb.Helper()
 	var paths []string
@@ -18,7 +20,11 @@ func writeRuns(tb testing.TB, dir string, r *rand.Rand, k, maxLen int, keys uint
 	for i := range k {
 		es := make([]entry, r.IntN(maxLen+1))
 		for j := range es {
-			es[j] = entry{key: r.Uint64N(keys), aux: uint32(r.IntN(3))}
+			if keys == 0 {
+				es[j] = entry{key: ^uint64(0) - r.Uint64N(2), aux: ^uint32(0) - uint32(r.IntN(2))}
+			} else {
+				es[j] = entry{key: r.Uint64N(keys), aux: uint32(r.IntN(3))}
+			}
 		}
 		slices.SortFunc(es, entryCmp)
 		p := filepath.Join(dir, runName(i, fmt.Sprintf("k%02d", k)))
@@ -40,7 +46,7 @@ func TestMergerRunCounts(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 7))
 	for k := range 18 {
-		for _, keys := range []uint64{5, 1 << 62} {
+		for _, keys := range []uint64{5, 1 << 62, 0} {
 			paths, want := writeRuns(t, dir, r, k, 3000, keys)
 			m, err := newMerger(paths)
 			if err != nil {

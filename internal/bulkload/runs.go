@@ -207,20 +207,22 @@ func (r *runReader) close() error { return r.br.close() }
 // Equal entries may come out of either run first: they are identical.
 type merger struct {
 	rs   []*runReader // the runs, by leaf; nil once exhausted and closed
-	cur  []entry      // cur[i]: run i's current entry (valid if rs[i] != nil)
+	cur  []mergeSlot  // cur[i]: run i's current entry, or exhausted
 	tree []int        // tree[i], 1 <= i < k: the losing leaf at node i
 	win  int          // the leaf holding the smallest entry
 	live int          // runs not yet exhausted
 }
 
+// mergeSlot is a leaf's current entry with aux widened to 64 bits, so that
+// an exhausted run is an entry after every real one (exhausted): beats is
+// one comparison of two pairs, without checking the runs.
+type mergeSlot struct{ key, aux uint64 }
+
+// exhausted sorts after every entry: aux 1<<32 is above every uint32.
+var exhausted = mergeSlot{key: ^uint64(0), aux: 1 << 32}
+
 // beats reports whether leaf a's entry comes before leaf b's.
 func (m *merger) beats(a, b int) bool {
-	if m.rs[b] == nil {
-		return m.rs[a] != nil
-	}
-	if m.rs[a] == nil {
-		return false
-	}
 	x, y := m.cur[a], m.cur[b]
 	return x.key < y.key || (x.key == y.key && x.aux < y.aux)
 }
@@ -258,7 +260,7 @@ func newMerger(paths []string) (*merger, error) {
 			continue
 		}
 		m.rs = append(m.rs, r)
-		m.cur = append(m.cur, r.cur)
+		m.cur = append(m.cur, mergeSlot{r.cur.key, uint64(r.cur.aux)})
 	}
 	m.live = len(m.rs)
 	if m.live > 0 {
@@ -275,14 +277,15 @@ func (m *merger) next() (entry, bool, error) {
 	}
 	w := m.win
 	r := m.rs[w]
-	e := m.cur[w]
+	e := entry{key: m.cur[w].key, aux: uint32(m.cur[w].aux)}
 	ok, err := r.next()
 	if err != nil {
 		return entry{}, false, err
 	}
 	if ok {
-		m.cur[w] = r.cur
+		m.cur[w] = mergeSlot{r.cur.key, uint64(r.cur.aux)}
 	} else {
+		m.cur[w] = exhausted
 		m.rs[w] = nil
 		m.live--
 		if err := r.close(); err != nil {
