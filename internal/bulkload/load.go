@@ -1039,6 +1039,7 @@ func (l *loader) spill() error {
 		jobs <- job{cell: -1, buf: i}
 	}
 	close(jobs)
+	spillStart := time.Now()
 	n := l.spillWorkers()
 	for len(l.scratches) < n {
 		l.scratches = append(l.scratches, nil)
@@ -1075,7 +1076,7 @@ func (l *loader) spill() error {
 		return err
 	}
 	l.cp.Runs++
-	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1)
+	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1, "seconds", time.Since(spillStart).Seconds())
 	return nil
 }
 
