@@ -93,8 +93,9 @@ type Summary struct {
 	HFilesImported, HFilesPut int64
 }
 
-// checkpoint is checkpoint.json. Version 3: its runs are SDXRUN02 files,
-// and every spill writes the band cells' run too (bandcells). A directory
+// checkpoint is checkpoint.json. Version 3: its runs are SDXRUN02 or
+// SDXRUN03 files (runfile.go reads both), and every spill writes the band
+// cells' run too (bandcells). Version 4 adds fp_runs. A directory
 // of an older version (2: no band-cell runs; 1: SDXRUN01/SDXCEL01 runs) is
 // refused with a request to start over.
 type checkpoint struct {

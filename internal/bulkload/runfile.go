@@ -12,9 +12,9 @@ import (
 
 // A sorted run is one spill of an in-memory buffer, written to a file of
 // the checkpoint directory. Both record kinds (index entries and fp/docs
-// cells) share one file format, version 2:
+// cells) share one file format, version 3:
 //
-//	bytes 0..7   magic "SDXRUN02"
+//	bytes 0..7   magic "SDXRUN03" (or "SDXRUN02", below)
 //	byte 8       record kind: 'e' entries, 'c' cells
 //	blocks, each:
 //	  uvarint    m, the number of records in the block, >= 1
@@ -29,7 +29,8 @@ import (
 //
 // An entry record (entries sorted by (key, aux)) is uvarint key - the
 // previous key of the block (the block's first: the key itself), then
-// uvarint aux. Index runs (one per table) hold key = the fingerprint
+// the zigzag varint of aux - the previous aux of the block (the block's
+// first: aux - 0). Index runs (one per table) hold key = the fingerprint
 // permuted for the table (prefix in the high bits, residual in the low
 // bits) and aux = the time bucket; the id and fingerprint runs hold key =
 // xxhash64(id) or the fingerprint, aux = 0.
@@ -45,10 +46,18 @@ import (
 // after syncRuns has synced them and the directory (on a goroutine, while
 // reading goes on: load.go's saveSpillAsync), so a run named in a
 // checkpoint is complete even after a power loss.
-// Version 1 (SDXRUN01/SDXCEL01: one checksum over the whole file) is not
-// read: a checkpoint directory of an older binary is refused by its magic.
+// Version 2 (SDXRUN02) differs in the entry record only: uvarint aux
+// whole. An index run's aux is a time bucket (~20,000 for 2026 in days,
+// three varint bytes) and neighbouring entries' buckets are a few apart:
+// the delta is one byte, a fifth of a 10^7 load's ~10-byte entries.
+// Version 2 runs (of a checkpoint directory an older binary began) are
+// still read. Version 1 (SDXRUN01/SDXCEL01: one checksum over the whole
+// file) is not: such a directory is refused by its magic.
 
-var runMagic = []byte("SDXRUN02")
+var runMagic = []byte("SDXRUN03")
+
+// runMagicV2 is version 2's magic.
+var runMagicV2 = []byte("SDXRUN02")
 
 const (
 	kindEntries byte = 'e'
@@ -175,6 +184,7 @@ func syncDir(dir string) error {
 // order checks and the mergers rely on that).
 type blockReader struct {
 	name  string
+	v2    bool // a version 2 file: entries' aux is whole
 	rd    *bufio.Reader
 	bufs  [2][]byte
 	cur   int
@@ -191,7 +201,14 @@ func newBlockReader(name string, rd io.Reader, kind byte) (*blockReader, error) 
 	}
 	r := &blockReader{name: name, rd: br}
 	head := make([]byte, len(runMagic)+1)
-	if _, err := io.ReadFull(br, head); err != nil || string(head[:len(runMagic)]) != string(runMagic) {
+	if _, err := io.ReadFull(br, head); err != nil {
+		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
+	}
+	switch string(head[:len(runMagic)]) {
+	case string(runMagic):
+	case string(runMagicV2):
+		r.v2 = true
+	default:
 		return nil, fmt.Errorf("%w: %s: bad magic", ErrRun, name)
 	}
 	if head[len(runMagic)] != kind {

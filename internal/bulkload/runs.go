@@ -113,14 +113,15 @@ func writeRun(path string, es []entry) (int64, error) {
 		return 0, err
 	}
 	var prev uint64
+	var prevAux int64
 	for _, e := range es {
 		d := e.key - prev
 		if w.m == 0 {
-			d = e.key // a block's first key is whole
+			d, prevAux = e.key, 0 // a block's first key is whole
 		}
 		w.block = binary.AppendUvarint(w.block, d)
-		w.block = binary.AppendUvarint(w.block, uint64(e.aux))
-		prev = e.key
+		w.block = binary.AppendVarint(w.block, int64(e.aux)-prevAux)
+		prev, prevAux = e.key, int64(e.aux)
 		if err := w.endRecord(); err != nil {
 			return 0, w.abort(err)
 		}
@@ -168,7 +169,18 @@ func (r *runReader) next() (ok bool, err error) {
 	if k <= 0 {
 		return false, r.br.errorf("truncated entry")
 	}
-	aux, k2 := binary.Uvarint(r.block[k:])
+	var aux uint64
+	var k2 int
+	if r.br.v2 {
+		aux, k2 = binary.Uvarint(r.block[k:])
+	} else {
+		var da int64
+		da, k2 = binary.Varint(r.block[k:])
+		if !r.first {
+			da += int64(r.cur.aux)
+		}
+		aux = uint64(da) // a negative sum is far above 1<<32-1: refused below
+	}
 	if k2 <= 0 || aux > 1<<32-1 {
 		return false, r.br.errorf("bad aux")
 	}
