@@ -701,10 +701,11 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 		display = "stdin"
 	}
 	inBase := l.cp.InputBytes
-	// Two batches circulate: one being committed here, one being read and
-	// processed by the producer.
-	free := make(chan *readBatch, 2)
-	for range 2 {
+	// Three batches circulate: one being committed here, one being
+	// processed (parsed, fingerprinted) and one being read by the
+	// producer.
+	free := make(chan *readBatch, 3)
+	for range 3 {
 		free <- &readBatch{items: make([]item, 0, l.cfg.BatchDocs)}
 	}
 	ready := make(chan *readBatch, 1)
@@ -754,8 +755,27 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 
 // produce reads batches of lines from br (skipping the first skipTo),
 // processes them and sends them on ready, taking empty batches from free,
-// until the input ends, a read fails or done is closed.
+// until the input ends, a read fails or done is closed. The processing
+// of a batch overlaps the reading of the next (a goroutine of its own,
+// which produce joins): read one after the other, the processing workers
+// waited for every batch's lines (~0.3 s of a 10^7 load's read phase).
 func (l *loader) produce(br *bufio.Reader, format string, skipTo int64, counted *atomic.Int64, free, ready chan *readBatch, done chan struct{}) {
+	read := make(chan *readBatch) // unbuffered: at most one batch read ahead of the processing
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for rb := range read {
+			if rb.err == nil && len(rb.items) > 0 {
+				l.processBatch(rb.items, format)
+			}
+			select {
+			case ready <- rb:
+			case <-done:
+				return
+			}
+		}
+	})
+	defer close(read)
 	lr := &lineReader{br: br}
 	lineNo := int64(0)
 	for {
@@ -794,11 +814,8 @@ func (l *loader) produce(br *bufio.Reader, format string, skipTo int64, counted 
 			it.text = rb.arena[it.textOff : it.textOff+it.textLen : it.textOff+it.textLen]
 		}
 		rb.line, rb.counted = lineNo, counted.Load()
-		if rb.err == nil && len(rb.items) > 0 {
-			l.processBatch(rb.items, format)
-		}
 		select {
-		case ready <- rb:
+		case read <- rb:
 		case <-done:
 			return
 		}
