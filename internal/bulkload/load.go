@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -165,11 +166,16 @@ type loader struct {
 	// cells buffers the fp, band and docs cells (cellFP, cellBand,
 	// cellDoc) between spills, each up to its own limits.
 	cells [numCellKinds]cellBuf
-	// spillSaved receives the result of the goroutine that syncs the last
-	// spill's runs and then saves its checkpoint (nil: none pending). The
-	// Run goroutine owns it and joins it (waitSpillSaved) before the next
-	// spill's save, at the end of the read phase and on every return from
-	// phase1.
+	// spare is the second set of spill buffers: while one spill's
+	// buffers are sorted and written in the background (spillAsync), the
+	// input goes on into the other set. The background spill owns spare
+	// until it is joined; nil before the first spill.
+	spare *spillBufs
+	// spillSaved receives the result of the goroutine that writes the last
+	// spill's runs (from spare), syncs them and then saves its checkpoint
+	// (nil: none pending). The Run goroutine owns it and joins it
+	// (waitSpillSaved) before the next spill, at the end of the read phase
+	// and on every return from phase1.
 	spillSaved chan error
 	// applySem bounds the merge phase's Apply calls in flight (InFlight).
 	applySem chan struct{}
@@ -509,26 +515,30 @@ const cellBytesPerRecord = 48
 // budget) and the 4-byte bucket.
 const bandCellBytes = 32
 
-// bufferCap is the number of records a spill holds: half the memory bound
-// (less the store's share) over what one record takes, entryKinds entries of 16
-// bytes plus one radix-sort scratch entry per spill worker, and two cells
-// (a reference and arena bytes, with an eighth of slack) plus one
-// cell-sort scratch reference per spill worker; with band cells, NumBands
-// more cells of bandCellBytes (a text document's band cells outweigh all
-// the rest, so a text load into an index with bands spills about eight
-// times as often). The rest (two batches of input in flight, the MSD
-// sort's 512 KiB of bucket counts) does not grow with the bound.
+// bufferCap is the number of records a spill holds: three quarters of the
+// memory bound (less the store's share) over what one record takes in the
+// two sets of spill buffers (spillAsync) and the sort scratch. Per set:
+// entryKinds entries of 16 bytes and two cells (a reference and arena
+// bytes, with an eighth of slack); with band cells, NumBands more cells of
+// bandCellBytes (a text document's band cells outweigh all the rest, so a
+// text load into an index with bands spills about eight times as often).
+// The scratch, once: a radix-sort entry and a cell-sort reference (and
+// NumBands band-cell references) per spill worker. The rest (three batches
+// of input in flight, the MSD sort's 512 KiB of bucket counts, the
+// runtime) does not grow with the bound and fits in the remaining quarter.
 func (l *loader) bufferCap() int {
 	if l.cfg.spillEvery > 0 {
 		return l.cfg.spillEvery + l.cfg.BatchDocs
 	}
-	w := l.spillWorkers()
-	ref := int(unsafe.Sizeof(cellRef{}))
-	perRecord := int64(16*(l.entryKinds()+w) + (2+w)*ref + 2*cellBytesPerRecord*9/8)
+	w := int64(l.spillWorkers())
+	ref := int64(unsafe.Sizeof(cellRef{}))
+	set := int64(16*l.entryKinds()) + 2*ref + 2*cellBytesPerRecord*9/8
+	scratch := w * (16 + ref)
 	if l.bandCells {
-		perRecord += int64(fingerprint.NumBands * ((1+w)*ref + bandCellBytes*9/8))
+		set += fingerprint.NumBands * (ref + bandCellBytes*9/8)
+		scratch += w * fingerprint.NumBands * ref
 	}
-	return int((l.cfg.Memory - l.cfg.StoreMemory) / 2 / perRecord)
+	return int((l.cfg.Memory - l.cfg.StoreMemory) * 3 / 4 / (2*set + scratch))
 }
 
 // mayHoldText reports whether inputs read in format may hold text
@@ -589,20 +599,8 @@ func (l *loader) rowShard(t int, v uint64) int {
 // cells and spills index entries.
 func (l *loader) phase1(ctx context.Context, files []string) (err error) {
 	capN := l.bufferCap()
-	l.bufs = make([][]entry, l.entryKinds())
-	for i := range l.bufs {
-		l.bufs[i] = make([]entry, 0, capN)
-	}
-	for i := range l.cells {
-		refs, arena := capN, capN*cellBytesPerRecord
-		if i == cellBand {
-			refs, arena = 0, 0
-			if l.bandCells {
-				refs, arena = capN*fingerprint.NumBands, capN*fingerprint.NumBands*bandCellBytes
-			}
-		}
-		l.cells[i] = cellBuf{arena: make([]byte, 0, arena+arena/8), refs: make([]cellRef, 0, refs), maxRefs: refs, maxArena: arena}
-	}
+	b := l.newSpillBufs(capN)
+	l.bufs, l.cells = b.bufs, b.cells
 	l.pRecords.Store(l.cp.Records)
 	l.pRejected.Store(l.cp.Rejected)
 	l.pBytes.Store(l.cp.InputBytes)
@@ -613,11 +611,12 @@ func (l *loader) phase1(ctx context.Context, files []string) (err error) {
 		}
 		l.cp.File, l.cp.Line = fi+1, 0
 	}
-	runs := l.cp.Runs
-	if err := l.spill(); err != nil {
+	// The background spill first: it uses the sort scratches too.
+	if err := l.waitSpillSaved(); err != nil {
 		return err
 	}
-	if err := l.waitSpillSaved(); err != nil {
+	runs := l.cp.Runs
+	if err := l.spill(); err != nil {
 		return err
 	}
 	if l.cp.Runs > runs {
@@ -626,8 +625,38 @@ func (l *loader) phase1(ctx context.Context, files []string) (err error) {
 		}
 	}
 	l.cp.Phase1Done = true
-	l.bufs, l.scratches, l.cells, l.cellScratches = nil, nil, [numCellKinds]cellBuf{}, nil
+	l.bufs, l.scratches, l.cells, l.cellScratches, l.spare = nil, nil, [numCellKinds]cellBuf{}, nil, nil
+	// Collect the spill buffers now (most of the heap): left to the
+	// pacer, they stayed counted while the merge phase's garbage piled on
+	// top, and peak RSS at 10^7 under --memory 1GiB was 880 MB.
+	runtime.GC()
 	return l.saveCheckpoint()
+}
+
+// spillBufs is one set of spill buffers: the entry buffers (entryKinds)
+// and the cell buffers.
+type spillBufs struct {
+	bufs  [][]entry
+	cells [numCellKinds]cellBuf
+}
+
+// newSpillBufs makes a set of spill buffers of capN records.
+func (l *loader) newSpillBufs(capN int) *spillBufs {
+	b := &spillBufs{bufs: make([][]entry, l.entryKinds())}
+	for i := range b.bufs {
+		b.bufs[i] = make([]entry, 0, capN)
+	}
+	for i := range b.cells {
+		refs, arena := capN, capN*cellBytesPerRecord
+		if i == cellBand {
+			refs, arena = 0, 0
+			if l.bandCells {
+				refs, arena = capN*fingerprint.NumBands, capN*fingerprint.NumBands*bandCellBytes
+			}
+		}
+		b.cells[i] = cellBuf{arena: make([]byte, 0, arena+arena/8), refs: make([]cellRef, 0, refs), maxRefs: refs, maxArena: arena}
+	}
+	return b
 }
 
 // item is one line of a batch.
@@ -737,10 +766,7 @@ func (l *loader) readFile(ctx context.Context, fi int, name string, capN int) er
 			// Spill when any buffer could overflow with the next batch.
 			if l.nearlyFull(capN) {
 				l.cp.InputBytes = inBase + rb.counted
-				if err := l.spill(); err != nil {
-					return err
-				}
-				if err := l.saveSpillAsync(); err != nil {
+				if err := l.spillAsync(capN); err != nil {
 					return err
 				}
 			}
@@ -1030,30 +1056,90 @@ func (l *loader) kindName(b int) string {
 	return fmt.Sprintf("t%02d", b)
 }
 
-// spill sorts and writes every buffer as run number cp.Runs.
+// spill sorts and writes every buffer as run number cp.Runs, on the
+// calling goroutine (the last spill of the read phase).
 func (l *loader) spill() error {
-	empty := true
-	for _, b := range l.bufs {
-		empty = empty && len(b) == 0
-	}
-	for _, c := range l.cells {
-		empty = empty && len(c.refs) == 0
-	}
-	if empty {
+	b := spillBufs{bufs: l.bufs, cells: l.cells}
+	if b.empty() {
 		return nil
 	}
+	err := l.writeSpill(&b, l.cp.Runs)
+	l.bufs, l.cells = b.bufs, b.cells // emptied
+	if err != nil {
+		return err
+	}
+	l.cp.Runs++
+	return nil
+}
+
+func (b *spillBufs) empty() bool {
+	for _, e := range b.bufs {
+		if len(e) > 0 {
+			return false
+		}
+	}
+	for _, c := range b.cells {
+		if len(c.refs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// spillAsync starts the spill of the buffers as run number cp.Runs in the
+// background and gives the input the other set of buffers. The background
+// goroutine then syncs the runs and saves the checkpoint of this moment
+// (l.cp as it is now, counting the run), while reading goes on. A spill
+// used to stop the reading: ~0.2-0.35 s per spill, about half of a 10^7
+// load's read phase. The previous spill is joined first (it owns the
+// other set and the sort scratches), so spills and their checkpoint
+// saves happen in order. Until a spill's save is done the previous
+// checkpoint stands: a load killed meanwhile resumes from the previous
+// spill and rewrites this one's runs under the same names, so a
+// checkpoint never names a run that is not on disk whole.
+func (l *loader) spillAsync(capN int) error {
+	if err := l.waitSpillSaved(); err != nil {
+		return err
+	}
+	if l.spare == nil {
+		l.spare = l.newSpillBufs(capN)
+	}
+	full := &spillBufs{bufs: l.bufs, cells: l.cells}
+	l.bufs, l.cells = l.spare.bufs, l.spare.cells
+	l.spare = full
+	run := l.cp.Runs
+	l.cp.Runs++
+	cp := l.cp
+	done := make(chan error, 1)
+	l.spillSaved = done
+	go func() { // joined by waitSpillSaved
+		err := l.writeSpill(full, run)
+		if err == nil {
+			err = syncRuns(l.cfg.CheckpointDir, l.spillRunPaths(run))
+		}
+		if err == nil {
+			err = l.saveCheckpointOf(&cp)
+		}
+		done <- err
+	}()
+	return nil
+}
+
+// writeSpill sorts and writes the buffers of b as run number run and
+// empties them.
+func (l *loader) writeSpill(b *spillBufs, run int) error {
 	// The T+4 buffers are sorted and written by spillWorkers goroutines,
 	// each with its own sort scratch (charged to the memory bound in
 	// bufferCap), so that a spill keeps the cores busy.
 	type job struct {
-		cell int // index into l.cells, or -1
-		buf  int // index into l.bufs, or -1
+		cell int // index into b.cells, or -1
+		buf  int // index into b.bufs, or -1
 	}
-	jobs := make(chan job, len(l.cells)+len(l.bufs))
-	for i := range l.cells {
+	jobs := make(chan job, len(b.cells)+len(b.bufs))
+	for i := range b.cells {
 		jobs <- job{cell: i, buf: -1}
 	}
-	for i := range l.bufs {
+	for i := range b.bufs {
 		jobs <- job{cell: -1, buf: i}
 	}
 	close(jobs)
@@ -1072,20 +1158,20 @@ func (l *loader) spill() error {
 					continue
 				}
 				if j.cell >= 0 {
-					c := &l.cells[j.cell]
+					c := &b.cells[j.cell]
 					l.cellScratches[w] = c.sort(l.cellScratches[w])
-					if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, cellKinds[j.cell])), c); err != nil {
+					if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(run, cellKinds[j.cell])), c); err != nil {
 						errs[w] = fmt.Errorf("bulkload: spill: %w", err)
 					}
 					c.reset()
 					continue
 				}
-				b := l.bufs[j.buf]
-				l.scratches[w] = sortEntries(b, l.scratches[w])
-				if _, err := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(l.cp.Runs, l.kindName(j.buf))), b); err != nil {
+				es := b.bufs[j.buf]
+				l.scratches[w] = sortEntries(es, l.scratches[w])
+				if _, err := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(run, l.kindName(j.buf))), es); err != nil {
 					errs[w] = fmt.Errorf("bulkload: spill: %w", err)
 				}
-				l.bufs[j.buf] = b[:0]
+				b.bufs[j.buf] = es[:0]
 			}
 		})
 	}
@@ -1093,34 +1179,7 @@ func (l *loader) spill() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	l.cp.Runs++
-	l.cfg.Logger.Debug("spilled run", "run", l.cp.Runs-1, "seconds", time.Since(spillStart).Seconds())
-	return nil
-}
-
-// saveSpillAsync saves the checkpoint of the spill just written (l.cp as
-// it is now) on a goroutine, after syncing the spill's runs and the
-// checkpoint directory, while the Run goroutine reads on. Syncing ~10 files
-// of a spill held up the reading by ~0.1 s per spill (~1 s of the 6.9 s
-// read phase of 10^7 fingerprints, BENCHMARKS.md session 9). Until the
-// save is done the previous checkpoint stands: a load killed meanwhile
-// resumes from the previous spill and rewrites this one's runs under the
-// same names. A checkpoint never names a run that is not on disk whole.
-func (l *loader) saveSpillAsync() error {
-	if err := l.waitSpillSaved(); err != nil {
-		return err
-	}
-	cp := l.cp
-	paths := l.spillRunPaths(cp.Runs - 1)
-	done := make(chan error, 1)
-	l.spillSaved = done
-	go func() {
-		err := syncRuns(l.cfg.CheckpointDir, paths)
-		if err == nil {
-			err = l.saveCheckpointOf(&cp)
-		}
-		done <- err
-	}()
+	l.cfg.Logger.Debug("spilled run", "run", run, "seconds", time.Since(spillStart).Seconds())
 	return nil
 }
 
