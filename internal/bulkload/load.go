@@ -1419,9 +1419,6 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 		return st, nil, fmt.Errorf("bulkload: %w", err)
 	}
 	defer m.close()
-	p := l.perms[t]
-	rbits := 64 - p.PrefixBits
-	var cur []entry // one row's entries, sorted by (key, bucket)
 	var rb rowBatch
 	if l.cp.FreshIndex {
 		if rb.w, err = l.cellWriter(ctx, kvindex.TableIndex, l.kindName(t)); err != nil {
@@ -1433,47 +1430,47 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 			}
 		}()
 	}
-	flush := func() error {
-		if len(cur) == 0 {
-			return nil
-		}
-		n, b, err := l.writeRow(ctx, t, cur, &rb)
-		if err != nil {
-			return err
-		}
-		st.rows++
-		st.entries += int64(n)
-		st.bytes += b
-		l.pRows.Add(1)
-		if l.cfg.DedupPath != "" {
-			pairs = l.rowPairs(t, cur, pairs)
-		}
-		cur = cur[:0]
-		return nil
+	// The merge runs on a goroutine of its own, a batch of rows ahead of
+	// the rows' encoding and writing here: the last table of the merge
+	// phase otherwise ran on one core (~0.6 s of a 10^7 load's ~6.4 s
+	// phase). stop ends it early; it is joined before mergeTable returns.
+	full, free, stop := make(chan *rowRun, 1), make(chan *rowRun, 2), make(chan struct{})
+	for range 2 {
+		free <- &rowRun{}
 	}
-	for {
-		e, ok, err := m.next()
-		if err != nil {
-			return st, nil, fmt.Errorf("bulkload: %w", err)
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	wg.Go(func() { l.mergeRows(m, t, noIndex, full, free, stop) })
+	for b := range full {
+		if b.err != nil {
+			return st, nil, b.err
 		}
-		if !ok {
-			break
+		if err := ctx.Err(); err != nil {
+			return st, nil, err
 		}
-		if noIndex != nil && noIndex[uint64(p.Unpermute(e.key))] {
-			continue // carried only by superseded records
-		}
-		if len(cur) > 0 && cur[0].key>>rbits != e.key>>rbits {
-			if err := ctx.Err(); err != nil {
+		start := 0
+		for _, end := range b.ends {
+			row := b.es[start:end]
+			start = end
+			n, bytes, err := l.writeRow(ctx, t, row, &rb)
+			if err != nil {
 				return st, nil, err
 			}
-			if err := flush(); err != nil {
-				return st, nil, err
+			st.rows++
+			st.entries += int64(n)
+			st.bytes += bytes
+			l.pRows.Add(1)
+			if l.cfg.DedupPath != "" {
+				pairs = l.rowPairs(t, row, pairs)
 			}
 		}
-		cur = append(cur, e)
-	}
-	if err := flush(); err != nil {
-		return st, nil, err
+		select {
+		case free <- b:
+		case <-stop:
+		}
 	}
 	if rb.w != nil {
 		err := l.commit(ctx, rb.w, l.kindName(t))
@@ -1481,6 +1478,86 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 		return st, pairs, err
 	}
 	return st, pairs, nil
+}
+
+// rowRun is a batch of whole index rows from the merge: es holds the
+// rows' entries in order, row i ending at ends[i]; or err, the merge's
+// error (the last batch).
+type rowRun struct {
+	es   []entry
+	ends []int
+	err  error
+}
+
+// rowRunEntries is the size at which a rowRun is handed on (1 MiB of
+// entries; a row is ~150 entries at 10^7).
+const rowRunEntries = 1 << 16
+
+// mergeRows merges table t's runs into rows (entries with the same
+// prefix, in order), leaving out the fingerprints in noIndex, and sends
+// them in batches taken from free on full, which it closes at the end;
+// it returns early when stop is closed.
+func (l *loader) mergeRows(m *merger, t int, noIndex map[uint64]bool, full, free chan *rowRun, stop chan struct{}) {
+	defer close(full)
+	p := l.perms[t]
+	rbits := 64 - p.PrefixBits
+	send := func(b *rowRun) bool {
+		select {
+		case full <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	var b *rowRun
+	rowStart := 0 // in b.es: where the current row begins
+	for {
+		if b == nil {
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b.es, b.ends = b.es[:0], b.ends[:0]
+			rowStart = 0
+		}
+		e, ok, err := m.next()
+		if err != nil {
+			b.err = fmt.Errorf("bulkload: %w", err)
+			send(b)
+			return
+		}
+		if !ok {
+			if len(b.es) > rowStart {
+				b.ends = append(b.ends, len(b.es))
+			}
+			if len(b.ends) > 0 {
+				send(b)
+			}
+			return
+		}
+		if noIndex != nil && noIndex[uint64(p.Unpermute(e.key))] {
+			continue // carried only by superseded records
+		}
+		if len(b.es) > rowStart && b.es[rowStart].key>>rbits != e.key>>rbits {
+			b.ends = append(b.ends, len(b.es))
+			rowStart = len(b.es)
+			if len(b.es) >= rowRunEntries {
+				// Hand on the whole rows; e begins the next batch.
+				if !send(b) {
+					return
+				}
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
+				b.es, b.ends = b.es[:0], b.ends[:0]
+				rowStart = 0
+			}
+		}
+		b.es = append(b.es, e)
+	}
 }
 
 // rowBatch takes the cells of rows written without a read (into a fresh
