@@ -16,12 +16,12 @@ func TestLoadConfigLayers(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"data_dir": "from-file", "max_batch": 7, "addr": "127.0.0.1:9000"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"SIMDEX_CONFIG": file, "SIMDEX_MAX_BATCH": "9", "SIMDEX_REQUEST_TIMEOUT": "2s"}
+	env := map[string]string{"SIMDEX_CONFIG": file, "SIMDEX_MAX_BATCH": "9", "SIMDEX_REQUEST_TIMEOUT": "2s", "SIMDEX_GC_PERCENT": "150"}
 	cfg, err := LoadConfig([]string{"--addr", "127.0.0.1:9100"}, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != "from-file" || cfg.MaxBatch != 9 || cfg.Addr != "127.0.0.1:9100" || cfg.RequestTimeout != 2*time.Second {
+	if cfg.DataDir != "from-file" || cfg.MaxBatch != 9 || cfg.Addr != "127.0.0.1:9100" || cfg.RequestTimeout != 2*time.Second || cfg.GCPercent != 150 {
 		t.Fatalf("layering wrong: %+v", cfg)
 	}
 	if cfg.MaxBodyBytes != DefaultConfig().MaxBodyBytes {
@@ -47,6 +47,8 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.MaxBatch = 0 },
 		func(c *Config) { c.Layout.K = 9 },
 		func(c *Config) { c.LogLevel = "loud" },
+		func(c *Config) { c.GCPercent = -1 },
+		func(c *Config) { c.GCPercent = 20000 },
 		func(c *Config) { c.Addr = "nope" },
 		func(c *Config) { c.APIKeys = []string{"short"}; c.Addr = "0.0.0.0:1" },
 	}
