@@ -1560,17 +1560,20 @@ func (l *loader) mergeRows(m *merger, t int, noIndex map[uint64]bool, full, free
 		}
 	}
 	var b *rowRun
-	rowStart := 0 // in b.es: where the current row begins
-	for {
-		if b == nil {
-			select {
-			case b = <-free:
-			case <-stop:
-				return
-			}
-			b.es, b.ends = b.es[:0], b.ends[:0]
-			rowStart = 0
+	rowStart := 0         // in b.es: where the current row begins
+	take := func() bool { // an empty batch into b
+		select {
+		case b = <-free:
+		case <-stop:
+			return false
 		}
+		b.es, b.ends, rowStart = b.es[:0], b.ends[:0], 0
+		return true
+	}
+	if !take() {
+		return
+	}
+	for {
 		e, ok, err := m.next()
 		if err != nil {
 			b.err = fmt.Errorf("bulkload: %w", err)
@@ -1594,16 +1597,9 @@ func (l *loader) mergeRows(m *merger, t int, noIndex map[uint64]bool, full, free
 			rowStart = len(b.es)
 			if len(b.es) >= rowRunEntries {
 				// Hand on the whole rows; e begins the next batch.
-				if !send(b) {
+				if !send(b) || !take() {
 					return
 				}
-				select {
-				case b = <-free:
-				case <-stop:
-					return
-				}
-				b.es, b.ends = b.es[:0], b.ends[:0]
-				rowStart = 0
 			}
 		}
 		b.es = append(b.es, e)

@@ -48,29 +48,36 @@ func TestMergerRunCounts(t *testing.T) {
 	for k := range 18 {
 		for _, keys := range []uint64{5, 1 << 62, 0} {
 			paths, want := writeRuns(t, dir, r, k, 3000, keys)
-			m, err := newMerger(paths)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []entry
-			for {
-				e, ok, err := m.next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				got = append(got, e)
-			}
-			if err := m.close(); err != nil {
-				t.Fatal(err)
-			}
+			got := mergeAll(t, paths)
 			if !slices.Equal(got, want) {
 				t.Fatalf("k=%d keys<%d: merged %d entries, want %d in order", k, keys, len(got), len(want))
 			}
 		}
 	}
+}
+
+// mergeAll merges the runs at paths and returns every entry in order.
+func mergeAll(t *testing.T, paths []string) []entry {
+	t.Helper()
+	m, err := newMerger(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []entry
+	for {
+		e, ok, err := m.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, e)
+	}
+	if err := m.close(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // BenchmarkMerger merges 10 runs (a 10^7 load spills 10 times) of 2^17

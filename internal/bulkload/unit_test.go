@@ -69,23 +69,7 @@ func TestRunRoundTrip(t *testing.T) {
 		all = append(all, es...)
 	}
 	slices.SortFunc(all, entryCmp)
-	m, err := newMerger(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
-	var got []entry
-	for {
-		e, ok, err := m.next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		got = append(got, e)
-	}
-	if !slices.Equal(got, all) {
+	if got := mergeAll(t, paths); !slices.Equal(got, all) {
 		t.Fatalf("merge of %d runs: %d entries, want %d (or order differs)", len(paths), len(got), len(all))
 	}
 	// Damage is detected: a flipped byte fails the checksum or decoding.
@@ -153,23 +137,7 @@ func TestRunV2StillRead(t *testing.T) {
 		t.Fatalf("the version 2 run starts %q", b[:8])
 	}
 	slices.SortFunc(want, entryCmp)
-	m, err := newMerger(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
-	var got []entry
-	for {
-		e, ok, err := m.next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		got = append(got, e)
-	}
-	if !slices.Equal(got, want) {
+	if got := mergeAll(t, paths); !slices.Equal(got, want) {
 		t.Fatalf("merged %d entries of a version 2 and a version 3 run, want %d in order", len(got), len(want))
 	}
 }
