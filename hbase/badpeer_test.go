@@ -240,3 +240,48 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 	wg.Wait()
 	<-release
 }
+
+// TestOverdueCoalescedCall: a coalesced call (one with onDone) whose reply
+// never comes fails its connection overdueGrace after its timeout, so its
+// in-flight slot is freed and its callers retry elsewhere; one answered in
+// time leaves the connection alone.
+func TestOverdueCoalescedCall(t *testing.T) {
+	defer func(g time.Duration) { overdueGrace = g }(overdueGrace)
+	overdueGrace = 100 * time.Millisecond
+	for _, answer := range []bool{false, true} {
+		s := newFakeServer(t, func(id uint32, body []byte, w io.Writer) {
+			if answer {
+				writeFrame(w, frame(&pb.ResponseHeader{CallId: proto.Uint32(id)}, &pb.MultiResponse{}, nil))
+			}
+		})
+		cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cn.close) // before the server's cleanup: its handler reads until the client hangs up
+		freed := make(chan struct{})
+		cl, err := cn.start("Multi", 50, []byte{}, nil, func() { close(freed) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-freed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("answer %v: the call's slot was not freed", answer)
+		}
+		if answer {
+			time.Sleep(300 * time.Millisecond) // past the timeout and the grace
+			if cl.err != nil || cl.resp == nil {
+				t.Errorf("answered call: err %v", cl.err)
+			}
+			cn.mu.Lock()
+			dead := cn.err
+			cn.mu.Unlock()
+			if dead != nil {
+				t.Errorf("a call answered in time failed the connection: %v", dead)
+			}
+		} else if !errors.Is(cl.err, ErrConnection) {
+			t.Errorf("unanswered call: err %v, want ErrConnection", cl.err)
+		}
+	}
+}

@@ -102,7 +102,20 @@ type call struct {
 	// by fail): a coalesced Multi frees its in-flight slot there even
 	// when all its callers have given up.
 	onDone func()
+	// overdue, for a call with onDone and a timeout, fails the connection
+	// if no reply has come overdueGrace after the timeout (nil: none).
+	overdue *time.Timer
 }
+
+// overdueGrace is how long past its timeout a coalesced call's reply may
+// be late before its connection is declared broken. Such a call is never
+// given up by its callers (its reply frees the in-flight slot that every
+// later lookup on the connection queues behind), so a reply that never
+// comes, after a region server was frozen or lost the call, used to stop
+// all lookups on that connection until it closed: a server answered 503
+// for over a minute after HBase resumed (TestHBaseFaults). Failing the
+// connection fails its calls, which their callers retry on a new one.
+var overdueGrace = 5 * time.Second
 
 // conn is one TCP connection to one server and service, shared by all
 // callers: calls are multiplexed by call id and a single reader goroutine
@@ -207,6 +220,9 @@ func (c *conn) readLoop() {
 			// The caller gave up (ctx ended) before the reply came.
 			continue
 		}
+		if cl.overdue != nil {
+			cl.overdue.Stop()
+		}
 		cl.resp = resp
 		close(cl.done)
 		if cl.onDone != nil {
@@ -229,6 +245,9 @@ func (c *conn) fail(err error) {
 	c.mu.Unlock()
 	c.nc.Close()
 	for _, cl := range pending {
+		if cl.overdue != nil {
+			cl.overdue.Stop()
+		}
 		cl.err = err
 		close(cl.done)
 		if cl.onDone != nil {
@@ -331,10 +350,26 @@ func (c *conn) start(method string, timeoutMs uint32, body, cells []byte, onDone
 // startCall registers a call and writes its frame; ctx bounds the write.
 func (c *conn) startCall(ctx context.Context, method string, timeoutMs uint32, body, cells []byte, onDone func()) (*call, error) {
 	cl := &call{done: make(chan struct{}), onDone: onDone}
+	if onDone != nil && timeoutMs > 0 {
+		// Armed before the call is registered, so the reader never sees
+		// the field change; it fires long after registration.
+		wait := time.Duration(timeoutMs)*time.Millisecond + overdueGrace
+		cl.overdue = time.AfterFunc(wait, func() {
+			c.mu.Lock()
+			late := c.pending != nil && c.pending[cl.id] == cl
+			c.mu.Unlock()
+			if late {
+				c.fail(fmt.Errorf("%w: %s: no reply to %s call %d %v after its %d ms timeout", ErrConnection, c.addr, method, cl.id, overdueGrace, timeoutMs))
+			}
+		})
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
+		if cl.overdue != nil {
+			cl.overdue.Stop()
+		}
 		return nil, err
 	}
 	c.nextID++
