@@ -111,10 +111,12 @@ type call struct {
 // be late before its connection is declared broken. Such a call is never
 // given up by its callers (its reply frees the in-flight slot that every
 // later lookup on the connection queues behind), so a reply that never
-// comes, after a region server was frozen or lost the call, used to stop
-// all lookups on that connection until it closed: a server answered 503
-// for over a minute after HBase resumed (TestHBaseFaults). Failing the
-// connection fails its calls, which their callers retry on a new one.
+// comes (a region server frozen, or one that lost the call) would stop
+// all lookups on that connection until it closed. That is the likeliest
+// cause, not a proven one, of a server answering 503 for over a minute
+// after a frozen HBase resumed (TestHBaseFaults, twice in ~10 CI runs).
+// Failing the connection fails its calls, which their callers retry on
+// a new one.
 var overdueGrace = 5 * time.Second
 
 // conn is one TCP connection to one server and service, shared by all
