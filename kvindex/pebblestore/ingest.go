@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simdex/simdex/internal/pagecache"
 
 	"github.com/simdex/simdex/kvindex"
 )
@@ -158,7 +159,7 @@ func (w *BulkWriter) next() error {
 		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
 	}
 	w.paths = append(w.paths, p)
-	w.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), w.wo)
+	w.w = sstable.NewWriter(objstorageprovider.NewFileWritable(droppingFile{f}), w.wo)
 	w.size = 0
 	return nil
 }
@@ -243,4 +244,18 @@ func (w *BulkWriter) removeFiles() error {
 	}
 	w.paths = nil
 	return errors.Join(errs...)
+}
+
+// droppingFile is a staged sstable whose cached pages are dropped once
+// the writer has synced it (package pagecache says why): a bulk load
+// writes many times more sstable bytes than memory, and most of them are
+// not read again until lookups come, if then.
+type droppingFile struct{ vfs.File }
+
+func (f droppingFile) Sync() error {
+	err := f.File.Sync()
+	if err == nil {
+		pagecache.Drop(f.Fd(), 0, 0)
+	}
+	return err
 }
