@@ -83,12 +83,19 @@ func mergeAll(t *testing.T, paths []string) []entry {
 // BenchmarkMerger merges 10 runs (a 10^7 load spills 10 times) of 2^17
 // entries each, file reading and block decoding included.
 func BenchmarkMerger(b *testing.B) {
+	// 10 runs is a 10^7 load's merge, 43 a 10^8 load's (2 GiB).
+	for _, runs := range []int{10, 43} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) { benchmarkMerger(b, runs) })
+	}
+}
+
+func benchmarkMerger(b *testing.B, runs int) {
 	dir := b.TempDir()
 	r := rand.New(rand.NewPCG(8, 8))
 	var paths []string
 	n := 0
-	for i := range 10 {
-		es := make([]entry, 1<<17)
+	for i := range runs {
+		es := make([]entry, (10<<17)/runs)
 		for j := range es {
 			es[j] = entry{key: r.Uint64(), aux: 20000 + uint32(r.IntN(13))}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"slices"
 )
 
@@ -129,15 +130,26 @@ func writeRun(path string, es []entry) (int64, error) {
 	return w.finish()
 }
 
-// runReader streams the entries of one run, checking their order.
+// runReader streams the entries of one run, checking their order. It
+// decodes decodeBatch entries at a time into ents, in one loop: the merge
+// asks for every entry of a 10^8 load (4 x 10^8 of them), and decoding one
+// entry per call spent much of each on the call and its state. The batch
+// is small so that the batches of every run of a merge stay in the L2
+// cache (43 runs at 10^8: 86 KB); whole 64 KB blocks decoded at once (6 MB)
+// were no faster than one entry per call.
 type runReader struct {
 	br      *blockReader
 	block   []byte // the current block's payload not yet decoded
-	left    int    // records left in block
-	first   bool   // the next record is its block's first
+	left    int    // records of block not yet decoded
+	first   bool   // the next record decoded is its block's first
+	ents    []entry
+	pos     int // ents[pos] is the next entry
 	cur     entry
 	started bool // cur holds an entry
 }
+
+// decodeBatch is how many entries runReader decodes at a time.
+const decodeBatch = 128
 
 func openRun(path string) (*runReader, error) {
 	br, err := openBlocks(path, kindEntries)
@@ -158,50 +170,76 @@ func newRunReader(name string, rd io.Reader) (*runReader, error) {
 // next advances to the next entry; ok is false at the end (after every
 // block's checksum and the record count were verified).
 func (r *runReader) next() (ok bool, err error) {
+	if r.pos == len(r.ents) {
+		if err := r.fill(); err != nil || len(r.ents) == 0 {
+			return false, err
+		}
+	}
+	r.cur, r.started = r.ents[r.pos], true
+	r.pos++
+	return true, nil
+}
+
+// fill decodes the next entries into ents (empty at the end of the run),
+// checking that they continue the run's order.
+func (r *runReader) fill() error {
+	if r.ents == nil {
+		r.ents = make([]entry, 0, decodeBatch)
+	}
+	r.ents, r.pos = r.ents[:0], 0
 	if r.left == 0 {
+		if len(r.block) != 0 {
+			return r.br.errorf("%d bytes after the block's records", len(r.block))
+		}
 		m, block, err := r.br.next()
 		if err != nil || m == 0 {
-			return false, err
+			return err
 		}
 		r.block, r.left, r.first = block, m, true
 	}
-	d, k := binary.Uvarint(r.block)
-	if k <= 0 {
-		return false, r.br.errorf("truncated entry")
-	}
-	var aux uint64
-	var k2 int
-	if r.br.v2 {
-		aux, k2 = binary.Uvarint(r.block[k:])
-	} else {
-		var da int64
-		da, k2 = binary.Varint(r.block[k:])
-		if !r.first {
-			da += int64(r.cur.aux)
+	prev, started, first := r.cur, r.started, r.first
+	block := r.block
+	n := min(r.left, decodeBatch)
+	for range n {
+		d, k := binary.Uvarint(block)
+		if k <= 0 {
+			return r.br.errorf("truncated entry")
 		}
-		aux = uint64(da) // a negative sum is far above 1<<32-1: refused below
-	}
-	if k2 <= 0 || aux > 1<<32-1 {
-		return false, r.br.errorf("bad aux")
-	}
-	r.block = r.block[k+k2:]
-	key := d
-	if !r.first {
-		key = r.cur.key + d
-		if key < r.cur.key {
-			return false, r.br.errorf("key overflow")
+		var aux uint64
+		var k2 int
+		if r.br.v2 {
+			aux, k2 = binary.Uvarint(block[k:])
+		} else {
+			var da int64
+			da, k2 = binary.Varint(block[k:])
+			if !first {
+				da += int64(prev.aux)
+			}
+			aux = uint64(da) // a negative sum is far above 1<<32-1: refused below
 		}
+		if k2 <= 0 || aux > 1<<32-1 {
+			return r.br.errorf("bad aux")
+		}
+		block = block[k+k2:]
+		key := d
+		if !first {
+			key = prev.key + d
+			if key < prev.key {
+				return r.br.errorf("key overflow")
+			}
+		}
+		e := entry{key: key, aux: uint32(aux)}
+		if started && entryCmp(e, prev) < 0 {
+			return r.br.errorf("entries out of order")
+		}
+		r.ents = append(r.ents, e)
+		prev, started, first = e, true, false
 	}
-	e := entry{key: key, aux: uint32(aux)}
-	if r.started && entryCmp(e, r.cur) < 0 {
-		return false, r.br.errorf("entries out of order")
+	r.block, r.left, r.first = block, r.left-n, false
+	if r.left == 0 && len(block) != 0 {
+		return r.br.errorf("%d bytes after the block's records", len(block))
 	}
-	r.left--
-	if r.left == 0 && len(r.block) != 0 {
-		return false, r.br.errorf("%d bytes after the block's records", len(r.block))
-	}
-	r.cur, r.started, r.first = e, true, false
-	return true, nil
+	return nil
 }
 
 func (r *runReader) close() error { return r.br.close() }
@@ -305,13 +343,27 @@ func (m *merger) next() (entry, bool, error) {
 		}
 	}
 	// Replay w's path: at each node the stored loser plays the current
-	// winner.
+	// winner. Random keys make each match a coin toss, so the match is
+	// branch-free: a 128-bit subtraction's borrow says whether the loser
+	// l comes first, and masks swap it with the winner. With runReader's
+	// batches this took BenchmarkMerger from 61-70 to 41-47 ns per entry
+	// at 43 runs (44-53 to 31-35 at 10); either change alone gained
+	// nothing measurable.
+	wk, wa := m.cur[w].key, m.cur[w].aux
+	wl := uint64(w)
 	for node := (w + len(m.rs)) / 2; node > 0; node /= 2 {
-		if l := m.tree[node]; m.beats(l, w) {
-			m.tree[node], w = w, l
-		}
+		l := uint64(m.tree[node])
+		lk, la := m.cur[l].key, m.cur[l].aux
+		_, b := bits.Sub64(la, wa, 0)
+		_, b = bits.Sub64(lk, wk, b) // 1: (lk, la) < (wk, wa)
+		mask := -b
+		x := (wl ^ l) & mask
+		m.tree[node] = int(l ^ x)
+		wl ^= x
+		wk ^= (wk ^ lk) & mask
+		wa ^= (wa ^ la) & mask
 	}
-	m.win = w
+	m.win = int(wl)
 	return e, true, nil
 }
 
