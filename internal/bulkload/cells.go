@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -305,6 +307,7 @@ func (r *cellRunReader) close() error { return r.br.close() }
 type cellMerger struct {
 	rs   []*cellRunReader // every run, by run number (= leaf)
 	done []bool           // done[i]: run i is exhausted
+	pfx  []uint64         // pfx[i]: run i's current row prefix; MaxUint64 once done
 	tree []int            // tree[i], 1 <= i < len(rs): the losing leaf at node i
 	win  int              // the leaf holding the smallest cell
 	live int              // runs not exhausted
@@ -329,8 +332,10 @@ func newCellMerger(paths []string) (*cellMerger, error) {
 			return nil, errors.Join(err, m.close())
 		}
 		m.done = append(m.done, !ok)
+		m.pfx = append(m.pfx, math.MaxUint64)
 		if ok {
 			m.live++
+			m.pfx[len(m.pfx)-1] = r.pfx
 		}
 	}
 	if m.live > 0 {
@@ -385,14 +390,33 @@ func (m *cellMerger) pop() error {
 	if err != nil {
 		return err
 	}
+	m.pfx[w] = top.pfx
 	if !ok {
 		m.done[w] = true
+		m.pfx[w] = math.MaxUint64
 		m.live--
 	}
+	// Replay w's path. Where the two rows' first 8 bytes differ (nearly
+	// every match of the fp cells' random rows) the match is branch-free,
+	// as in merger.next: a coin toss as a branch cost more than the
+	// comparison. Equal prefixes (the docs cells' ids, exhausted runs)
+	// take beats.
+	wp := m.pfx[w]
 	for node := (w + len(m.rs)) / 2; node > 0; node /= 2 {
-		if l := m.tree[node]; m.beats(l, w) {
-			m.tree[node], w = w, l
+		l := m.tree[node]
+		lp := m.pfx[l]
+		if lp == wp {
+			if m.beats(l, w) {
+				m.tree[node], w = w, l
+			}
+			continue
 		}
+		_, b := bits.Sub64(lp, wp, 0) // 1: lp < wp
+		mask := -b
+		x := (uint64(w) ^ uint64(l)) & mask
+		m.tree[node] = int(uint64(l) ^ x)
+		w = int(uint64(w) ^ x)
+		wp ^= (wp ^ lp) & mask
 	}
 	m.win = w
 	return nil

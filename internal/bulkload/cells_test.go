@@ -221,21 +221,28 @@ func TestCellSort(t *testing.T) {
 	}
 }
 
-// BenchmarkCellMerger merges 10 runs (a 10^7 load spills 10 times) of 2^17
-// fp cells each (random 8-byte rows, ids as qualifiers), file reading and
-// block decoding included.
+// BenchmarkCellMerger merges 10 runs (a 10^7 load spills 10 times) or 43
+// (10^8 at 2 GiB) of 1.3 M fp cells in all (random 8-byte rows, ids as
+// qualifiers), file reading and block decoding included.
 func BenchmarkCellMerger(b *testing.B) {
+	for _, runs := range []int{10, 43} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) { benchmarkCellMerger(b, runs) })
+	}
+}
+
+func benchmarkCellMerger(b *testing.B, runs int) {
 	dir := b.TempDir()
 	r := rand.New(rand.NewPCG(10, 10))
 	var paths []string
 	val := make([]byte, 17)
 	n := 0
-	for i := range 10 {
+	per := (10 << 17) / runs
+	for i := range runs {
 		var c cellBuf
 		var row [8]byte
-		for j := range 1 << 17 {
+		for j := range per {
 			binary.BigEndian.PutUint64(row[:], r.Uint64())
-			c.add(row[:], fmt.Appendf(nil, "d%d", i<<17+j), val)
+			c.add(row[:], fmt.Appendf(nil, "d%d", i*per+j), val)
 		}
 		c.sort(nil)
 		p := filepath.Join(dir, runName(i, "fpcells"))
