@@ -91,12 +91,13 @@ type Config struct {
 	// the rejects file. Required; rerun with the same directory to resume.
 	CheckpointDir string
 	// Memory bounds the loader's buffers (default: a quarter of RAM, at
-	// least 64 MiB). Half of it goes to the spill buffers, the rest is head
-	// room for the store, batches and the garbage collector; the command
-	// also sets it as the Go memory limit.
+	// least 64 MiB). Three quarters of what the store leaves go to the two
+	// sets of spill buffers (one filling while the other is written), the
+	// rest is head room for batches, the merge and the garbage collector;
+	// the command also sets it as the Go memory limit.
 	Memory int64
 	// StoreMemory is what the store takes of Memory (memtables, block
-	// cache): the spill buffers get half of what remains.
+	// cache): the spill buffers get three quarters of what remains.
 	StoreMemory int64
 	// Shard and Shards: this process builds part Shard of Shards (default
 	// 0 of 1).
