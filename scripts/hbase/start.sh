@@ -17,7 +17,7 @@
 #   SIMDEX_HBASE_HEAP          JVM -Xmx                    (1g)
 #   SIMDEX_HBASE_START_TIMEOUT seconds to wait for an RPC  (180)
 #   SIMDEX_HBASE_HANDLERS      hbase.regionserver.handler.count (30, HBase's)
-#   SIMDEX_HBASE_GC            g1 or parallel: the JVM's collector (g1)
+#   SIMDEX_HBASE_GC            g1, parallel or zgc: the JVM's collector (g1)
 #   SIMDEX_HBASE_NETTY_THREADS hbase.netty.eventloop.rpcserver.thread.count (0: Netty's 2 x cores)
 #   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
 #
@@ -39,7 +39,8 @@ netty_threads="${SIMDEX_HBASE_NETTY_THREADS:-0}"
 case "${SIMDEX_HBASE_GC:-g1}" in
 g1) gc_flag=-XX:+UseG1GC ;;
 parallel) gc_flag=-XX:+UseParallelGC ;;
-*) echo "start.sh: SIMDEX_HBASE_GC must be g1 or parallel" >&2; exit 2 ;;
+zgc) gc_flag=-XX:+UseZGC ;;
+*) echo "start.sh: SIMDEX_HBASE_GC must be g1, parallel or zgc" >&2; exit 2 ;;
 esac
 
 "$here/install.sh" >&2
