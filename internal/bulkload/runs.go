@@ -188,9 +188,6 @@ func (r *runReader) fill() error {
 	}
 	r.ents, r.pos = r.ents[:0], 0
 	if r.left == 0 {
-		if len(r.block) != 0 {
-			return r.br.errorf("%d bytes after the block's records", len(r.block))
-		}
 		m, block, err := r.br.next()
 		if err != nil || m == 0 {
 			return err

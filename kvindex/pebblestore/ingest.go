@@ -13,8 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/simdex/simdex/internal/pagecache"
 
+	"github.com/simdex/simdex/internal/pagecache"
 	"github.com/simdex/simdex/kvindex"
 )
 
