@@ -36,12 +36,12 @@ type Config struct {
 	// MaxFrameSize bounds a reply frame; a larger one is a protocol error
 	// that closes the connection (default 256 MiB).
 	MaxFrameSize int
-	// MultiInFlight is how many Multi calls of gets may be in flight on
-	// one connection before further ones wait and leave together as one
-	// MultiRequest, when one of those in flight is answered (coalesce.go;
-	// default 1, -1: never coalesce). An idle connection sends at once.
-	// 1 gave the least CPU per lookup on both sides (BENCHMARKS.md, area
-	// hb7): a region server spends most of an RPC's fixed cost per request.
+	// MultiInFlight is how many Multi calls of gets (callers; a shared RPC
+	// counts once per caller in it) may be in flight on one connection
+	// before further ones wait and leave together as one MultiRequest,
+	// when an answer brings the calls in flight below it again
+	// (coalesce.go; default 1, -1: never coalesce). Below it a call
+	// leaves at once.
 	MultiInFlight int
 	// Logger gets connection and retry events (default: discard).
 	Logger *slog.Logger

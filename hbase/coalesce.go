@@ -14,10 +14,21 @@ import (
 // queue, handler wake-up, request decode, response encode and write) on top
 // of the per-Get work; at 16 concurrent lookups of 4 gets each, that fixed
 // cost is a large share of its CPU. So while MultiInFlight Multi calls of
-// gets are in flight to one connection, further ones queue up and leave
-// together, as ONE MultiRequest holding every queued call's RegionActions,
-// as soon as one of the in-flight calls is answered. An idle client sends at
-// once (no timer, no added wait).
+// gets (callers, not RPCs: a shared RPC counts once per caller in it) are
+// in flight on one connection, further ones queue up and leave together,
+// as ONE MultiRequest holding every queued call's RegionActions, as soon as
+// the calls in flight drop below the limit again. Below the limit a call
+// leaves at once (no timer, no added wait).
+//
+// Why callers and not RPCs: waiting is never faster for the caller that
+// waits (it pays the rest of an RPC in flight, then its own), so a limit
+// should only bind when the region server is busy enough for the saved
+// RPCs to matter. Counted in RPCs, a limit of 1 made a lookup that came
+// while another one was in flight wait for it: at 2,000 lookups/s from
+// independent clients that is most of them, and it doubled the p99 of the
+// store call (BENCHMARKS.md, session 13). Counted in callers, a few
+// concurrent lookups each go at once, while at 16 busy clients nearly
+// every call is beyond the limit and they share RPCs as before.
 //
 // Each queued call keeps its own RegionActions (the action indexes it chose
 // stay valid: HBase answers per RegionAction, in request order), so the
@@ -42,11 +53,11 @@ const maxFlightCalls = 64
 type multiCoalescer struct {
 	limit int // MultiInFlight; read-only
 
-	// mu guards inflight, queue and the members, claimed and promoted
+	// mu guards calls, queue and the members, claimed and promoted
 	// fields of the queued flight.
-	mu       sync.Mutex
-	inflight int          // flights sent and not yet answered (or failed)
-	queue    *multiFlight // the flight collecting callers, or nil
+	mu    sync.Mutex
+	calls int          // callers in flights sent and not yet answered (or failed)
+	queue *multiFlight // the flight collecting callers, or nil
 }
 
 // multiFlight is one MultiRequest in the making, or sent: the calls
@@ -67,7 +78,7 @@ type multiFlight struct {
 	sendErr error
 	start   time.Time // when the RPC left, for the latency metric
 
-	release sync.Once // frees the flight's in-flight slot exactly once
+	release sync.Once // takes the flight's callers off co.calls exactly once
 
 	split    sync.Once // the first member back decodes and splits the reply
 	splitErr error     // an error of the whole RPC, for every member
@@ -93,9 +104,9 @@ func (c *Client) multiGets(ctx context.Context, cn *conn, ras []regionActionEnc)
 		m.deadline = dl
 	}
 	co.mu.Lock()
-	if co.queue == nil && co.inflight < co.limit || co.queue != nil && len(co.queue.members) >= maxFlightCalls {
+	if co.queue == nil && co.calls < co.limit || co.queue != nil && len(co.queue.members) >= maxFlightCalls {
 		// Idle enough (or the queued batch is full): leave now, alone.
-		co.inflight++
+		co.calls++
 		co.mu.Unlock()
 		f := &multiFlight{co: co, members: []*multiMember{m}, claimed: true, sent: make(chan struct{})}
 		c.sendFlight(cn, f)
@@ -124,7 +135,7 @@ func (c *Client) multiGets(ctx context.Context, cn *conn, ras []regionActionEnc)
 		if co.queue == f {
 			co.queue = nil
 		}
-		co.inflight++
+		co.calls += len(f.members)
 		co.mu.Unlock()
 		if len(f.members) > 1 {
 			c.m.coalesced.Add(float64(len(f.members)))
@@ -153,11 +164,12 @@ func (co *multiCoalescer) leave(f *multiFlight, m *multiMember) bool {
 	return true
 }
 
-// done frees a slot: the queued flight, if any, may leave now.
-func (co *multiCoalescer) done() {
+// done takes a flight's n callers off the calls in flight: the queued
+// flight, if any, may leave once they are below the limit.
+func (co *multiCoalescer) done(n int) {
 	co.mu.Lock()
-	co.inflight--
-	if f := co.queue; f != nil && !f.promoted {
+	co.calls -= n
+	if f := co.queue; f != nil && !f.promoted && co.calls < co.limit {
 		if len(f.members) == 0 {
 			co.queue = nil
 		} else {
@@ -197,13 +209,14 @@ func (c *Client) sendFlight(cn *conn, f *multiFlight) {
 	bp := multiBufs.Get().(*[]byte)
 	body := appendMultiRequest((*bp)[:0], all, c.nonceGroup, false)
 	f.start = time.Now()
-	f.cl, f.sendErr = cn.start("Multi", timeoutMs, body, nil, func() { f.release.Do(f.co.done) })
+	release := func() { f.release.Do(func() { f.co.done(len(f.members)) }) }
+	f.cl, f.sendErr = cn.start("Multi", timeoutMs, body, nil, release)
 	if cap(body) <= 64<<10 {
 		*bp = body[:0]
 		multiBufs.Put(bp)
 	}
 	if f.sendErr != nil {
-		f.release.Do(f.co.done)
+		release()
 	}
 }
 

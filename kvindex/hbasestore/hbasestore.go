@@ -68,9 +68,9 @@ type Config struct {
 	// LockLease is how long a cross-process lock lasts unless released
 	// (default 30s). It must exceed any request deadline.
 	LockLease time.Duration
-	// MultiInFlight is passed to the HBase client (hbase.Config): Multi
-	// calls of gets in flight per region server before concurrent lookups
-	// share one MultiRequest (0: the client's default).
+	// MultiInFlight is passed to the HBase client (hbase.Config): lookups
+	// (Multi calls of gets) in flight per region server before further
+	// ones share one MultiRequest (0: the client's default).
 	MultiInFlight int
 	// Logger and Registerer are passed to the HBase client.
 	Logger     *slog.Logger

@@ -19,6 +19,7 @@
 #   SIMDEX_HBASE_HANDLERS      hbase.regionserver.handler.count (30, HBase's)
 #   SIMDEX_HBASE_GC            g1, parallel or zgc: the JVM's collector (g1)
 #   SIMDEX_HBASE_NETTY_THREADS hbase.netty.eventloop.rpcserver.thread.count (0: Netty's 2 x cores)
+#   SIMDEX_HBASE_RPC_SERVER    netty or simple: hbase.rpc.server.impl (netty, HBase's default)
 #   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
 #
 # The two knobs are for experiments (BENCHMARKS.md "Lookups through REST on
@@ -41,6 +42,11 @@ g1) gc_flag=-XX:+UseG1GC ;;
 parallel) gc_flag=-XX:+UseParallelGC ;;
 zgc) gc_flag=-XX:+UseZGC ;;
 *) echo "start.sh: SIMDEX_HBASE_GC must be g1, parallel or zgc" >&2; exit 2 ;;
+esac
+case "${SIMDEX_HBASE_RPC_SERVER:-netty}" in
+netty) rpc_server=org.apache.hadoop.hbase.ipc.NettyRpcServer ;;
+simple) rpc_server=org.apache.hadoop.hbase.ipc.SimpleRpcServer ;;
+*) echo "start.sh: SIMDEX_HBASE_RPC_SERVER must be netty or simple" >&2; exit 2 ;;
 esac
 
 "$here/install.sh" >&2
@@ -79,6 +85,7 @@ else
   <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
   <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
   <property><name>hbase.netty.eventloop.rpcserver.thread.count</name><value>$netty_threads</value></property>
+  <property><name>hbase.rpc.server.impl</name><value>$rpc_server</value></property>
   <!-- A loaded 2-core machine stalls the JVM for seconds at a time (JvmPauseMonitor
        saw 8.5 s); with the default session limits the in-process ZooKeeper expired
        the master's and region server's sessions and HBase aborted. tickTime 6 s lets
