@@ -245,7 +245,7 @@ func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	fs.StringVar(&cfg.HBaseNamespace, "hbase-namespace", cfg.HBaseNamespace, "with --store hbase: namespace of the simdex tables")
 	fs.BoolVar(&cfg.HBaseCreateTables, "hbase-create-tables", cfg.HBaseCreateTables, "with --store hbase: create missing tables with the default schema (else refuse to start)")
 	fs.DurationVar(&cfg.HBaseInsertGroup, "hbase-insert-group", cfg.HBaseInsertGroup, "with --store hbase: group-commit window of concurrent single inserts (0: off)")
-	fs.IntVar(&cfg.HBaseMultiInFlight, "hbase-multi-inflight", cfg.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 1, -1: never coalesce)")
+	fs.IntVar(&cfg.HBaseMultiInFlight, "hbase-multi-inflight", cfg.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
 	fs.IntVar(&cfg.HBaseInsertGroupMax, "hbase-insert-group-max", cfg.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
 	fs.StringVar(&apiKeys, "api-keys", "", "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body; larger ones get 413")
