@@ -18,11 +18,12 @@ import (
 )
 
 // DefaultMultiInFlight is Config.MultiInFlight's default: 4 lookups in
-// flight per connection before further ones share an RPC. On a 2-core
-// machine at 2,000 lookups/s it keeps the store call's p99 at the Multi
-// RPC's (with 1, a lookup that came while another was in flight waited for
-// it: p99 1.4-2x the RPC's), and at 16 busy clients it shares RPCs about
-// as much as 1 did (BENCHMARKS.md, session 13).
+// flight per connection before further ones share an RPC. With 1, a lookup
+// that came while another was in flight waited for it, which at 2,000
+// lookups/s from independent clients is about half of them (the store
+// call's p99 was 1.4-2x the RPC's on a 2-core machine); at 4 few wait, and
+// at 16 busy clients they still share RPCs (lookups/s 0-18% below 1's in
+// interleaved rounds, far above never sharing; BENCHMARKS.md, session 13).
 const DefaultMultiInFlight = 4
 
 // Config configures a Client. The zero value is not usable: ZooKeeper is
