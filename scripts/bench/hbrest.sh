@@ -34,7 +34,10 @@
 # by 2x from run to run (BENCHMARKS.md, session 9), so judge a tail by
 # several rounds. Each run prints loadgen's own lateness (open loop) and
 # the server's histograms: the handler, the store call and the HBase Multi
-# RPC, to see where a request's time went.
+# RPC, to see where a request's time went. Then, with the server stopped,
+# scripts/bench/storelookup runs the same loads at the store level
+# (kvindex.Index.Lookup of random fingerprints, no HTTP; 30,000 lookups per
+# closed loop; SIMDEX_BENCH_STORE_LEVEL=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
@@ -65,6 +68,7 @@ go build -o "$bin/server" ./cmd/server
 go build -o "$bin/simdexctl" ./cmd/simdexctl
 go build -o "$bin/hbsrvload" ./scripts/bench/hbsrvload
 go build -o "$bin/loadgen" ./scripts/bench/loadgen
+go build -o "$bin/storelookup" ./scripts/bench/storelookup
 mkdir -p scripts/bench/out
 out="scripts/bench/out/hbrest-$(date -u +%Y%m%dT%H%M%SZ).txt"
 
@@ -157,5 +161,14 @@ measure() { # store label loadgen-args...
 		kill "$server_pid"
 		wait "$server_pid" 2>/dev/null || true
 		server_pid=""
+		if [ "${SIMDEX_BENCH_STORE_LEVEL:-1}" = 1 ] && [ -n "$conns$rates" ]; then
+			# The same loads at the store level (kvindex.Index.Lookup, no HTTP),
+			# after the server is gone (the embedded store's directory is
+			# single-process): what REST adds is the difference.
+			echo "## $store store level: closed loops at ($conns) goroutines, open loops at ($rates)/s"
+			if [ "$store" = hbase ]; then where=(-hbase-zk "$SIMDEX_HBASE_ZK" -hbase-namespace "$ns"); else where=(-data-dir "$pebble"); fi
+			"$bin/storelookup" "${where[@]}" -random -warm 5000 -ops 30000 -duration "$dur" \
+				-goroutines "$(tr -s ' ' ',' <<<"$conns" | sed 's/^,//; s/,$//')" -rates "$(tr -s ' ' ',' <<<"$rates" | sed 's/^,//; s/,$//')"
+		fi
 	done
 } 2>&1 | tee "$out"

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/simdex/simdex/scripts/bench/internal/pace"
 )
 
 // How the load is driven and measured.
@@ -347,9 +349,9 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 		body    []byte
 		scratch []byte
 		dialer  net.Dialer
-		sleep   = newSleeper()
+		sleep   = pace.NewSleeper()
 	)
-	defer sleep.close()
+	defer sleep.Close()
 	fail := func(err error) {
 		res.errs++
 		if res.firstErr == nil {
@@ -375,7 +377,7 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 			if due.After(deadline) {
 				return
 			}
-			sleep.until(due)
+			sleep.Until(due)
 			t0 = due
 		} else if !t0.Before(deadline) {
 			return

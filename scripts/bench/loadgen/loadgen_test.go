@@ -155,21 +155,6 @@ func TestDrive(t *testing.T) {
 	}
 }
 
-// TestSleeperUntil: the open loop's sleeps never end before their due time
-// (a request sent early would be timed from a due time it did not wait
-// for), past due times return at once, and a sleeper is reusable.
-func TestSleeperUntil(t *testing.T) {
-	s := newSleeper()
-	defer s.close()
-	for _, d := range []time.Duration{-time.Second, 0, 50 * time.Microsecond, time.Millisecond, 3 * time.Millisecond, 100 * time.Microsecond} {
-		due := time.Now().Add(d)
-		s.until(due)
-		if now := time.Now(); now.Before(due) {
-			t.Fatalf("sleep of %v ended %v before its due time", d, due.Sub(now))
-		}
-	}
-}
-
 // TestDriveOpenLoop: with --rate the connections send on schedule, about
 // rate x duration requests in all, and record how late each was sent.
 func TestDriveOpenLoop(t *testing.T) {

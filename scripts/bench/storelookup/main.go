@@ -1,12 +1,22 @@
 // Command storelookup measures store-level lookups (kvindex.Index.Lookup,
 // k = the layout's K) on an index that cmd/bulkload loaded, on the embedded
 // store or on HBase: latency p50/p99 and lookups/s with one and several
-// goroutines. Queries are fingerprints of the load's input with 0..3 random
-// bits flipped; each lookup must return the input's document (a recall
-// check, so a broken index cannot look fast).
+// goroutines (closed loops), and open loops at fixed rates. Queries are
+// fingerprints of the load's input with 0..3 random bits flipped; each
+// lookup must return the input's document (a recall check, so a broken
+// index cannot look fast). With -random the queries are random
+// fingerprints instead, which have no hits: the load scripts/bench/hbrest.sh
+// sends through REST (on HBase one Multi of T gets per lookup), here
+// without HTTP, so the two show what REST adds.
+//
+// An open loop sends lookups on a fixed schedule whatever the store does,
+// and a lookup's latency counts from when it was due, not from when a
+// worker got to it: a stall shows as the latency of every lookup it
+// delayed (no coordinated omission).
 //
 //	go run ./scripts/bench/storelookup -data-dir d1m -input fp1m.csv
 //	go run ./scripts/bench/storelookup -hbase-zk 127.0.0.1:23281 -hbase-namespace b1m -input fp1m.csv
+//	go run ./scripts/bench/storelookup -hbase-zk 127.0.0.1:22181 -hbase-namespace hbrest1000000 -random -goroutines 1,4 -rates 1000,2000 -duration 60s
 package main
 
 import (
@@ -27,6 +37,7 @@ import (
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/scripts/bench/internal/pace"
 )
 
 type query struct {
@@ -39,9 +50,12 @@ func main() {
 	zk := flag.String("hbase-zk", "", "HBase ZooKeeper (instead of -data-dir)")
 	ns := flag.String("hbase-namespace", "simdex", "HBase namespace")
 	input := flag.String("input", "", "the load's input (id,hex fingerprint,time lines)")
+	random := flag.Bool("random", false, "random query fingerprints (no hits expected) instead of -input's")
+	rates := flag.String("rates", "", "open-loop rates to measure, lookups/s (e.g. 1000,2000)")
+	dur := flag.Duration("duration", 30*time.Second, "how long each open loop runs")
 	sample := flag.Int("sample", 5000, "input lines to draw queries from (the first N)")
 	ops := flag.Int("ops", 3000, "lookups per goroutine setting")
-	gs := flag.String("goroutines", "1,4,16", "goroutine counts to measure")
+	gs := flag.String("goroutines", "1,4,16", "goroutine counts to measure (closed loops; \"\" for none)")
 	warm := flag.Int("warm", 500, "warm-up lookups")
 	flag.Parse()
 	ctx := context.Background()
@@ -66,16 +80,33 @@ func main() {
 	}
 	defer ix.Close()
 
-	qs, err := readQueries(*input, *sample)
-	if err != nil {
-		log.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(7, 7))
-	flip := func(q query) query {
-		for _, b := range r.Perm(64)[:r.IntN(ix.Layout().K+1)] {
-			q.fp ^= 1 << b
+	var qs []query
+	var flip func(query) query
+	if *random {
+		// Not the PCG(7, 7) above: scripts/bench/hbsrvload draws the stored
+		// fingerprints from that same stream.
+		rr := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+		qs = []query{{}}
+		flip = func(query) query { return query{fp: fingerprint.Fingerprint(rr.Uint64())} }
+	} else {
+		if qs, err = readQueries(*input, *sample); err != nil {
+			log.Fatal(err)
 		}
-		return q
+		flip = func(q query) query {
+			for _, b := range r.Perm(64)[:r.IntN(ix.Layout().K+1)] {
+				q.fp ^= 1 << b
+			}
+			return q
+		}
+	}
+	// check counts a result: with -random a hit is a surprise worth
+	// counting, otherwise a lookup that misses its own document is.
+	check := func(q query, res kvindex.LookupResult) bool {
+		if *random {
+			return len(res.Hits) == 0
+		}
+		return slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == q.id })
 	}
 	for range *warm {
 		if _, err := ix.Lookup(ctx, flip(qs[r.IntN(len(qs))]).fp, kvindex.LookupOptions{K: ix.Layout().K}); err != nil {
@@ -86,9 +117,16 @@ func main() {
 	if *zk != "" {
 		store = "hbase " + *ns
 	}
-	fmt.Printf("store %s, layout %s, %d queries from %s\n", store, ix.Layout(), len(qs), *input)
-	fmt.Printf("%-10s %8s %10s %10s %10s %12s %8s %s\n", "goroutines", "lookups", "p50", "p99", "max", "lookups/s", "misses", "mean candidates")
+	from := fmt.Sprintf("%d queries from %s", len(qs), *input)
+	if *random {
+		from = "random queries"
+	}
+	fmt.Printf("store %s, layout %s, %s\n", store, ix.Layout(), from)
+	fmt.Printf("%-14s %8s %10s %10s %10s %10s %12s %8s %s\n", "load", "lookups", "p50", "p99", "p99.9", "max", "lookups/s", "misses", "mean candidates")
 	for _, f := range strings.Split(*gs, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
 		g, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || g < 1 {
 			log.Fatalf("bad -goroutines %q", *gs)
@@ -109,12 +147,11 @@ func main() {
 					t := time.Now()
 					res, err := ix.Lookup(ctx, work[i].fp, kvindex.LookupOptions{K: ix.Layout().K})
 					lat[i] = time.Since(t)
-					found := slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == work[i].id })
 					mu.Lock()
 					if err != nil && firstErr == nil {
 						firstErr = err
 					}
-					if !found {
+					if !check(work[i], res) {
 						misses++
 					}
 					cands += res.Candidates
@@ -127,10 +164,76 @@ func main() {
 		if firstErr != nil {
 			log.Fatal(firstErr)
 		}
-		slices.Sort(lat)
-		fmt.Printf("%-10d %8d %10s %10s %10s %12.0f %8d %.0f\n", g, len(work), us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)-1]),
-			float64(len(work))/d.Seconds(), misses, float64(cands)/float64(len(work)))
+		report(fmt.Sprintf("%d goroutines", g), lat, d, misses, cands)
 	}
+	for _, f := range strings.Split(*rates, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		rate, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || rate < 1 {
+			log.Fatalf("bad -rates %q", *rates)
+		}
+		work := make([]query, int(float64(rate)*dur.Seconds()))
+		for i := range work {
+			work[i] = flip(qs[r.IntN(len(qs))])
+		}
+		lat := make([]time.Duration, len(work))
+		var mu sync.Mutex // protects misses, cands and firstErr
+		var misses, cands int
+		var firstErr error
+		// The dispatcher hands out lookup i at start + i/rate (all that are
+		// due at once if it woke late); 64 workers take them, so a slow
+		// lookup delays later ones only when all 64 are busy. Latency
+		// counts from the due time; late records how late the dispatcher
+		// handed each out (its own delay, counted in the latency).
+		due := make(chan int, len(work))
+		late := make([]time.Duration, len(work))
+		interval := time.Second / time.Duration(rate)
+		sleep := pace.NewSleeper()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				for i := range due {
+					res, err := ix.Lookup(ctx, work[i].fp, kvindex.LookupOptions{K: ix.Layout().K})
+					lat[i] = time.Since(start.Add(time.Duration(i) * interval))
+					mu.Lock()
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					if !check(work[i], res) {
+						misses++
+					}
+					cands += res.Candidates
+					mu.Unlock()
+				}
+			})
+		}
+		for i := range work {
+			at := start.Add(time.Duration(i) * interval)
+			sleep.Until(at)
+			late[i] = time.Since(at)
+			due <- i
+		}
+		sleep.Close()
+		close(due)
+		wg.Wait()
+		d := time.Since(start)
+		if firstErr != nil {
+			log.Fatal(firstErr)
+		}
+		report(fmt.Sprintf("%d/s open", rate), lat, d, misses, cands)
+		slices.Sort(late)
+		fmt.Printf("%14s handed out after due: p50 %s, p99 %s, p99.9 %s\n", "", us(late[len(late)/2]), us(late[len(late)*99/100]), us(late[len(late)*999/1000]))
+	}
+}
+
+// report prints one line of the table for one load.
+func report(load string, lat []time.Duration, d time.Duration, misses, cands int) {
+	slices.Sort(lat)
+	fmt.Printf("%-14s %8d %10s %10s %10s %10s %12.0f %8d %.0f\n", load, len(lat), us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)*999/1000]), us(lat[len(lat)-1]),
+		float64(len(lat))/d.Seconds(), misses, float64(cands)/float64(len(lat)))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Microseconds())) }

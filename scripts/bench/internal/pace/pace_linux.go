@@ -1,4 +1,4 @@
-package main
+package pace
 
 import (
 	"os"
@@ -8,7 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sleeper waits for the due times of one connection's open-loop requests.
+// Sleeper waits for the due times of an open loop's requests. It is not
+// safe for concurrent use: give each sending goroutine its own.
 //
 // An open loop must send each request on time, and neither of the obvious
 // ways does on a 2-core machine:
@@ -33,21 +34,23 @@ import (
 // a non-blocking fd), a read parks only the goroutine, and the poller's
 // epoll_wait wakes at the timer's expiry with microsecond precision, like
 // at an answer's arrival.
-type sleeper struct {
+type Sleeper struct {
 	fd int
 	f  *os.File // the timerfd, pollable; nil: nanosleep instead
 }
 
-func newSleeper() *sleeper {
+// NewSleeper returns a Sleeper; Close it when done.
+func NewSleeper() *Sleeper {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
-		return &sleeper{fd: -1}
+		return &Sleeper{fd: -1}
 	}
-	return &sleeper{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
+	return &Sleeper{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
 }
 
-// until sleeps until t.
-func (s *sleeper) until(t time.Time) {
+// Until sleeps until t, returning at once if t has passed; it never
+// returns before t.
+func (s *Sleeper) Until(t time.Time) {
 	d := time.Until(t)
 	if d <= 0 {
 		return
@@ -73,7 +76,8 @@ func (s *sleeper) until(t time.Time) {
 	}
 }
 
-func (s *sleeper) close() {
+// Close releases the timer.
+func (s *Sleeper) Close() {
 	if s.f != nil {
 		s.f.Close()
 	}
