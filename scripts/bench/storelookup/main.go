@@ -136,35 +136,21 @@ func main() {
 			work[i] = flip(qs[r.IntN(len(qs))])
 		}
 		lat := make([]time.Duration, len(work))
-		var mu sync.Mutex // protects misses, cands and firstErr
-		var misses, cands int
-		var firstErr error
+		t := tally{check: check}
 		var wg sync.WaitGroup
 		start := time.Now()
 		for w := range g {
 			wg.Go(func() {
 				for i := w; i < len(work); i += g {
-					t := time.Now()
+					t0 := time.Now()
 					res, err := ix.Lookup(ctx, work[i].fp, kvindex.LookupOptions{K: ix.Layout().K})
-					lat[i] = time.Since(t)
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					if !check(work[i], res) {
-						misses++
-					}
-					cands += res.Candidates
-					mu.Unlock()
+					lat[i] = time.Since(t0)
+					t.add(work[i], res, err)
 				}
 			})
 		}
 		wg.Wait()
-		d := time.Since(start)
-		if firstErr != nil {
-			log.Fatal(firstErr)
-		}
-		report(fmt.Sprintf("%d goroutines", g), lat, d, misses, cands)
+		t.report(fmt.Sprintf("%d goroutines", g), lat, time.Since(start))
 	}
 	for _, f := range strings.Split(*rates, ",") {
 		if strings.TrimSpace(f) == "" {
@@ -179,9 +165,7 @@ func main() {
 			work[i] = flip(qs[r.IntN(len(qs))])
 		}
 		lat := make([]time.Duration, len(work))
-		var mu sync.Mutex // protects misses, cands and firstErr
-		var misses, cands int
-		var firstErr error
+		t := tally{check: check}
 		// The dispatcher hands out lookup i at start + i/rate (all that are
 		// due at once if it woke late); 64 workers take them, so a slow
 		// lookup delays later ones only when all 64 are busy. Latency
@@ -198,15 +182,7 @@ func main() {
 				for i := range due {
 					res, err := ix.Lookup(ctx, work[i].fp, kvindex.LookupOptions{K: ix.Layout().K})
 					lat[i] = time.Since(start.Add(time.Duration(i) * interval))
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					if !check(work[i], res) {
-						misses++
-					}
-					cands += res.Candidates
-					mu.Unlock()
+					t.add(work[i], res, err)
 				}
 			})
 		}
@@ -219,21 +195,43 @@ func main() {
 		sleep.Close()
 		close(due)
 		wg.Wait()
-		d := time.Since(start)
-		if firstErr != nil {
-			log.Fatal(firstErr)
-		}
-		report(fmt.Sprintf("%d/s open", rate), lat, d, misses, cands)
+		t.report(fmt.Sprintf("%d/s open", rate), lat, time.Since(start))
 		slices.Sort(late)
 		fmt.Printf("%14s handed out after due: p50 %s, p99 %s, p99.9 %s\n", "", us(late[len(late)/2]), us(late[len(late)*99/100]), us(late[len(late)*999/1000]))
 	}
 }
 
-// report prints one line of the table for one load.
-func report(load string, lat []time.Duration, d time.Duration, misses, cands int) {
+// tally counts the outcomes of one load's lookups, from any goroutine.
+type tally struct {
+	check func(query, kvindex.LookupResult) bool
+
+	mu       sync.Mutex // protects the fields below
+	misses   int        // lookups that check rejected
+	cands    int        // candidates examined, summed
+	firstErr error
+}
+
+func (t *tally) add(q query, res kvindex.LookupResult, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil && t.firstErr == nil {
+		t.firstErr = err
+	}
+	if !t.check(q, res) {
+		t.misses++
+	}
+	t.cands += res.Candidates
+}
+
+// report prints one line of the table for one load of d, or exits on the
+// load's first error.
+func (t *tally) report(load string, lat []time.Duration, d time.Duration) {
+	if t.firstErr != nil {
+		log.Fatal(t.firstErr)
+	}
 	slices.Sort(lat)
 	fmt.Printf("%-14s %8d %10s %10s %10s %10s %12.0f %8d %.0f\n", load, len(lat), us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)*999/1000]), us(lat[len(lat)-1]),
-		float64(len(lat))/d.Seconds(), misses, float64(cands)/float64(len(lat)))
+		float64(len(lat))/d.Seconds(), t.misses, float64(t.cands)/float64(len(lat)))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Microseconds())) }
