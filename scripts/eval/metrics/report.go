@@ -22,6 +22,9 @@ type Meta struct {
 	// by the runner (REST on loopback, embedded Pebble store).
 	Service string
 	Notes   []string
+	// Top is Markdown printed after the header, before the pair results
+	// (the whole-corpus section); "" prints nothing.
+	Top string
 	// Method is Markdown explaining the benchmark (corpus, pairs, rule,
 	// how to reproduce); it is printed after the results.
 	Method string
@@ -66,6 +69,9 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original: candidates within k from the index rows and, when the index keeps LSH band rows, near-copies at any distance from the band rows, all confirmed by the service's decision rule, internal/decide)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)
+	}
+	if m.Top != "" {
+		p("\n%s", m.Top)
 	}
 	p("\n## Summary at the default rule (service answer, k = %d)\n\n", m.DefaultK)
 	tot := Total(os, rule)

@@ -65,12 +65,12 @@ func (c Config) Validate() error {
 }
 
 // InSplit reports whether the document id belongs to split.
-func InSplit(id, split string) bool {
-	if split == "all" {
-		return true
-	}
-	dev := xxhash.Sum64String("simdex-eval-split:"+id)%10 < 7
-	return dev == (split == "dev")
+func InSplit(id, split string) bool { return corpus.InSplit(id, split) }
+
+// IsFresh reports whether, under seed, document id is fresh: never
+// stored, only ever a query (a quarter of the documents).
+func IsFresh(seed uint64, id string) bool {
+	return xxhash.Sum64String(fmt.Sprintf("fresh:%d:%s", seed, id))%4 == 0
 }
 
 // gen holds what the edits draw on.
@@ -118,7 +118,7 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 			continue
 		}
 		g.byLang[d.Lang] = append(g.byLang[d.Lang], d)
-		if xxhash.Sum64String(fmt.Sprintf("fresh:%d:%s", cfg.Seed, d.ID))%4 == 0 {
+		if IsFresh(cfg.Seed, d.ID) {
 			g.fresh[d.Source+"/"+d.Topic] = append(g.fresh[d.Source+"/"+d.Topic], d)
 			g.fresh[d.Source] = append(g.fresh[d.Source], d)
 			continue
@@ -162,6 +162,14 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 					p.ID = d.ID + "|" + k.name
 					p.Kind, p.Duplicate = k.name, k.positive
 					p.Lang, p.Source, p.Topic, p.Bucket, p.Doc = d.Lang, d.Source, d.Topic, d.Bucket(), d.ID
+					switch {
+					case k.positive:
+						p.QueryDoc = d.ID
+					case strings.HasPrefix(p.Detail, "other="):
+						p.QueryDoc, _, _ = strings.Cut(strings.TrimPrefix(p.Detail, "other="), ",")
+					default: // a copy of d whose content differs (a key word replaced)
+						p.NotDoc = d.ID
+					}
 					sim := textutil.Overlap(p.Original.Title+"\n"+p.Original.Body, p.Query.Title+"\n"+p.Query.Body)
 					p.Size = math.Round((1-sim)*1000) / 1000
 					out = append(out, p)

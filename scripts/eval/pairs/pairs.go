@@ -60,6 +60,14 @@ type Pair struct {
 	// originals can share it (the bare document, copies in site
 	// templates); a hit on any of them finds "the same article".
 	Doc string `json:"doc"`
+	// QueryDoc is the corpus document Query was made from: Doc for a
+	// positive pair, the other (never stored) document for a negative one,
+	// "" when Query is not any corpus document's content (a copy of Doc
+	// with a fact changed; NotDoc then names Doc). The whole-corpus judge
+	// calls a hit on any stored copy of QueryDoc correct, and a hit on a
+	// stored copy of NotDoc wrong.
+	QueryDoc string `json:"query_doc,omitempty"`
+	NotDoc   string `json:"not_doc,omitempty"`
 	// Original goes into the index; Query is checked against it.
 	Original Text `json:"original"`
 	Query    Text `json:"query"`

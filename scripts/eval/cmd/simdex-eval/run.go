@@ -40,6 +40,8 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	curveMax := fs.Int("curve-max", 12, "largest k of the offline curve")
 	batch := fs.Int("batch", def.Batch, "items per batch request")
 	command := fs.String("command", "", "command line to print in the report (default: this one)")
+	wholeIn := fs.String("whole", "", "whole-corpus additions from `simdex-eval pairs -whole`: store them too, check the probes, and judge every hit against the whole stored corpus")
+	wrongOut := fs.String("wrong-hits", "", "with -whole, write every wrong hit (ids, relations, both texts' first 300 characters) as JSON Lines here")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +56,18 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	f.Close()
 	if err != nil {
 		return err
+	}
+	var set pairs.WholeSet
+	if *wholeIn != "" {
+		f, err := os.Open(*wholeIn)
+		if err != nil {
+			return err
+		}
+		set, err = pairs.ReadWhole(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
 	}
 	tmp, err := os.MkdirTemp("", "simdex-eval-")
 	if err != nil {
@@ -83,7 +97,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	cfg := def
 	cfg.Batch, cfg.Logger = *batch, log
 	start := time.Now()
-	res, err := runner.Evaluate(ctx, runner.NewClient(base, &http.Client{Timeout: 5 * time.Minute}), ps, cfg)
+	res, err := runner.EvaluateWhole(ctx, runner.NewClient(base, &http.Client{Timeout: 5 * time.Minute}), ps, set, cfg)
 	if err != nil {
 		return err
 	}
@@ -101,7 +115,14 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		Command: cmdline, Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(ctx, *repo, *out), Recipe: fmt.Sprint(fingerprint.RecipeVersion), DefaultK: res.K, CurveMax: *curveMax,
 		Pairs: len(ps), Stored: res.Stored, Method: method,
-		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored, len(ps), cfg.Batch)},
+		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored+res.Background, len(ps)+len(set.Probes), cfg.Batch)},
+	}
+	if *wholeIn != "" {
+		top, err := wholeSection(log, ps, set, res, *wrongOut)
+		if err != nil {
+			return err
+		}
+		meta.Top = top
 	}
 	if *url != "" {
 		meta.Service = "the service at " + *url

@@ -1,0 +1,189 @@
+// Package judge decides, independently of simdex's own fingerprints and
+// decision rule, whether a stored document the service returned for a
+// query is a correct duplicate. It works on the raw texts only:
+//
+//  1. every line is normalized (NFKC, lower case, whitespace collapsed);
+//  2. lines that recur in at least MinDocs documents of the stored corpus
+//     are template (site furniture, signatures, list footers, standard
+//     manual-page headings) and dropped, on both sides;
+//  3. what is left is compared as sets of character 5-grams:
+//     resemblance (Jaccard), the share of the query's 5-grams found in the
+//     stored document and the share of the stored document's found in the
+//     query.
+//
+// The pair is then near_identical, query_is_excerpt, stored_is_excerpt or
+// overlap (see Relate), and under the default policy a hit is correct when
+// it is near_identical or query_is_excerpt: the query is (mostly) the
+// stored document or a part of it. A short stored document found inside a
+// longer query (stored_is_excerpt) is not a duplicate of the query.
+package judge
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Relations between a query and a stored document.
+const (
+	NearIdentical   = "near_identical"
+	QueryIsExcerpt  = "query_is_excerpt"
+	StoredIsExcerpt = "stored_is_excerpt"
+	Overlap         = "overlap"
+)
+
+// Relations lists the relations in report order.
+var Relations = []string{NearIdentical, QueryIsExcerpt, StoredIsExcerpt, Overlap}
+
+// Thresholds of the criterion, chosen on the data (docs/QUALITY.md,
+// "Whole-corpus judge").
+const (
+	// MinDocs: a normalized line found in at least this many stored
+	// documents is template.
+	MinDocs = 5
+	// Near: resemblance at or above which two texts are near-identical.
+	Near = 0.8
+	// Contained: share of a text's 5-grams found in the other at or above
+	// which the text is an excerpt of the other.
+	Contained = 0.8
+	// Gram is the shingle length in characters.
+	Gram = 5
+)
+
+// Correct is the default policy: the hit is a duplicate when the query
+// is the stored document or an excerpt of it.
+func Correct(relation string) bool { return relation == NearIdentical || relation == QueryIsExcerpt }
+
+// Verdict is the criterion's answer for one (query, stored) pair.
+type Verdict struct {
+	Relation          string  `json:"relation"`
+	Resemblance       float64 `json:"resemblance"`
+	QueryContainment  float64 `json:"query_containment"`
+	StoredContainment float64 `json:"stored_containment"`
+}
+
+// Judge holds the template lines of a stored corpus.
+type Judge struct {
+	minDocs  int
+	template map[string]bool
+}
+
+// New counts, for every normalized line, the stored texts it occurs in,
+// and keeps those in at least minDocs texts as template.
+func New(stored []string, minDocs int) *Judge {
+	count := map[string]int{}
+	for _, t := range stored {
+		seen := map[string]bool{}
+		for _, l := range Lines(t) {
+			if !seen[l] {
+				seen[l] = true
+				count[l]++
+			}
+		}
+	}
+	j := &Judge{minDocs: minDocs, template: map[string]bool{}}
+	for l, n := range count {
+		if n >= minDocs {
+			j.template[l] = true
+		}
+	}
+	return j
+}
+
+// TemplateLines is the number of distinct template lines.
+func (j *Judge) TemplateLines() int { return len(j.template) }
+
+// IsTemplate reports whether a (normalized) line is template.
+func (j *Judge) IsTemplate(line string) bool { return j.template[line] }
+
+// Lines returns the non-empty normalized lines of text: NFKC, lower case,
+// runs of white space collapsed to one space.
+func Lines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(norm.NFKC.String(text), "\n") {
+		l = strings.Join(strings.Fields(strings.ToLower(l)), " ")
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Content is text without its template lines, normalized, lines joined
+// by a space. A text that is all template is kept whole.
+func (j *Judge) Content(text string) string {
+	ls := Lines(text)
+	var kept []string
+	for _, l := range ls {
+		if !j.template[l] {
+			kept = append(kept, l)
+		}
+	}
+	if utf8.RuneCountInString(strings.Join(kept, " ")) < Gram {
+		kept = ls
+	}
+	return strings.Join(kept, " ")
+}
+
+// Set is a set of hashed character 5-grams.
+type Set map[uint64]struct{}
+
+// Shingles is the 5-gram set of text's content (see Content).
+func (j *Judge) Shingles(text string) Set { return Grams(j.Content(text)) }
+
+// Grams is the set of hashed character 5-grams of s (s itself when it is
+// shorter).
+func Grams(s string) Set {
+	rs := []rune(s)
+	out := Set{}
+	if len(rs) < Gram {
+		if len(rs) > 0 {
+			out[xxhash.Sum64String(s)] = struct{}{}
+		}
+		return out
+	}
+	for i := 0; i+Gram <= len(rs); i++ {
+		out[xxhash.Sum64String(string(rs[i:i+Gram]))] = struct{}{}
+	}
+	return out
+}
+
+// Relate classifies a query's 5-gram set q against a stored document's x.
+func Relate(q, x Set) Verdict {
+	small, big := q, x
+	if len(small) > len(big) {
+		small, big = big, small
+	}
+	inter := 0
+	for h := range small {
+		if _, ok := big[h]; ok {
+			inter++
+		}
+	}
+	v := Verdict{Relation: Overlap}
+	if union := len(q) + len(x) - inter; union > 0 {
+		v.Resemblance = float64(inter) / float64(union)
+	}
+	if len(q) > 0 {
+		v.QueryContainment = float64(inter) / float64(len(q))
+	}
+	if len(x) > 0 {
+		v.StoredContainment = float64(inter) / float64(len(x))
+	}
+	switch {
+	case v.Resemblance >= Near:
+		v.Relation = NearIdentical
+	case v.QueryContainment >= Contained && len(q) <= len(x):
+		v.Relation = QueryIsExcerpt
+	case v.StoredContainment >= Contained && len(x) < len(q):
+		v.Relation = StoredIsExcerpt
+	}
+	return v
+}
+
+// RelateTexts is Relate on two raw texts.
+func (j *Judge) RelateTexts(query, stored string) Verdict {
+	return Relate(j.Shingles(query), j.Shingles(stored))
+}

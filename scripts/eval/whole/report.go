@@ -1,0 +1,247 @@
+package whole
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/simdex/simdex/scripts/eval/judge"
+)
+
+// Target is one whole-corpus goal.
+type Target struct {
+	Name string
+	// Group is "" (all queries) or a "lang/bucket" cell.
+	Group string
+	// Precision, Recall: minimum hit precision and recall; MaxUnstored:
+	// the most never-stored documents called duplicates (share), 0 = none
+	// checked.
+	Precision, Recall, MaxUnstored float64
+}
+
+var (
+	langs   = []string{"zh", "en"}
+	buckets = []string{"short", "medium", "long"}
+)
+
+// Cells are the language x length cells, in report order.
+func Cells() []string {
+	var out []string
+	for _, l := range langs {
+		for _, b := range buckets {
+			out = append(out, l+"/"+b)
+		}
+	}
+	return out
+}
+
+// Targets are the whole-corpus goals: overall precision and recall, the
+// same per language x length cell with lower bars, and at most 1% of
+// never-stored documents called duplicates in every cell.
+func Targets() []Target {
+	ts := []Target{{Name: "overall: hit precision >= 0.98, recall >= 0.95", Precision: 0.98, Recall: 0.95}}
+	for _, c := range Cells() {
+		ts = append(ts, Target{Name: c + ": hit precision >= 0.97, recall >= 0.90", Group: c, Precision: 0.97, Recall: 0.90})
+	}
+	for _, c := range Cells() {
+		ts = append(ts, Target{Name: c + ": never-stored called duplicates <= 1%", Group: c, MaxUnstored: 0.01})
+	}
+	return ts
+}
+
+// Meta describes the run for the section.
+type Meta struct {
+	Stored        int // documents in the index
+	TemplateLines int // lines the judge treats as template
+	MinDocs       int
+	// Sources maps a stored id to its source, for the wrong-hit tables.
+	Sources map[string]string
+}
+
+func cellOf(r QueryResult) string { return r.Query.Lang + "/" + r.Query.Bucket }
+
+// WriteSection writes the "Whole-corpus quality" section of the report.
+func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	tot := Total(rs)
+	byCell := Tally(rs, cellOf)
+	p("## Whole-corpus quality\n\n")
+	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus judge\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
+	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).\n\n", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
+	p("| target | measured | met |\n|---|---|---|\n")
+	yes := map[bool]string{true: "yes", false: "**no**"}
+	for _, t := range Targets() {
+		c := tot
+		if t.Group != "" {
+			c = byCell[t.Group]
+		}
+		if t.MaxUnstored > 0 {
+			p("| %s | %s (%d of %d) | %s |\n", t.Name, pct(c.UnstoredRate()), c.UnstoredFalseDup, c.Unstored, yes[c.Unstored > 0 && c.UnstoredRate() <= t.MaxUnstored])
+			continue
+		}
+		p("| %s | P %s (%d of %d hits), R %s | %s |\n", t.Name, f3(c.HitPrecision()), c.CorrectHits, c.Hits, f3(c.Recall()), yes[c.HitPrecision() >= t.Precision && c.Recall() >= t.Recall])
+	}
+	table := func(title string, m map[string]Counts, order []string, all bool) {
+		p("\n### %s\n\n", title)
+		p("| group | queries | hits | correct | hit precision | edited copies | found | recall | answered duplicate | false duplicates | query precision | never-stored | called duplicates | rate |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		row := func(k string, c Counts) {
+			p("| %s | %d | %d | %d | %s | %d | %d | %s | %d | %d | %s | %d | %d | %s |\n", k, c.Queries, c.Hits, c.CorrectHits, f3(c.HitPrecision()),
+				c.Positives, c.Found, f3(c.Recall()), c.Flagged, c.FalseDup, f3(c.QueryPrecision()), c.Unstored, c.UnstoredFalseDup, pct(c.UnstoredRate()))
+		}
+		if all {
+			row("all", tot)
+		}
+		for _, k := range keys(m, order) {
+			row(k, m[k])
+		}
+	}
+	table("By language and length", byCell, Cells(), true)
+	table("By source of the query", Tally(rs, func(r QueryResult) string { return r.Query.Source }), nil, false)
+	table("By kind of query", Tally(rs, func(r QueryResult) string { return r.Query.Kind }), kindOrder, false)
+
+	// Wrong hits by why they are wrong.
+	type key struct{ a, b string }
+	wrongRel, wrongSrc := map[string]int{}, map[key]int{}
+	rels := map[key]int{}
+	anyService := false
+	for _, r := range rs {
+		for _, h := range r.Hits {
+			if h.ServiceRelation != "" {
+				anyService = true
+				rels[key{h.ServiceRelation, h.Judge.Relation}]++
+			}
+			if h.Correct {
+				continue
+			}
+			wrongRel[h.Basis+": "+h.Judge.Relation]++
+			wrongSrc[key{r.Query.Source, m.Sources[h.Stored]}]++
+		}
+	}
+	wrong := tot.Hits - tot.CorrectHits
+	p("\n### Wrong hits\n\n%d of %d hits are wrong. By the judge's relation (\"changed\": a copy of the stored document with a fact changed, labelled not a duplicate; \"content\": the content criterion):\n\n| basis: judge relation | wrong hits |\n|---|---|\n", wrong, tot.Hits)
+	for _, k := range sortedByCount(wrongRel) {
+		p("| %s | %d |\n", k, wrongRel[k])
+	}
+	p("\nBy source of the query and of the stored document:\n\n| query source | stored source | wrong hits |\n|---|---|---|\n")
+	ks := make([]key, 0, len(wrongSrc))
+	for k := range wrongSrc {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(x, y key) int {
+		if wrongSrc[x] != wrongSrc[y] {
+			return wrongSrc[y] - wrongSrc[x]
+		}
+		return strings.Compare(x.a+x.b, y.a+y.b)
+	})
+	for _, k := range ks {
+		p("| %s | %s | %d |\n", k.a, k.b, wrongSrc[k])
+	}
+	p("\n### Service relation vs judge relation\n\n")
+	if !anyService {
+		p("The service's answers carry no per-hit `relation`; nothing to compare.\n")
+	} else {
+		p("Hits whose answer carries the service's `relation` (rows) against the judge's content relation (columns).\n\n| service \\ judge | %s |\n|---|%s\n", strings.Join(judge.Relations, " | "), strings.Repeat("---|", len(judge.Relations)))
+		var srels []string
+		for k := range rels {
+			if !slices.Contains(srels, k.a) {
+				srels = append(srels, k.a)
+			}
+		}
+		slices.Sort(srels)
+		for _, s := range srels {
+			p("| %s |", s)
+			for _, j := range judge.Relations {
+				p(" %d |", rels[key{s, j}])
+			}
+			p("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WrongHit is one wrong hit for the machine-readable list.
+type WrongHit struct {
+	Query           string        `json:"query"`
+	Stored          string        `json:"stored"`
+	Kind            string        `json:"kind"`
+	Lang            string        `json:"lang"`
+	Bucket          string        `json:"bucket"`
+	QuerySource     string        `json:"query_source"`
+	StoredSource    string        `json:"stored_source"`
+	Basis           string        `json:"basis"`
+	Judge           judge.Verdict `json:"judge"`
+	ServiceRelation string        `json:"service_relation,omitempty"`
+	Clause          string        `json:"clause,omitempty"`
+	QueryText       string        `json:"query_text"`
+	StoredText      string        `json:"stored_text"`
+}
+
+// WriteWrongHits writes every wrong hit as JSON Lines, with the first
+// 300 characters of both texts.
+func WriteWrongHits(w io.Writer, rs []QueryResult, stored []Stored) error {
+	byID := make(map[string]*Stored, len(stored))
+	for i := range stored {
+		byID[stored[i].ID] = &stored[i]
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, r := range rs {
+		for _, h := range r.Hits {
+			if h.Correct {
+				continue
+			}
+			wh := WrongHit{Query: r.Query.ID, Stored: h.Stored, Kind: r.Query.Kind, Lang: r.Query.Lang, Bucket: r.Query.Bucket, QuerySource: r.Query.Source,
+				Basis: h.Basis, Judge: h.Judge, ServiceRelation: h.ServiceRelation, Clause: h.Clause, QueryText: head(r.Query.Title+"\n"+r.Query.Body, 300)}
+			if s := byID[h.Stored]; s != nil {
+				wh.StoredSource, wh.StoredText = s.Source, head(s.Title+"\n"+s.Body, 300)
+			}
+			if err := enc.Encode(wh); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func head(s string, n int) string {
+	rs := []rune(s)
+	if len(rs) > n {
+		return string(rs[:n])
+	}
+	return s
+}
+
+func f3(x float64) string { return fmt.Sprintf("%.3f", x) }
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// keys returns m's keys: those in order first (in that order), then the
+// rest sorted.
+func keys[V any](m map[string]V, order []string) []string {
+	var out []string
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !slices.Contains(order, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+func sortedByCount(m map[string]int) []string {
+	ks := keys(m, nil)
+	slices.SortStableFunc(ks, func(a, b string) int { return m[b] - m[a] })
+	return ks
+}
