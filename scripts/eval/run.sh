@@ -10,7 +10,8 @@
 # Generated files stay in scripts/eval/.cache (git-ignored).
 # Environment: SEED (default 1), SPLIT (all|dev|test, default all),
 # KINDS (comma-separated, default all), PER_CELL (default 250),
-# OUT (default docs/QUALITY.md).
+# OUT (default docs/QUALITY.md), SERVER_BIN (a cmd/server binary to measure
+# instead of building the work tree's).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -26,4 +27,4 @@ go build -o "$cache/simdex-eval" ./scripts/eval/cmd/simdex-eval
 cmdline="SEED=$seed SPLIT=$split PER_CELL=$per_cell${kinds:+ KINDS=$kinds} OUT=$out scripts/eval/run.sh"
 "$cache/simdex-eval" run -pairs "$cache/pairs-$seed-$split.jsonl" -out "$out" \
 	-outcomes "$cache/outcomes-$seed-$split.jsonl" -command "$cmdline" \
-	-whole "$cache/whole-$seed-$split.jsonl" -wrong-hits "$cache/wrong-hits-$seed-$split.jsonl"
+	${SERVER_BIN:+-server-bin "$SERVER_BIN"} -whole "$cache/whole-$seed-$split.jsonl" -wrong-hits "$cache/wrong-hits-$seed-$split.jsonl"

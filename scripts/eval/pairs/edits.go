@@ -39,7 +39,7 @@ var kinds = []kindSpec{
 	{name: "neg_topic", positive: false, doc: "a different document of the same source and topic (help module, Brown category, SOTU speaker), the most similar of 25 drawn", make: mkNegTopic},
 	{name: "neg_template", positive: false, doc: "two different documents of the same source inside the same site template", make: mkNegTemplate},
 	{name: "neg_boilerplate", positive: false, doc: "two different documents of the same source sharing template, ad and \"related articles\" boilerplate", make: mkNegBoilerplate},
-	{name: "neg_keyword", positive: false, doc: "a short text and a copy with one key word replaced by another (a different fact)", applies: func(d corpus.Doc) bool { return d.Bucket() == corpus.Short }, make: mkNegKeyword},
+	{name: "neg_keyword", positive: false, doc: "a short text (no mail or site furniture) and a copy with one key word replaced by another (a different fact)", applies: func(d corpus.Doc) bool { return d.Bucket() == corpus.Short && d.ContentChars == 0 }, make: mkNegKeyword},
 }
 
 // body is a document body as lines of sentences; empty lines are kept so

@@ -120,9 +120,10 @@ func mailCast(lang, split string) ([]mailAuthor, []mailList) {
 }
 
 // Mails writes threads of 1-5 mails from the donors' sentences: every
-// mail has a body of 1-4 consecutive sentences no other mail uses, its
+// mail has a body of 1-4 consecutive sentences no other mail uses (more
+// when they are shorter than minBody), its
 // author's signature and its list's footer; replies may greet the
-// previous author and quote one or two of their lines ("> ..."). With 15
+// previous author and quote one or two of their lines ("> ..."). With 30
 // authors and 5 lists per language and split, every signature and footer
 // recurs in tens of mails with different bodies.
 func Mails(donors []corpus.Doc, lang string) []corpus.Doc {
@@ -152,6 +153,10 @@ func Mails(donors []corpus.Doc, lang string) []corpus.Doc {
 		var subject string
 		for n := range 1 + r.IntN(5) {
 			k := 1 + r.IntN(4)
+			// At least minBody characters: a body is never a bare "Thanks."
+			for next+k <= len(pool) && k < 8 && utf8.RuneCountInString(textutil.Join(lang, pool[next:next+k])) < minBody[lang] {
+				k++
+			}
 			if next+k > len(pool) {
 				break
 			}
@@ -194,6 +199,9 @@ func Mails(donors []corpus.Doc, lang string) []corpus.Doc {
 	}
 	return out
 }
+
+// minBody is the shortest mail body in characters.
+var minBody = map[string]int{"en": 40, "zh": 15}
 
 var monthEN = []string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 

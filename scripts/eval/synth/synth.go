@@ -51,7 +51,9 @@ func Derive(docs []corpus.Doc) []corpus.Doc {
 		case h < sh[2]:
 			role = "quote"
 		}
-		if role == "" || (d.Lang == "zh" && d.Source != "lohelp") {
+		// English text comes from Brown and SOTU (the English-labelled help
+		// pages are partly Chinese), Chinese from the help.
+		if role == "" || (d.Lang == "zh") != (d.Source == "lohelp") {
 			kept = append(kept, d)
 			continue
 		}
