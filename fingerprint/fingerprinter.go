@@ -86,8 +86,8 @@ type Result struct {
 	Sketch Sketch `json:"sketch,omitempty"`
 	// Bands is the LSH band signature of the same features (see Bands):
 	// the index finds candidates by it beyond the simhash distance. Nil
-	// when the body has no features. A body under TextKeyChars characters
-	// also gets its text keys (TextKeys) after the NumBands band hashes.
+	// when the body has no features. The body's text keys (DocTextKeys)
+	// follow the NumBands band hashes.
 	Bands Bands `json:"bands,omitempty"`
 	// Text is the normalized body (what ExactHash hashes and Chars
 	// counts): the decision rule aligns short texts word by word with it.
@@ -351,8 +351,8 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 	res.Features = len(s.feats)
 	res.Sketch, s.sketchBuf = buildSketch(s.feats, s.sketchBuf)
 	res.Bands = buildBands(s.feats)
-	if res.Bands != nil && res.Chars < TextKeyChars {
-		res.Bands = append(res.Bands, TextKeys(body, MaxTextKeys)...)
+	if res.Bands != nil {
+		res.Bands = append(res.Bands, DocTextKeys(body, res.Chars)...)
 	}
 	if res.Words < f.cfg.MinFeatures {
 		return res, nil, fmt.Errorf("%w: %d distinct content words < %d", ErrLowInformation, res.Words, f.cfg.MinFeatures)

@@ -133,3 +133,23 @@ func Containment(a, b Sketch) float64 {
 	}
 	return float64(both) / float64(inA)
 }
+
+// SketchValues returns the sketch values (the values a Sketch samples) of
+// every feature of normalized text, sorted ascending, distinct: for a part
+// of a document's normalized text (Result.Text), the values its features
+// contribute to the document's sketch. The decision rule drops the values
+// of a query's template sentences from both sketches it compares. A bigram
+// that spans the part's edge in the whole text is not among them.
+func (f *Fingerprinter) SketchValues(text string) []uint32 {
+	s := f.scratch.Get().(*scratch)
+	defer f.scratch.Put(s)
+	s.reset()
+	s.leadLeft = 0
+	f.extract(s, text)
+	out := make([]uint32, 0, len(s.feats))
+	for i := range s.feats {
+		out = append(out, sketchValue(s.feats[i].hash))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

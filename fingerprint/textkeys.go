@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -53,12 +54,15 @@ const (
 	// default TextChars, the documents that keep their text for the
 	// alignment that judges the candidates a key finds.
 	TextKeyChars = 400
-	// MaxTextKeys caps the text keys of a stored document (a text under
-	// TextKeyChars has at most ~6 English or ~12 Chinese sentences).
-	MaxTextKeys = 12
-	// MaxQueryTextKeys caps the text keys a longer query looks up
-	// (QueryTextKeys): its first sentences, where a copied short text
-	// most often stands.
+	// MaxShortTextKeys caps the text keys of a document under
+	// TextKeyChars (it has at most ~6 English or ~12 Chinese sentences).
+	MaxShortTextKeys = 12
+	// MaxTextKeys caps the text keys of any stored document
+	// (DocTextKeys: a longer one keeps its lead, first and last
+	// sentences).
+	MaxTextKeys = 24
+	// MaxQueryTextKeys caps the text keys a query may look up
+	// (Bands.ValidateQuery).
 	MaxQueryTextKeys = 32
 	// TextKeyMinWeight is the least weight of a keyed sentence.
 	TextKeyMinWeight = 10
@@ -68,7 +72,7 @@ const (
 	// weights, the hash, TextKeyChars and MaxTextKeys) for index metadata:
 	// an index records it, and one recorded with another version is
 	// refused.
-	TextKeysVersion = "sent10-lead16-max12-v1"
+	TextKeysVersion = "sent10-lead16-max12-long24-v2"
 )
 
 // Key kinds, hashed first so a sentence key and a lead key of the same
@@ -78,40 +82,43 @@ const (
 	keyLead     = 'l'
 )
 
-// TextKeys returns the text keys of normalized text (see TextKeyBand):
-// lead first, then sentences in order, distinct, at most max.
-func TextKeys(text string, max int) []uint64 {
-	if max <= 0 {
-		return nil
-	}
+// Sentence is one keyed sentence of a normalized text: its key and where
+// it stands (byte offsets; Text[Start:End] runs from its first token to the
+// end of its last one).
+type Sentence struct {
+	Key        uint64
+	Start, End int
+}
+
+// Sentences returns the lead key of normalized text (0 when the text is
+// lighter than TextKeyLeadWeight) and every keyed sentence, in text order
+// (a sentence that repeats is listed each time). TextKeys and the
+// decision rule's template detection both read texts through it, so a
+// sentence has one key everywhere.
+func Sentences(text string) (lead uint64, sents []Sentence) {
 	var (
-		keys   []uint64
 		sent   []byte // the current sentence's tokens, NUL-separated
 		sw     int    // its weight
-		lead   []byte // the lead's tokens
+		s0, s1 int    // its first token's start, its last token's end
+		lbuf   []byte // the lead's tokens
 		lw     int    // its weight
 		leadOK bool
 	)
-	add := func(h uint64) {
-		for _, k := range keys {
-			if k == h {
-				return
-			}
-		}
-		keys = append(keys, h)
-	}
-	var sents []uint64
 	endSentence := func() {
 		if sw >= TextKeyMinWeight {
-			sents = append(sents, hashKey(keySentence, sent))
+			sents = append(sents, Sentence{Key: hashKey(keySentence, sent), Start: s0, End: s1})
 		}
 		sent, sw = sent[:0], 0
 	}
-	token := func(tok string, w int) {
+	token := func(tok string, w, at, end int) {
+		if sw == 0 && len(sent) == 0 {
+			s0 = at
+		}
+		s1 = end
 		sent = append(append(sent, tok...), 0)
 		sw += w
 		if !leadOK {
-			lead = append(append(lead, tok...), 0)
+			lbuf = append(append(lbuf, tok...), 0)
 			lw += w
 			if lw >= TextKeyLeadWeight {
 				leadOK = true
@@ -122,7 +129,7 @@ func TextKeys(text string, max int) []uint64 {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case keyCJK(r):
-			token(text[i:i+size], 1)
+			token(text[i:i+size], 1, i, i+size)
 			i += size
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			j, num := i, false
@@ -143,9 +150,9 @@ func TextKeys(text string, max int) []uint64 {
 			}
 		done:
 			if num {
-				token("#", 2)
+				token("#", 2, i, j)
 			} else {
-				token(text[i:j], 2)
+				token(text[i:j], 2, i, j)
 			}
 			i = j
 		default:
@@ -157,34 +164,82 @@ func TextKeys(text string, max int) []uint64 {
 	}
 	endSentence()
 	if leadOK {
-		add(hashKey(keyLead, lead))
+		lead = hashKey(keyLead, lbuf)
 	}
-	for _, h := range sents {
+	return lead, sents
+}
+
+// TextKeys returns the text keys of normalized text (see TextKeyBand):
+// lead first, then sentences in order, distinct, at most max.
+func TextKeys(text string, max int) []uint64 {
+	if max <= 0 {
+		return nil
+	}
+	lead, sents := Sentences(text)
+	var keys []uint64
+	if lead != 0 {
+		keys = append(keys, lead)
+	}
+	for _, s := range sents {
 		if len(keys) >= max {
 			break
 		}
-		add(h)
+		if !slices.Contains(keys, s.Key) {
+			keys = append(keys, s.Key)
+		}
 	}
-	if len(keys) > max {
-		keys = keys[:max]
+	return keys
+}
+
+// DocTextKeys returns the text keys a document stores (and a query looks
+// up): for a text under TextKeyChars characters its TextKeys (at most
+// MaxShortTextKeys); for a longer one the lead and its first and last
+// sentences, at most MaxTextKeys distinct keys in all. The first sentences
+// hold a copied short text most often; the last ones hold what a site, an
+// author or a list appends to every text (signatures, footers, licence and
+// "reporting bugs" sections), whose keys are how the decision rule learns
+// what is template (the rows of a key shared by many documents).
+func DocTextKeys(text string, chars int) []uint64 {
+	if chars < TextKeyChars {
+		return TextKeys(text, MaxShortTextKeys)
+	}
+	lead, sents := Sentences(text)
+	keys := make([]uint64, 0, MaxTextKeys)
+	add := func(k uint64) {
+		if len(keys) < MaxTextKeys && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if lead != 0 {
+		add(lead)
+	}
+	head := MaxTextKeys / 2
+	for i := 0; i < len(sents) && i < head; i++ {
+		add(sents[i].Key)
+	}
+	// The tail, last sentence first so the very end is kept when the cap
+	// bites; then the rest of the middle, front to back.
+	for i := len(sents) - 1; i >= head && len(keys) < MaxTextKeys; i-- {
+		add(sents[i].Key)
 	}
 	return keys
 }
 
 // QueryBands returns what a query looks up in the bands table: its band
 // signature b (the Result.Bands of a text of chars normalized characters)
-// as stored for a text under TextKeyChars, and for a longer text the LSH
-// bands followed by up to MaxQueryTextKeys keys of its text, so a short
-// original is found from a longer page that holds it (a copy with its own
-// header, dateline and footer). Nil when b has no LSH bands.
+// as a document stores it (LSH bands and DocTextKeys), or, when b carries
+// only the LSH bands of a longer text, those followed by the text's
+// DocTextKeys, so a short original is found from a longer page that holds
+// it and the rows of its sentences tell which of them are template. Nil
+// when b has no LSH bands.
 func QueryBands(b Bands, chars int, text string) Bands {
 	if len(b) < NumBands {
 		return nil
 	}
-	if chars < TextKeyChars {
+	if chars < TextKeyChars || len(b) > NumBands {
 		return b
 	}
-	keys := TextKeys(text, MaxQueryTextKeys)
+	keys := DocTextKeys(text, chars)
 	out := make(Bands, 0, NumBands+len(keys))
 	return append(append(out, b.LSH()...), keys...)
 }

@@ -74,11 +74,18 @@ func TestTextKeysBounds(t *testing.T) {
 			t.Errorf("max %d: %d keys (distinct: want all)", max, len(k))
 		}
 	}
-	// A short text's Result carries its keys after the LSH bands; a longer
-	// query looks up its own keys (QueryBands), stored ones none.
+	// A text's Result carries its keys after the LSH bands; a longer query
+	// given only its LSH bands looks up the keys it would store
+	// (DocTextKeys: lead, first and last sentences).
 	bands := make(Bands, NumBands)
-	if got := QueryBands(bands, TextKeyChars, b.String()); len(got) != NumBands+MaxQueryTextKeys || got.Validate() == nil || got.ValidateQuery() != nil {
+	got := QueryBands(bands, TextKeyChars, b.String())
+	if len(got) != NumBands+MaxTextKeys || got.Validate() != nil || got.ValidateQuery() != nil {
 		t.Errorf("long query: %d bands", len(got))
+	}
+	keys := DocTextKeys(b.String(), TextKeyChars)
+	_, sents := Sentences(b.String())
+	if !slices.Equal(got.TextKeys(), keys) || !slices.Contains(keys, sents[0].Key) || !slices.Contains(keys, sents[len(sents)-1].Key) || slices.Contains(keys, sents[len(sents)/2].Key) {
+		t.Errorf("long text: keys should hold the first and last sentences, not the middle")
 	}
 	short := append(bands, 1, 2)
 	if got := QueryBands(short, 50, "x"); !slices.Equal(got, short) {

@@ -129,12 +129,22 @@ func (ix *Index) queryBands(b fingerprint.Bands) fingerprint.Bands {
 }
 
 // bandIDs collects, per query, the distinct document ids in its band rows
-// (text-key rows holding more than TextKeyMaxDocs documents skipped).
-func (ix *Index) bandIDs(rows []Row, pos [][]int, n int) ([][]string, error) {
+// (text-key rows holding more than TextKeyMaxDocs documents skipped) and
+// the number of documents in each of its text-key rows (KeyDocs).
+func (ix *Index) bandIDs(rows []Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []map[uint64]int, error) {
+	n := len(bands)
 	out := make([][]string, n)
+	keyDocs := make([]map[uint64]int, n)
 	for i := range n {
 		var ids []string
+		qb := ix.queryBands(bands[i])
+		if len(qb) > fingerprint.NumBands {
+			keyDocs[i] = make(map[uint64]int, len(qb)-fingerprint.NumBands)
+		}
 		for j, p := range pos[i] {
+			if j >= fingerprint.NumBands {
+				keyDocs[i][qb[j]] = len(rows[p].Cells)
+			}
 			if j >= fingerprint.NumBands && len(rows[p].Cells) > TextKeyMaxDocs {
 				ix.m.boilerplateKeys.Inc()
 				continue
@@ -142,7 +152,7 @@ func (ix *Index) bandIDs(rows []Row, pos [][]int, n int) ([][]string, error) {
 			for _, c := range rows[p].Cells {
 				if err := ValidateID(string(c.Qualifier)); err != nil {
 					ix.m.corrupt.Inc()
-					return nil, corrupt(TableBands, rows[p].Key, c.Qualifier, "band cell qualifier is not a document id: %v", err)
+					return nil, nil, corrupt(TableBands, rows[p].Key, c.Qualifier, "band cell qualifier is not a document id: %v", err)
 				}
 				ids = append(ids, string(c.Qualifier))
 			}
@@ -150,7 +160,7 @@ func (ix *Index) bandIDs(rows []Row, pos [][]int, n int) ([][]string, error) {
 		slices.Sort(ids)
 		out[i] = slices.Compact(ids)
 	}
-	return out, nil
+	return out, keyDocs, nil
 }
 
 // bandPuts returns the band cells of d (none when the index has no bands
@@ -222,6 +232,11 @@ type DocLookupResult struct {
 	// BandCandidates is the number of distinct documents in the query's
 	// band rows.
 	BandCandidates int
+	// KeyDocs holds, for each text key the query looked up, the number of
+	// documents in its row (its document frequency; the decision rule
+	// takes a sentence many documents share for template). Nil when the
+	// query looked up no text keys.
+	KeyDocs map[uint64]int
 }
 
 // LookupDocuments looks up documents for a second check by the caller: it
@@ -250,7 +265,7 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 		fps[i], bands[i] = q.Fingerprint, q.Bands
 	}
 	win := ix.window(opt.Since, opt.Until)
-	cands, examined, byBand, err := ix.candidates(ctx, fps, bands, opt.K, win)
+	cands, examined, byBand, keyDocs, err := ix.candidates(ctx, fps, bands, opt.K, win)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +306,9 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	out := make([]DocLookupResult, len(qs))
 	for i, q := range qs {
 		r := DocLookupResult{Docs: map[string]Document{}, Candidates: examined[i]}
+		if keyDocs != nil {
+			r.KeyDocs = keyDocs[i]
+		}
 		add := func(d Document) {
 			if _, dup := r.Docs[d.ID]; dup || !inWindow(d.Time) {
 				return

@@ -25,7 +25,7 @@ func BenchmarkInsertBatch250(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: mode, Confirm: jaccardConfirm})
+			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: mode, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
 			if err != nil {
 				st.Close()
 				b.Fatal(err)
@@ -80,7 +80,7 @@ func BenchmarkLookupDocuments(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: kvindex.BandsOn, Confirm: jaccardConfirm})
+	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: kvindex.BandsOn, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
 	if err != nil {
 		st.Close()
 		b.Fatal(err)

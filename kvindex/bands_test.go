@@ -81,7 +81,7 @@ func equalSets(a, b map[string]bool) bool {
 // LookupDocuments at any simhash distance (and not by the pigeonhole
 // lookup); its band cells follow insert, replace and delete.
 func TestBandsFindBeyondKAndFollowWrites(t *testing.T) {
-	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
 	if !ix.HasBands() {
 		t.Fatal("a new index has no bands by default")
 	}
@@ -145,7 +145,7 @@ func TestBandsFindBeyondKAndFollowWrites(t *testing.T) {
 // cells follow replace and delete; a key row holding more than
 // TextKeyMaxDocs documents (boilerplate) gives no candidates.
 func TestTextKeysFindContainedAndFollowWrites(t *testing.T) {
-	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
 	if !ix.TextKeys() {
 		t.Fatal("a new index with bands has no text keys")
 	}
@@ -220,7 +220,7 @@ func TestTextKeysFindContainedAndFollowWrites(t *testing.T) {
 // says duplicate): the second is not stored and names the first; a
 // far document whose sketch differs is stored even though it shares a band.
 func TestInsertIfUniqueThroughBands(t *testing.T) {
-	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
 	a := kvindex.Document{ID: "a", Fingerprint: 0xAAAA0000FFFF0000, Time: t0, Sketch: nearSketch, Chars: 900, Bands: bandsFrom(1, nil)}
 	mustInsert(t, ix, a, kvindex.InsertIfUnique)
 	b := kvindex.Document{ID: "b", Fingerprint: ^a.Fingerprint, Time: t0.Add(time.Second), Sketch: nearSketch, Chars: 900, Bands: bandsFrom(2, map[int]uint64{5: a.Bands[5]})}
@@ -249,7 +249,7 @@ func TestInsertIfUniqueThroughBands(t *testing.T) {
 // insert-if-unique: exactly one is stored in every round (they lock the
 // shared band row).
 func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
-	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: jaccardConfirm}, false)
+	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
 	r := rand.New(rand.NewPCG(5, 6))
 	rounds := 100
 	if testing.Short() {
@@ -299,7 +299,7 @@ func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
 // keeps docs cells of format 0x02.
 func TestBandsMeta(t *testing.T) {
 	dir := t.TempDir()
-	ix := openAt(t, dir, kvindex.Config{Bands: kvindex.BandsOff, Confirm: jaccardConfirm}, false)
+	ix := openAt(t, dir, kvindex.Config{Bands: kvindex.BandsOff, Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
 	if ix.HasBands() {
 		t.Fatal("BandsOff index has bands")
 	}
@@ -383,7 +383,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"4", "", true},
 		{"5", fingerprint.BandsVersion, true},
 		{"5", "", true},
-		{"6", fingerprint.BandsVersion, false},
+		{"6", fingerprint.BandsVersion, true},
+		{"6", "", true},
+		{"7", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -396,6 +398,9 @@ func TestFormatsBeforeText(t *testing.T) {
 			}
 			if tc.bands == "" || tc.format < "4" {
 				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys")})
+			} else if tc.format < "6" {
+				// Formats 4 and 5 keep the text keys of short documents only.
+				muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys"), Value: []byte("sent10-lead16-max12-v1")})
 			}
 			if err := st.Mutate(bg, muts); err != nil {
 				t.Fatal(err)
@@ -429,6 +434,18 @@ func TestFormatsBeforeText(t *testing.T) {
 			}
 			if len(got.Bands) != wantBands {
 				t.Fatalf("format %s: %d band hashes stored, want %d", tc.format, len(got.Bands), wantBands)
+			}
+			// A longer document keeps its text keys from format 6 on.
+			long := kvindex.Document{ID: "l", Fingerprint: 11, Time: t0, Sketch: nearSketch, Chars: fingerprint.TextKeyChars, Bands: bands}
+			mustInsert(t, ix, long, kvindex.InsertAlways)
+			if got, err = ix.Get(bg, "l"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.bands != "" && tc.format < "6" {
+				wantBands = fingerprint.NumBands
+			}
+			if len(got.Bands) != wantBands {
+				t.Fatalf("format %s: %d band hashes stored for a long document, want %d", tc.format, len(got.Bands), wantBands)
 			}
 			if m, ok, err := kvindex.ReadMeta(bg, ix.Store()); err != nil || !ok || strconv.Itoa(m.Format) != tc.format {
 				t.Fatalf("format %s became %+v (%v %v)", tc.format, m, ok, err)

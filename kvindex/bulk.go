@@ -71,11 +71,7 @@ func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64,
 // one of format 1 or 2 the text.
 func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 	d.Time = d.Time.UTC()
-	if !ix.bands {
-		d.Bands = nil
-	} else if !ix.textKeys {
-		d.Bands = d.Bands.LSH()
-	}
+	d.Bands = ix.storedBands(d.Bands, d.Chars)
 	if !ix.text {
 		d.Text = "" // an index of format 1 or 2 has no 0x04 cells
 	}

@@ -59,6 +59,10 @@ type Document struct {
 	// the decision rule aligns short texts with it. Stored in docs cells
 	// of format 0x04 (at most MaxTextBytes bytes of UTF-8).
 	Text string
+	// Body is the whole normalized body of a document being inserted, for
+	// Config.Confirm (which sentences of it are template); never stored,
+	// empty on every document the index reads.
+	Body string
 }
 
 // MaxChars bounds Document.Chars (the fingerprinter's default MaxBytes).

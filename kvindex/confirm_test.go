@@ -46,7 +46,7 @@ func TestSketchStoredAndDocumentsBatch(t *testing.T) {
 // documents of the same batch alike.
 func TestConfirmDecidesInsertIfUnique(t *testing.T) {
 	var calls int
-	cfg := kvindex.Config{Confirm: func(n, s kvindex.Document, d int) bool {
+	cfg := kvindex.Config{Confirm: kvindex.ConfirmEach(func(n, s kvindex.Document, d int) bool {
 		calls++
 		// Accept when the two sketches share their first value; a stored
 		// document without a sketch falls back to distance <= 1.
@@ -54,7 +54,7 @@ func TestConfirmDecidesInsertIfUnique(t *testing.T) {
 			return d <= 1
 		}
 		return n.Sketch[0] == s.Sketch[0]
-	}}
+	})}
 	ix := openAt(t, t.TempDir(), cfg, false)
 	orig := kvindex.Document{ID: "orig", Fingerprint: 0xABCD, Time: t0, Sketch: fingerprint.Sketch{1, 2}, Chars: 100}
 	mustInsert(t, ix, orig, kvindex.InsertAlways)

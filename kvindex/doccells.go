@@ -29,11 +29,7 @@ var ErrHasBandCells = errors.New("kvindex: document has band cells: use DocMutat
 func (ix *Index) AppendDocCells(dst []byte, d *Document) (out []byte, fpLen int, err error) {
 	c := *d
 	c.Time = c.Time.UTC()
-	if !ix.bands {
-		c.Bands = nil
-	} else if !ix.textKeys {
-		c.Bands = c.Bands.LSH()
-	}
+	c.Bands = ix.storedBands(c.Bands, c.Chars)
 	if !ix.text {
 		c.Text = "" // as DocMutations: an index of format 1 or 2 has no 0x04 cells
 	}

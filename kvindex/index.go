@@ -64,13 +64,23 @@ import (
 //     bytes less). A bulk load of precomputed fingerprints writes only
 //     those. Every new index records 5, so a binary that cannot decode
 //     them refuses the index.
+//   - 6: 5 plus text keys for every document with a band signature, not
+//     only those under fingerprint.TextKeyChars: a longer one keeps its
+//     lead, first and last sentences (fingerprint.DocTextKeys, at most
+//     fingerprint.MaxTextKeys = 24, so docs cells list up to 32 + 24
+//     hashes); the meta row records textkeys = fingerprint.TextKeysVersion.
+//     The rows of a longer document's last sentences are where a
+//     signature, a list footer or a licence section shared by many
+//     documents shows (the decision rule's template detection counts the
+//     documents in a query's key rows). Every new index records 6, so a
+//     binary that cannot decode the longer docs cells refuses the index.
 //
-// This code opens all five. An index that records 1 to 4 keeps its
-// version: no text (1, 2), no text keys (1-3) and no compact cells (1-4)
-// are written into it or looked up in it (its documents are found as
-// before this version), so the binaries that wrote it can still read
-// every cell.
-const FormatVersion = 5
+// This code opens all six. An index that records 1 to 5 keeps its
+// version: no text (1, 2), no text keys (1-3), no compact cells (1-4) and
+// no text keys of longer documents (1-5) are written into it (its
+// documents are found as before this version), so the binaries that wrote
+// it can still read every cell.
+const FormatVersion = 6
 
 // The formats of indexes created before version 5 (see FormatVersion).
 const (
@@ -78,7 +88,12 @@ const (
 	formatBands    = 2
 	formatText     = 3
 	formatTextKeys = 4
+	formatCompact  = 5
 )
+
+// textKeysShortOnly is the text-key recipe an index of format 4 or 5
+// records: keys of documents under fingerprint.TextKeyChars only.
+const textKeysShortOnly = "sent10-lead16-max12-v1"
 
 // BandsMode says whether an index keeps LSH band rows (TableBands).
 type BandsMode int
@@ -136,12 +151,17 @@ type Config struct {
 	// nil means this process is the only writer.
 	Locker Locker
 	// Confirm, when set, is the second check of insert-if-unique and of
-	// the duplicates an insert reports: a stored document within k of a new
-	// one counts only when Confirm(new, stored, distance) is true. stored
-	// carries the stored docs cell (its Sketch and Chars; only ID and
-	// Fingerprint when the cell is missing). nil: every document within k
-	// counts. It must be cheap and must not call the Index.
-	Confirm func(newDoc, stored Document, distance int) bool
+	// the duplicates an insert reports. Confirm(new, keyDocs, k) is called
+	// once per new document and returns its judge: a candidate counts only
+	// when judge(stored, distance) is true. keyDocs holds the number of
+	// documents in each of the new document's text-key rows as read before
+	// it is stored (nil without text keys), from which the decision rule
+	// learns which of its sentences are template; stored carries the
+	// stored docs cell (its Sketch and Chars; only ID and Fingerprint when
+	// the cell is missing). nil: every document within k counts. Both
+	// must be cheap and must not call the Index. ConfirmEach adapts a
+	// judge of pairs.
+	Confirm func(newDoc Document, keyDocs map[uint64]int, k int) func(stored Document, distance int) bool
 	// Bands says whether the index keeps LSH band rows (default BandsAuto:
 	// new indexes do). With bands, every document inserted with a band
 	// signature (Document.Bands: text documents) is also stored in its
@@ -242,8 +262,9 @@ type Index struct {
 	// bands: the index keeps band rows; text: its docs cells keep short
 	// documents' text (format 3); textKeys: it keeps text-key rows (format
 	// 4 with bands); compact: bare fingerprints get compact fp and docs
-	// cells (format 5). All from the meta row, fixed after Open.
-	bands, text, textKeys, compact bool
+	// cells (format 5); longKeys: documents of any length keep text keys
+	// (format 6 with bands). All from the meta row, fixed after Open.
+	bands, text, textKeys, compact, longKeys bool
 	closed                         atomic.Bool
 }
 
@@ -326,8 +347,11 @@ func (ix *Index) wantMeta(bands bool, format int) map[string]string {
 	}
 	if bands {
 		m[string(qualBands)] = fingerprint.BandsVersion
-		if format >= formatTextKeys {
+		switch {
+		case format >= FormatVersion:
 			m[string(qualTextKeys)] = fingerprint.TextKeysVersion
+		case format >= formatTextKeys:
+			m[string(qualTextKeys)] = textKeysShortOnly
 		}
 	}
 	return m
@@ -337,6 +361,19 @@ func (ix *Index) wantMeta(bands bool, format int) map[string]string {
 // bands; see FormatVersion). When false, Document.Bands is cut to its LSH
 // bands and queries look up no text keys.
 func (ix *Index) TextKeys() bool { return ix.textKeys }
+
+// storedBands is the part of a document's band signature the index keeps:
+// none without bands, the LSH bands without text keys, and no text keys
+// for a document of fingerprint.TextKeyChars or more before format 6.
+func (ix *Index) storedBands(b fingerprint.Bands, chars int) fingerprint.Bands {
+	switch {
+	case !ix.bands:
+		return nil
+	case !ix.textKeys, !ix.longKeys && chars >= fingerprint.TextKeyChars:
+		return b.LSH()
+	}
+	return b
+}
 
 // HasBands reports whether the index keeps LSH band rows (Config.Bands,
 // recorded when the index was created).
@@ -365,7 +402,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
-		ix.bands, ix.text, ix.textKeys, ix.compact = bands, true, bands, true
+		ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = bands, true, bands, true, bands
 		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)], "textkeys", want[string(qualTextKeys)])
 		return nil
 	}
@@ -388,6 +425,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		format = formatText
 	case strconv.Itoa(formatTextKeys):
 		format = formatTextKeys
+	case strconv.Itoa(formatCompact):
+		format = formatCompact
 	}
 	hasText := format >= formatText
 	want := ix.wantMeta(hasBands, format)
@@ -406,7 +445,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
-	ix.bands, ix.text, ix.textKeys, ix.compact = hasBands, hasText, hasBands && format >= formatTextKeys, format >= FormatVersion
+	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= FormatVersion
 	return nil
 }
 
@@ -590,5 +629,13 @@ func sortInts(a []int) {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
+	}
+}
+
+// ConfirmEach adapts a judge of pairs that needs no key counts to
+// Config.Confirm.
+func ConfirmEach(f func(newDoc, stored Document, distance int) bool) func(Document, map[uint64]int, int) func(Document, int) bool {
+	return func(newDoc Document, _ map[uint64]int, _ int) func(Document, int) bool {
+		return func(stored Document, distance int) bool { return f(newDoc, stored, distance) }
 	}
 }

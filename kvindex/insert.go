@@ -99,11 +99,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			d.Time = now
 		}
 		d.Time = d.Time.UTC()
-		if !ix.bands {
-			d.Bands = nil // an index without band rows keeps no band hashes
-		} else if !ix.textKeys {
-			d.Bands = d.Bands.LSH() // an index before format 4 keeps no text keys
-		}
+		d.Bands = ix.storedBands(d.Bands, d.Chars)
 		if !ix.text {
 			d.Text = "" // an index of format 1 or 2 has no 0x04 cells
 		}
@@ -187,7 +183,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	if !useBands {
 		newBands = nil
 	}
-	cands, _, byBand, err := ix.candidates(ctx, newFPs, newBands, k, bucketWindow{0, 1<<32 - 1})
+	cands, _, byBand, keyDocs, err := ix.candidates(ctx, newFPs, newBands, k, bucketWindow{0, 1<<32 - 1})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,8 +211,12 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	// Decide each document in (time, id) order against the evolving state.
 	var stored []int
 	candOf := make(map[int][]uint64, len(order))
+	keysOf := make(map[int]map[uint64]int, len(order))
 	for n, i := range order {
 		candOf[i] = cands[n]
+		if keyDocs != nil {
+			keysOf[i] = keyDocs[n]
+		}
 	}
 	var storedDocs map[string]Document // docs cells of candidates, for Confirm
 	if ix.cfg.Confirm != nil {
@@ -235,6 +235,10 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 			}
 		}
 		var dups []Hit
+		var judge func(stored Document, distance int) bool
+		if ix.cfg.Confirm != nil {
+			judge = ix.cfg.Confirm(d, keysOf[i], k)
+		}
 		for _, f := range fps {
 			for _, e := range state[f] {
 				if e.id == d.ID {
@@ -245,7 +249,7 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 					if !ok || sd.Fingerprint != fingerprint.Fingerprint(f) {
 						sd = Document{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Time: e.time}
 					}
-					if !ix.cfg.Confirm(d, sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
+					if !judge(sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
 						continue
 					}
 				}

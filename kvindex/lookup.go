@@ -98,7 +98,7 @@ func (ix *Index) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint,
 		return nil, fmt.Errorf("%w: until %s is before since %s", ErrBadOptions, opt.Until.Format(time.RFC3339), opt.Since.Format(time.RFC3339))
 	}
 	win := ix.window(opt.Since, opt.Until)
-	cands, examined, _, err := ix.candidates(ctx, fps, nil, opt.K, win)
+	cands, examined, _, _, err := ix.candidates(ctx, fps, nil, opt.K, win)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 // examined. When the index has bands and bands is not nil, the same store
 // call reads the band rows of every query with a band signature (bands[i])
 // and byBand[i] lists the distinct document ids found there, sorted.
-func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, err error) {
+func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, keyDocs []map[uint64]int, err error) {
 	tables := ix.cover[k]
 	keys := make([]RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
 	rowOf := make([]int, len(fps)*len(tables))
@@ -195,11 +195,11 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 	bandRowOf := ix.appendBandKeys(&keys, bands)
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if bandRowOf != nil {
-		if byBand, err = ix.bandIDs(rows, bandRowOf, len(fps)); err != nil {
-			return nil, nil, nil, err
+		if byBand, keyDocs, err = ix.bandIDs(rows, bandRowOf, bands); err != nil {
+			return nil, nil, nil, nil, err
 		}
 	}
 	rows = rows[:nIndex]
@@ -217,7 +217,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 			matched, n, err := ix.scanRow(row, 64-p.PrefixBits, q, k, win, sp)
 			if err != nil {
 				ix.m.corrupt.Inc()
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			examined[i] += n
 			for _, r := range matched {
@@ -227,7 +227,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 		slices.Sort(found)
 		out[i] = slices.Compact(found)
 	}
-	return out, examined, byBand, nil
+	return out, examined, byBand, keyDocs, nil
 }
 
 // scanRow returns the residuals of row within distance k of q (base sets and

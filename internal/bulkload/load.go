@@ -23,7 +23,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -919,7 +919,7 @@ func (l *loader) processItem(it *item, format string, doc *kvindex.Document) {
 			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
 			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
 			rec.sketch, rec.chars, rec.bands = res.Sketch, res.Chars, res.Bands
-			text = decide.DefaultRule().KeepText(res.Chars, res.Text)
+			text = decide.DefaultRule().KeepText(res.Chars, res.Text, kvindex.MaxTextBytes)
 			rec.title, rec.text = "", ""
 		}
 	} else {

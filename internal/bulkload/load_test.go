@@ -17,7 +17,7 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -392,7 +392,7 @@ func TestTextDocuments(t *testing.T) {
 			}
 			want[id] = r.Simhash
 			wantSketch[id] = r.Sketch
-			wantText[id] = decide.DefaultRule().KeepText(r.Chars, r.Text)
+			wantText[id] = decide.DefaultRule().KeepText(r.Chars, r.Text, kvindex.MaxTextBytes)
 		}
 	}
 	// A short document keeps its normalized text (docs cell 0x04) for the

@@ -1,8 +1,10 @@
 package server
 
 import (
-	"context"
 	"fmt"
+	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/detect"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -40,6 +42,7 @@ type searchParams struct {
 }
 
 type checkRequest struct {
+	Policy string `json:"policy"`
 	docInput
 	searchParams
 }
@@ -52,16 +55,30 @@ type hitJSON struct {
 	Exact       bool      `json:"exact"`
 }
 
+// checkHitJSON is a hit of a check: the stored document and how it
+// relates to the query (package decide).
+type checkHitJSON struct {
+	hitJSON
+	Relation          string  `json:"relation"`
+	Resemblance       float64 `json:"resemblance"`
+	QueryContainment  float64 `json:"query_containment"`
+	StoredContainment float64 `json:"stored_containment"`
+	Clause            string  `json:"clause,omitempty"`
+}
+
 type checkResponse struct {
-	Fingerprint    string    `json:"fingerprint"`
-	ExactHash      string    `json:"exact_hash,omitempty"`
-	Features       int       `json:"features,omitempty"`
-	K              int       `json:"k"`
-	Duplicate      bool      `json:"duplicate"`
-	ExactDuplicate bool      `json:"exact_duplicate"`
-	Duplicates     []hitJSON `json:"duplicates"`
-	Candidates     int       `json:"candidates"`
-	Truncated      bool      `json:"truncated"`
+	Fingerprint    string         `json:"fingerprint"`
+	ExactHash      string         `json:"exact_hash,omitempty"`
+	Features       int            `json:"features,omitempty"`
+	K              int            `json:"k"`
+	Policy         string         `json:"policy"`
+	Duplicate      bool           `json:"duplicate"`
+	ExactDuplicate bool           `json:"exact_duplicate"`
+	Duplicates     []checkHitJSON `json:"duplicates"`
+	Related        []checkHitJSON `json:"related,omitempty"`
+	Template       []string       `json:"template,omitempty"`
+	Candidates     int            `json:"candidates"`
+	Truncated      bool           `json:"truncated"`
 }
 
 type documentRequest struct {
@@ -115,7 +132,8 @@ type fingerprintResponse struct {
 }
 
 type batchCheckRequest struct {
-	Items []docInput `json:"items"`
+	Items  []docInput `json:"items"`
+	Policy string     `json:"policy"`
 	searchParams
 }
 
@@ -228,6 +246,11 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands, text: r.Text}, nil
 }
 
+// query is what package detect checks.
+func (r resolved) query() detect.Query {
+	return detect.Query{Fingerprint: r.fp, ExactHash: r.exact, Sketch: r.sketch, Chars: r.chars, Bands: r.bands, Text: r.text}
+}
+
 func validLang(lang string) error {
 	switch lang {
 	case "", "zh", "en":
@@ -319,35 +342,49 @@ func (s *Server) check(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	opt.ExactHash = r.exact
-	var res kvindex.LookupResult
-	var done bool
-	if len(r.sketch) > 0 {
-		var out []kvindex.LookupResult
-		if out, done, err = s.lookupText(c.Request.Context(), []resolved{r}, opt); done && err == nil {
-			res = out[0]
-		}
-	}
-	if !done {
-		res, err = s.ix.Lookup(c.Request.Context(), r.fp, opt)
-		if err == nil {
-			res.Hits, err = s.confirmHits(c.Request.Context(), r, res.Hits)
-		}
-	}
+	policy, err := parsePolicy(req.Policy)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, "application/json", checkResult(r, opt.K, res))
+	opt.ExactHash = r.exact
+	res, err := s.detect.Check(c.Request.Context(), []detect.Query{r.query()}, detect.Options{Lookup: opt, Policy: policy})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, "application/json", checkResult(r, opt.K, policy, res[0]))
 }
 
-func checkResult(r resolved, k int, res kvindex.LookupResult) *checkResponse {
-	out := &checkResponse{
-		Fingerprint: r.fp.String(), ExactHash: hexU64(r.exact), Features: r.features, K: k,
-		Duplicates: toHits(res.Hits), Candidates: res.Candidates, Truncated: res.Truncated,
-		Duplicate: len(res.Hits) > 0,
+func parsePolicy(p string) (decide.Policy, error) {
+	pol, err := decide.ParsePolicy(p)
+	if err != nil {
+		return 0, badField("policy", "%q: want one of %s", p, strings.Join(decide.Policies, ", "))
 	}
-	for _, h := range res.Hits {
+	return pol, nil
+}
+
+func toCheckHits(hs []detect.Hit) []checkHitJSON {
+	out := make([]checkHitJSON, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, checkHitJSON{hitJSON: toHit(h.Hit), Relation: string(h.Relation), Resemblance: round3(h.Resemblance),
+			QueryContainment: round3(h.QueryContainment), StoredContainment: round3(h.StoredContainment), Clause: h.Clause})
+	}
+	return out
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func checkResult(r resolved, k int, policy decide.Policy, res detect.Result) *checkResponse {
+	out := &checkResponse{
+		Fingerprint: r.fp.String(), ExactHash: hexU64(r.exact), Features: r.features, K: k, Policy: policy.String(),
+		Duplicates: toCheckHits(res.Duplicates), Candidates: res.Candidates, Truncated: res.Truncated,
+		Duplicate: len(res.Duplicates) > 0, Template: res.Template,
+	}
+	if len(res.Related) > 0 {
+		out.Related = toCheckHits(res.Related)
+	}
+	for _, h := range res.Duplicates {
 		if h.Exact {
 			out.ExactDuplicate = true
 		}
@@ -371,7 +408,7 @@ func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[stri
 		when = t.UTC()
 	}
 	return kvindex.Document{ID: id, Fingerprint: r.fp, TitleFingerprint: r.titleFP, ExactHash: r.exact, Time: when, Attrs: attrs, Sketch: r.sketch, Chars: r.chars, Bands: r.bands,
-		Text: s.cfg.rule().KeepText(r.chars, r.text)}, r, nil
+		Text: s.cfg.rule().KeepText(r.chars, r.text, kvindex.MaxTextBytes), Body: r.text}, r, nil
 }
 
 func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {
@@ -434,84 +471,34 @@ func (s *Server) checkBatch(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	policy, err := parsePolicy(req.Policy)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := batchCheckResponse{Results: make([]*checkResponse, len(req.Items)), Errors: []batchItemError{}}
-	var fps []fingerprint.Fingerprint
 	var idx []int
 	var rs []resolved
-	var textIdx []int // text items, checked by lookupText when the index can
-	var textRs []resolved
-	_, canText := s.ix.(docLookuper)
+	var qs []detect.Query
 	for i, it := range req.Items {
 		r, err := s.resolve(it)
 		if err != nil {
 			out.Errors = append(out.Errors, s.itemError(c, i, err))
 			continue
 		}
-		if canText && len(r.sketch) > 0 {
-			textIdx, textRs = append(textIdx, i), append(textRs, r)
-			continue
-		}
-		fps, idx, rs = append(fps, r.fp), append(idx, i), append(rs, r)
+		idx, rs, qs = append(idx, i), append(rs, r), append(qs, r.query())
 	}
-	if len(textRs) > 0 {
-		res, _, err := s.lookupText(c.Request.Context(), textRs, opt)
+	if len(qs) > 0 {
+		res, err := s.detect.Check(c.Request.Context(), qs, detect.Options{Lookup: opt, Policy: policy})
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		for j, lr := range res {
-			out.Results[textIdx[j]] = checkResult(textRs[j], opt.K, lr)
-		}
-	}
-	if len(fps) > 0 {
-		// Exact-duplicate detection needs each item's own exact hash, so the
-		// batch lookup reports distance-0 hits and we compare here.
-		res, err := s.ix.LookupBatch(c.Request.Context(), fps, opt)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		for j, lr := range res {
-			if lr.Hits, err = s.confirmHits(c.Request.Context(), rs[j], lr.Hits); err != nil {
-				s.fail(c, err)
-				return
-			}
-			out.Results[idx[j]] = checkResult(rs[j], opt.K, lr)
-		}
-		if err := s.markExact(c.Request.Context(), out.Results, idx, rs); err != nil {
-			s.fail(c, err)
-			return
+		for j, r := range res {
+			out.Results[idx[j]] = checkResult(rs[j], opt.K, policy, r)
 		}
 	}
 	writeJSON(c, http.StatusOK, "application/json", out)
-}
-
-// markExact sets the exact flags of batch results, whose lookups could not
-// carry per-item exact hashes, by reading the distance-0 documents.
-func (s *Server) markExact(ctx context.Context, results []*checkResponse, idx []int, rs []resolved) error {
-	for j, i := range idx {
-		r := results[i]
-		if rs[j].exact == 0 {
-			continue
-		}
-		for h := range r.Duplicates {
-			if r.Duplicates[h].Distance != 0 {
-				break
-			}
-			doc, err := s.ix.Get(ctx, r.Duplicates[h].ID)
-			if err != nil {
-				if isNotFound(err) {
-					continue
-				}
-				return err
-			}
-			if doc.ExactHash == rs[j].exact {
-				r.Duplicates[h].Exact = true
-				r.ExactDuplicate = true
-			}
-		}
-	}
-	return nil
 }
 
 func (s *Server) insertBatch(c *gin.Context) {

@@ -83,7 +83,7 @@ func BenchmarkCheckText(b *testing.B) {
 				b.Fatal(err)
 			}
 			ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: fingerprint.DefaultLayout, RecipeVersion: fingerprint.RecipeVersion,
-				Confirm: cfg.rule().Confirm, Bands: mode})
+				Confirm: cfg.judge(sharedFingerprinter(b)).Confirm, Bands: mode})
 			if err != nil {
 				st.Close()
 				b.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/decide"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/seen"
 )

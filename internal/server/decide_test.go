@@ -26,7 +26,7 @@ func newRuleEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.ix, err = kvindex.Open(context.Background(), st, kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: e.reg, Confirm: cfg.rule().Confirm})
+	e.ix, err = kvindex.Open(context.Background(), st, kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: e.reg, Confirm: cfg.judge(sharedFingerprinter(t)).Confirm})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -187,18 +187,35 @@ func TestShortTextInsideALongerPageIsADuplicate(t *testing.T) {
 	if r := e.do("POST", "/v1/documents", map[string]any{"id": "orig", "text": orig}); r.status != http.StatusCreated {
 		t.Fatalf("insert: %d %s", r.status, r.body)
 	}
+	// The page holds the stored text (stored_is_excerpt): a copy, which
+	// the copy policy counts and the default policy reports as related
+	// only (a new page that quotes a stored text is not "already had");
+	// the teaser (two of the three sentences) aligns with the stored text
+	// with one sentence dropped: near-identical under every policy.
 	for _, tc := range []struct {
-		name, text string
-		dup        bool
+		name, text, policy string
+		dup                bool
+		rel                string
 	}{
-		{"page", page, true},
-		{"teaser", teaser, true},
-		{"one shared sentence", shares, false},
+		{"page", page, "copy", true, "stored_is_excerpt"},
+		{"page", page, "", false, "stored_is_excerpt"},
+		{"page", page, "near_identical", false, "stored_is_excerpt"},
+		{"teaser", teaser, "", true, "near_identical"},
+		{"teaser", teaser, "near_identical", true, "near_identical"},
+		{"one shared sentence", shares, "copy", false, ""},
 	} {
 		var c checkResponse
-		e.do("POST", "/v1/check", map[string]any{"text": tc.text}).json(t, &c)
-		if c.Duplicate != tc.dup || tc.dup && (len(c.Duplicates) != 1 || c.Duplicates[0].ID != "orig") {
-			t.Errorf("%s: %+v, want duplicate %v", tc.name, c, tc.dup)
+		body := map[string]any{"text": tc.text}
+		if tc.policy != "" {
+			body["policy"] = tc.policy
+		}
+		e.do("POST", "/v1/check", body).json(t, &c)
+		hits := c.Related
+		if tc.dup {
+			hits = c.Duplicates
+		}
+		if c.Duplicate != tc.dup || tc.rel != "" && (len(hits) != 1 || hits[0].ID != "orig" || hits[0].Relation != tc.rel) || tc.rel == "" && len(c.Duplicates)+len(c.Related) != 0 {
+			t.Errorf("%s, policy %q: %+v, want duplicate %v, relation %q", tc.name, tc.policy, c, tc.dup, tc.rel)
 		}
 	}
 }

@@ -46,6 +46,9 @@ func (f *faultyIndex) Lookup(ctx context.Context, _ fingerprint.Fingerprint, _ k
 func (f *faultyIndex) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, _ kvindex.LookupOptions) ([]kvindex.LookupResult, error) {
 	return make([]kvindex.LookupResult, len(fps)), f.wait(ctx)
 }
+func (f *faultyIndex) LookupDocuments(ctx context.Context, qs []kvindex.Query, _ kvindex.LookupOptions) ([]kvindex.DocLookupResult, error) {
+	return make([]kvindex.DocLookupResult, len(qs)), f.wait(ctx)
+}
 func (f *faultyIndex) Insert(ctx context.Context, _ kvindex.Document, _ kvindex.InsertMode, _ int) (kvindex.InsertResult, error) {
 	return kvindex.InsertResult{}, f.wait(ctx)
 }

@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return err
 	}
-	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.rule().Confirm, Bands: bands}
+	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.judge(fpr).Confirm, Bands: bands}
 	var st kvindex.Store
 	switch cfg.Store {
 	case "hbase":

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/detect"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -37,6 +38,7 @@ type Index interface {
 	Layout() fingerprint.Layout
 	Lookup(ctx context.Context, fp fingerprint.Fingerprint, opt kvindex.LookupOptions) (kvindex.LookupResult, error)
 	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
+	LookupDocuments(ctx context.Context, qs []kvindex.Query, opt kvindex.LookupOptions) ([]kvindex.DocLookupResult, error)
 	Insert(ctx context.Context, doc kvindex.Document, mode kvindex.InsertMode, k int) (kvindex.InsertResult, error)
 	InsertBatch(ctx context.Context, docs []kvindex.Document, mode kvindex.InsertMode, k int) ([]kvindex.InsertResult, []error, error)
 	Get(ctx context.Context, id string) (kvindex.Document, error)
@@ -55,6 +57,7 @@ type Server struct {
 	cfg     Config
 	ix      Index
 	fp      Fingerprinter
+	detect  *detect.Detector
 	log     *slog.Logger
 	metrics *metrics
 	engine  *gin.Engine
@@ -82,6 +85,7 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 		return nil, err
 	}
 	s := &Server{cfg: cfg, ix: ix, fp: fp, log: log, metrics: m}
+	s.detect = detect.New(ix, cfg.judge(fp))
 	for _, o := range opts {
 		o(s)
 	}

@@ -56,7 +56,7 @@ func shortIndex(b *testing.B, n int) (*Server, []string, time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: fingerprint.DefaultLayout, RecipeVersion: fingerprint.RecipeVersion, Confirm: cfg.rule().Confirm})
+	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: fingerprint.DefaultLayout, RecipeVersion: fingerprint.RecipeVersion, Confirm: cfg.judge(sharedFingerprinter(b)).Confirm})
 	if err != nil {
 		st.Close()
 		b.Fatal(err)
@@ -73,7 +73,7 @@ func shortIndex(b *testing.B, n int) (*Server, []string, time.Duration) {
 			if err != nil {
 				continue
 			}
-			docs = append(docs, kvindex.Document{ID: fmt.Sprint(j), Fingerprint: res.Simhash, ExactHash: res.ExactHash, Sketch: res.Sketch, Chars: res.Chars, Bands: res.Bands, Text: rule.KeepText(res.Chars, res.Text)})
+			docs = append(docs, kvindex.Document{ID: fmt.Sprint(j), Fingerprint: res.Simhash, ExactHash: res.ExactHash, Sketch: res.Sketch, Chars: res.Chars, Bands: res.Bands, Text: rule.KeepText(res.Chars, res.Text, kvindex.MaxTextBytes), Body: res.Text})
 		}
 		if _, _, err := ix.InsertBatch(context.Background(), docs, kvindex.InsertAlways, 3); err != nil {
 			b.Fatal(err)

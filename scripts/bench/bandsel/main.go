@@ -25,7 +25,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/decide"
+	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/scripts/eval/pairs"
 )
 

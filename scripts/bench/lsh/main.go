@@ -91,7 +91,7 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 	// Confirm as the server's rule does for long texts: with it, inserts
 	// read (and lock) the new documents' band rows too.
 	confirm := func(a, b kvindex.Document, _ int) bool { return fingerprint.Jaccard(a.Sketch, b.Sketch) >= 0.6 }
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, Bands: mode, Confirm: confirm})
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, Bands: mode, Confirm: kvindex.ConfirmEach(confirm)})
 	if err != nil {
 		return err
 	}

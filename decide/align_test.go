@@ -124,10 +124,10 @@ func TestAlignmentClause(t *testing.T) {
 	if !r.Duplicate(side(enBase, sk), Side{Sketch: sk, Chars: 95}, 2) || r.Duplicate(side(enBase, sk), Side{Sketch: near, Chars: 95}, 2) {
 		t.Error("short clause without a text")
 	}
-	if got := r.KeepText(399, "x"); got != "x" {
+	if got := r.KeepText(399, "x", 10); got != "x" {
 		t.Errorf("KeepText(399) = %q", got)
 	}
-	if got := r.KeepText(400, "x"); got != "" {
+	if got := r.KeepText(400, "x", 10); got != "" {
 		t.Errorf("KeepText(400) = %q", got)
 	}
 }

@@ -112,13 +112,19 @@ package decide
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/kvindex"
 )
 
-// ErrBadRule is returned (wrapped) by Rule.Validate.
-var ErrBadRule = errors.New("decide: bad rule")
+// ErrBadRule is returned (wrapped) by Rule.Validate; ErrBadPolicy by
+// ParsePolicy.
+var (
+	ErrBadRule   = errors.New("decide: bad rule")
+	ErrBadPolicy = errors.New("decide: bad policy")
+)
 
 // Rule is the decision rule. Start from DefaultRule.
 type Rule struct {
@@ -164,16 +170,25 @@ type Rule struct {
 	ContainMaxOwn float64
 	// ContainMinWeight is the least weight of a contained text (a word 2,
 	// a CJK character 1): a fragment that light (a sign-off, a standard
-	// notice) is not a text of its own. Default 24 (twelve words, 24
+	// notice) is not a text of its own. Default 16 (eight words, sixteen
 	// Chinese characters).
 	ContainMinWeight int
+	// TemplateMinDocs is the least number of stored documents a sentence
+	// must stand in to be template (0: no template detection). Default 3.
+	TemplateMinDocs int
+	// TemplateRatio: a sentence is template when it stands in at least
+	// TemplateRatio times as many documents as the query's rarest keyed
+	// sentence (plus one): a text whose every sentence many documents
+	// share is a text with many copies, not a template. Default 3.
+	TemplateRatio float64
 }
 
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
-		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16}
+		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
+		TemplateMinDocs: 3, TemplateRatio: 3}
 }
 
 // Validate reports the first unusable setting.
@@ -205,6 +220,10 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: ContainMaxOwn %v not in [0, 1]", ErrBadRule, r.ContainMaxOwn)
 	case r.ContainMinWeight < 0:
 		return fmt.Errorf("%w: ContainMinWeight %d < 0", ErrBadRule, r.ContainMinWeight)
+	case r.TemplateMinDocs < 0:
+		return fmt.Errorf("%w: TemplateMinDocs %d < 0", ErrBadRule, r.TemplateMinDocs)
+	case r.TemplateMinDocs > 0 && !(r.TemplateRatio >= 1 && r.TemplateRatio < math.Inf(1)):
+		return fmt.Errorf("%w: TemplateRatio %v not in [1, inf)", ErrBadRule, r.TemplateRatio)
 	}
 	return nil
 }
@@ -218,28 +237,272 @@ type Side struct {
 	// Text is the normalized body ("" unknown: not kept, see
 	// Rule.TextChars).
 	Text string
+	// Template is what of the query is template (see Template); only the
+	// query side's is read.
+	Template Template
 }
 
-// Duplicate decides whether q duplicates s, whose fingerprints are
-// distance bits apart. The caller has already bounded distance by the
-// request's k.
-func (r Rule) Duplicate(q, s Side, distance int) bool {
-	if distance == 0 && q.ExactHash != 0 && q.ExactHash == s.ExactHash {
-		return true
+// Template is the part of a query that many stored documents share (a
+// signature, a list footer, a site's header, a licence section): the rule
+// leaves it out of every comparison, so two documents that share only
+// their template are not duplicates, and two that share their content
+// still are, whatever templates surround it.
+type Template struct {
+	// Keys are the template sentences' keys (fingerprint.Sentences): they
+	// are cut from both texts before an alignment.
+	Keys []uint64
+	// Values are the sketch values of the template sentences' features
+	// (fingerprint.Fingerprinter.SketchValues), sorted: they are left out
+	// of both sketches.
+	Values []uint32
+	// Chars is the number of characters of the query in template
+	// sentences.
+	Chars int
+}
+
+// TemplateKeys returns the keys of keyDocs (a text's text keys with the
+// number of stored documents in each key's row) that are template: in at
+// least TemplateMinDocs documents and in at least TemplateRatio times as
+// many as the text's rarest key (plus one). Sorted; nil when none is.
+func (r Rule) TemplateKeys(keyDocs map[uint64]int) []uint64 {
+	if r.TemplateMinDocs <= 0 || len(keyDocs) < 2 {
+		return nil
 	}
-	if len(q.Sketch) == 0 || len(s.Sketch) == 0 {
-		return distance <= r.FallbackK
+	rarest := math.MaxInt
+	for _, n := range keyDocs {
+		rarest = min(rarest, n)
 	}
-	if r.AtAnyDistance(q, s) {
-		return true
-	}
-	if q.Chars < r.ShortChars || s.Chars < r.ShortChars {
-		if r.alignable(q, s) {
-			return false // the alignment clause (in AtAnyDistance) said no
+	least := max(float64(r.TemplateMinDocs), r.TemplateRatio*float64(rarest+1))
+	var out []uint64
+	for k, n := range keyDocs {
+		if float64(n) >= least {
+			out = append(out, k)
 		}
-		return distance <= r.ShortK && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.ShortMinJaccard
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Relation is how a stored document relates to a query.
+type Relation string
+
+// The relations, from closest to loosest.
+const (
+	// NearIdentical: the same text, give or take edits (typos, numbers,
+	// a sentence added or dropped, another template around it).
+	NearIdentical Relation = "near_identical"
+	// QueryIsExcerpt: the query is mostly contained in the (longer)
+	// stored document: a truncation, a lead, a quoted passage of it.
+	QueryIsExcerpt Relation = "query_is_excerpt"
+	// StoredIsExcerpt: the stored document is mostly contained in the
+	// (longer) query: the query quotes or extends it.
+	StoredIsExcerpt Relation = "stored_is_excerpt"
+	// Overlap: they share some text, not enough for any of the above.
+	Overlap Relation = "overlap"
+)
+
+// Policy says which relations make a duplicate.
+type Policy uint8
+
+// The policies.
+const (
+	// PolicyDefault: near-identical documents and a query that is an
+	// excerpt of a stored document ("we already have this text").
+	PolicyDefault Policy = iota
+	// PolicyCopy: also a stored document that the query contains (copy
+	// detection: the query reuses a stored text).
+	PolicyCopy
+	// PolicyNearIdentical: near-identical documents only.
+	PolicyNearIdentical
+)
+
+// Policies lists every policy's name, default first.
+var Policies = []string{"default", "copy", "near_identical"}
+
+// ParsePolicy reads a policy name ("" is the default).
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "", "default":
+		return PolicyDefault, nil
+	case "copy":
+		return PolicyCopy, nil
+	case "near_identical":
+		return PolicyNearIdentical, nil
+	}
+	return 0, fmt.Errorf("%w: %q: want one of %s", ErrBadPolicy, s, strings.Join(Policies, ", "))
+}
+
+func (p Policy) String() string {
+	if int(p) < len(Policies) {
+		return Policies[p]
+	}
+	return fmt.Sprintf("policy(%d)", uint8(p))
+}
+
+// Counts reports whether a stored document in relation rel to the query is
+// a duplicate under p.
+func (p Policy) Counts(rel Relation) bool {
+	switch rel {
+	case NearIdentical:
+		return true
+	case QueryIsExcerpt:
+		return p == PolicyDefault || p == PolicyCopy
+	case StoredIsExcerpt:
+		return p == PolicyCopy
 	}
 	return false
+}
+
+// The clauses a Verdict names.
+const (
+	ClauseExact       = "exact"       // the same normalized text
+	ClauseDistance    = "distance"    // a side without sketch: distance <= FallbackK
+	ClauseResemblance = "resemblance" // Jaccard >= MinJaccard, both sides of ShortChars or more
+	ClauseShort       = "short"       // a short side: distance <= ShortK and Jaccard >= ShortMinJaccard
+	ClauseAlignment   = "alignment"   // short texts aligned: benign differences only
+	ClauseContainment = "containment" // one text's features contained in the other's
+	ClauseTemplate    = "template"    // the query is all template: nothing left to compare
+	ClauseNone        = ""
+)
+
+// Verdict is the rule's answer for one stored document.
+type Verdict struct {
+	Relation Relation
+	// Resemblance is the estimated Jaccard of the two feature sets,
+	// QueryContainment the share of the query's features in the stored
+	// document's, StoredContainment the reverse; all without the query's
+	// template. 0 when a side has no sketch.
+	Resemblance, QueryContainment, StoredContainment float64
+	// Clause names the clause that decided the relation.
+	Clause string
+}
+
+// Duplicate reports whether the verdict makes a duplicate under p.
+func (v Verdict) Duplicate(p Policy) bool { return p.Counts(v.Relation) }
+
+// Judge decides how stored document s relates to query q, whose
+// fingerprints are distance bits apart; k is the distance the lookup
+// covered (the clauses that read the distance apply only within it; a
+// candidate found beyond it, through a band or text-key row, is judged by
+// the others). q.Template is left out of every comparison.
+func (r Rule) Judge(q, s Side, distance, k int) Verdict {
+	if distance == 0 && q.ExactHash != 0 && q.ExactHash == s.ExactHash {
+		return Verdict{Relation: NearIdentical, Resemblance: 1, QueryContainment: 1, StoredContainment: 1, Clause: ClauseExact}
+	}
+	if len(q.Sketch) == 0 || len(s.Sketch) == 0 {
+		if distance <= min(k, r.FallbackK) {
+			return Verdict{Relation: NearIdentical, Clause: ClauseDistance}
+		}
+		return Verdict{Relation: Overlap}
+	}
+	both, inQ, inS, union := overlap(q.Sketch, s.Sketch, q.Template.Values)
+	v := Verdict{Relation: Overlap}
+	if union > 0 {
+		v.Resemblance = float64(both) / float64(union)
+	}
+	if inQ > 0 {
+		v.QueryContainment = float64(both) / float64(inQ)
+	}
+	if inS > 0 {
+		v.StoredContainment = float64(both) / float64(inS)
+	}
+	if inQ == 0 && len(q.Template.Values) > 0 {
+		v.Clause = ClauseTemplate
+		return v
+	}
+	qChars := max(q.Chars-q.Template.Chars, 0)
+	short := qChars < r.ShortChars || s.Chars < r.ShortChars
+	if !short && v.Resemblance >= r.MinJaccard {
+		v.Relation, v.Clause = NearIdentical, ClauseResemblance
+		return v
+	}
+	if r.alignable(q, s) {
+		if rel, ok := r.aligned(q, s, v); ok {
+			v.Relation, v.Clause = rel, ClauseAlignment
+			return v
+		}
+	} else if short && distance <= min(k, r.ShortK) && v.Resemblance >= r.ShortMinJaccard {
+		v.Relation, v.Clause = NearIdentical, ClauseShort
+		return v
+	}
+	switch {
+	case r.excerpt(qChars, s.Chars, v.QueryContainment):
+		v.Relation, v.Clause = QueryIsExcerpt, ClauseContainment
+	case r.excerpt(s.Chars, qChars, v.StoredContainment):
+		v.Relation, v.Clause = StoredIsExcerpt, ClauseContainment
+	}
+	return v
+}
+
+// Duplicate reports whether q duplicates s under the default policy, at a
+// distance the lookup covered.
+func (r Rule) Duplicate(q, s Side, distance int) bool {
+	return r.Judge(q, s, distance, 64).Duplicate(PolicyDefault)
+}
+
+// AtAnyDistance reports whether a clause that ignores the simhash distance
+// relates the pair (any relation but Overlap). Both sides need sketches.
+func (r Rule) AtAnyDistance(q, s Side) bool {
+	if len(q.Sketch) == 0 || len(s.Sketch) == 0 {
+		return false
+	}
+	return r.Judge(q, s, 65, -1).Relation != Overlap
+}
+
+// overlap counts, among the values of a ∪ b that both bottom-k sketches
+// show (those up to the smaller of their cut-offs: a full sketch has
+// dropped every value above its largest), leaving out the values of excl
+// (sorted): the values in both, in a, in b, and in the union. From these
+// the Jaccard and containment estimates follow; with excl empty and
+// sketches of fewer than SketchSize values they are exact.
+func overlap(a, b fingerprint.Sketch, excl []uint32) (both, inA, inB, union int) {
+	cut := uint32(math.MaxUint32)
+	if len(a) == fingerprint.SketchSize {
+		cut = a[len(a)-1]
+	}
+	if len(b) == fingerprint.SketchSize {
+		cut = min(cut, b[len(b)-1])
+	}
+	i, j, e := 0, 0, 0
+	skip := func(v uint32) bool {
+		for e < len(excl) && excl[e] < v {
+			e++
+		}
+		return e < len(excl) && excl[e] == v
+	}
+	for i < len(a) || j < len(b) {
+		var v uint32
+		var ina, inb bool
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			v, ina = a[i], true
+			i++
+		case i == len(a) || b[j] < a[i]:
+			v, inb = b[j], true
+			j++
+		default:
+			v, ina, inb = a[i], true, true
+			i++
+			j++
+		}
+		if v > cut {
+			break
+		}
+		if skip(v) {
+			continue
+		}
+		union++
+		if ina {
+			inA++
+		}
+		if inb {
+			inB++
+		}
+		if ina && inb {
+			both++
+		}
+	}
+	return both, inA, inB, union
 }
 
 // alignable reports whether the alignment clause judges the pair: a short
@@ -250,27 +513,62 @@ func (r Rule) alignable(q, s Side) bool {
 	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != ""
 }
 
-// aligned is the alignment clause: the texts' differences are all benign
-// (numbers, typos, whole sentences or lines) and most of the longer text
-// is the other one, or one text is contained in the other (almost all of
-// its tokens aligned: a copy cut short, or inside a longer page).
-func (r Rule) aligned(q, s Side) bool {
-	j := fingerprint.Jaccard(q.Sketch, s.Sketch)
+// aligned is the alignment clause, on both texts without the query's
+// template sentences: the texts' differences are all benign (numbers,
+// typos, whole sentences or lines) and most of the longer text is the
+// other one (near-identical), or one text is contained in the other
+// (almost all of its tokens aligned: a copy cut short, or inside a longer
+// page).
+func (r Rule) aligned(q, s Side, v Verdict) (Relation, bool) {
 	// The cheap guard before the alignment: whole-set overlap, or for the
 	// containment clause the overlap of the smaller set with the larger.
-	contain := r.ContainMaxOwn > 0 && max(fingerprint.Containment(q.Sketch, s.Sketch), fingerprint.Containment(s.Sketch, q.Sketch)) >= r.AlignMinJaccard
-	if j < r.AlignMinJaccard && !contain {
-		return false
+	contain := r.ContainMaxOwn > 0 && max(v.QueryContainment, v.StoredContainment) >= r.AlignMinJaccard
+	if v.Resemblance < r.AlignMinJaccard && !contain {
+		return "", false
 	}
-	al, ok := Align(q.Text, s.Text)
+	qt, st := q.Text, s.Text
+	if len(q.Template.Keys) > 0 {
+		qt, st = stripSentences(qt, q.Template.Keys), stripSentences(st, q.Template.Keys)
+	}
+	al, ok := Align(qt, st)
 	if !ok || al.Changed > 0 {
-		return false
+		return "", false
 	}
 	longer := max(al.WordsA, al.WordsB)
-	if j >= r.AlignMinJaccard && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
-		return true
+	if v.Resemblance >= r.AlignMinJaccard && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
+		return NearIdentical, true
 	}
-	return contain && (r.contains(al.WordsA, al.WeightA, al.OnlyA) || r.contains(al.WordsB, al.WeightB, al.OnlyB))
+	if !contain {
+		return "", false
+	}
+	switch {
+	case r.contains(al.WordsA, al.WeightA, al.OnlyA):
+		return QueryIsExcerpt, true
+	case r.contains(al.WordsB, al.WeightB, al.OnlyB):
+		return StoredIsExcerpt, true
+	}
+	return "", false
+}
+
+// stripSentences returns normalized text without its keyed sentences
+// whose key is in keys (sorted).
+func stripSentences(text string, keys []uint64) string {
+	_, sents := fingerprint.Sentences(text)
+	var b strings.Builder
+	at := 0
+	for _, s := range sents {
+		if _, ok := slices.BinarySearch(keys, s.Key); !ok {
+			continue
+		}
+		b.WriteString(text[at:s.Start])
+		b.WriteByte('\n')
+		at = s.End
+	}
+	if at == 0 {
+		return text
+	}
+	b.WriteString(text[at:])
+	return b.String()
 }
 
 // contains is the containment clause for one text of an alignment without
@@ -280,54 +578,30 @@ func (r Rule) contains(words, weight, only int) bool {
 	return r.ContainMaxOwn > 0 && words > 0 && weight >= r.ContainMinWeight && float64(only) <= r.ContainMaxOwn*float64(words)
 }
 
-// AtAnyDistance reports whether a clause that ignores the simhash distance
-// accepts the pair: the Jaccard clause (both sides of ShortChars or more)
-// or the excerpt clause. Both sides need sketches. Candidates found beyond
-// a lookup's k (through the index's LSH band rows) count only by these.
-func (r Rule) AtAnyDistance(q, s Side) bool {
-	if len(q.Sketch) == 0 || len(s.Sketch) == 0 {
-		return false
-	}
-	if q.Chars >= r.ShortChars && s.Chars >= r.ShortChars && fingerprint.Jaccard(q.Sketch, s.Sketch) >= r.MinJaccard {
-		return true
-	}
-	if r.alignable(q, s) && r.aligned(q, s) {
-		return true
-	}
-	return r.excerpt(q, s) || r.excerpt(s, q)
+// excerpt reports whether a text of aChars characters, of whose features
+// a share contained stands in one of bChars characters, is an excerpt of
+// it: long enough, the other ExcerptRatio times longer, and contained.
+func (r Rule) excerpt(aChars, bChars int, contained float64) bool {
+	return r.MinContainment > 0 && aChars >= r.ExcerptMinChars && float64(bChars) >= r.ExcerptRatio*float64(aChars) &&
+		contained >= r.MinContainment
 }
 
-// excerpt reports whether a is an excerpt of b: long enough, b
-// ExcerptRatio times longer, and a's features contained in b's.
-func (r Rule) excerpt(a, b Side) bool {
-	return r.MinContainment > 0 && a.Chars >= r.ExcerptMinChars && float64(b.Chars) >= r.ExcerptRatio*float64(a.Chars) &&
-		fingerprint.Containment(a.Sketch, b.Sketch) >= r.MinContainment
-}
-
-// AnyDistance reports whether the rule can accept a query of this many
+// AnyDistance reports whether the rule can relate a query of this many
 // characters at any simhash distance (the Jaccard clause from ShortChars,
-// the excerpt clause from ExcerptMinChars): only then are candidates found
-// beyond the lookup's k (through the index's LSH band rows) worth reading.
+// the excerpt clause from ExcerptMinChars, the alignment under TextChars):
+// only then are candidates found beyond the lookup's k (through the
+// index's LSH band rows) worth reading.
 func (r Rule) AnyDistance(chars int) bool {
 	return chars >= r.ShortChars || r.MinContainment > 0 && chars >= r.ExcerptMinChars || r.TextChars > 0 && chars < r.TextChars
 }
 
 // KeepText returns the normalized text a document of this many characters
 // keeps in its docs cell for the alignment clause: text when the document
-// is under TextChars characters, else "".
-func (r Rule) KeepText(chars int, text string) string {
-	if r.TextChars > 0 && chars < r.TextChars && len(text) <= kvindex.MaxTextBytes {
+// is under TextChars characters and text is at most maxBytes long, else
+// "".
+func (r Rule) KeepText(chars int, text string, maxBytes int) string {
+	if r.TextChars > 0 && chars < r.TextChars && len(text) <= maxBytes {
 		return text
 	}
 	return ""
-}
-
-// Confirm adapts the rule to kvindex.Config.Confirm.
-func (r Rule) Confirm(newDoc, stored kvindex.Document, distance int) bool {
-	return r.Duplicate(SideOf(newDoc), SideOf(stored), distance)
-}
-
-// SideOf is the rule's view of a stored document.
-func SideOf(d kvindex.Document) Side {
-	return Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text}
 }

@@ -1,0 +1,126 @@
+package decide
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simdex/simdex/fingerprint"
+)
+
+// TestJudgeRelations: each relation, from the sketches and lengths, and
+// which policies count it.
+func TestJudgeRelations(t *testing.T) {
+	r := DefaultRule()
+	full := seq(0, 40)
+	for _, tc := range []struct {
+		name string
+		q, s Side
+		d    int
+		want Relation
+	}{
+		{"same long text", Side{Sketch: full, Chars: 1500}, Side{Sketch: seq(0, 38), Chars: 1450}, 9, NearIdentical},
+		{"query cut short", Side{Sketch: seq(0, 20), Chars: 600}, Side{Sketch: full, Chars: 1500}, 30, QueryIsExcerpt},
+		{"stored quote inside a longer query", Side{Sketch: full, Chars: 1500}, Side{Sketch: seq(0, 20), Chars: 600}, 30, StoredIsExcerpt},
+		{"half shared", Side{Sketch: full, Chars: 1500}, Side{Sketch: seq(20, 40), Chars: 1500}, 20, Overlap},
+		{"no sketch within k", Side{}, Side{Sketch: full, Chars: 900}, 2, NearIdentical},
+		{"no sketch beyond FallbackK", Side{}, Side{Sketch: full, Chars: 900}, 4, Overlap},
+	} {
+		v := r.Judge(tc.q, tc.s, tc.d, 3)
+		if v.Relation != tc.want {
+			t.Errorf("%s: %s (%+v), want %s", tc.name, v.Relation, v, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		p    Policy
+		want []Relation
+	}{
+		{PolicyDefault, []Relation{NearIdentical, QueryIsExcerpt}},
+		{PolicyCopy, []Relation{NearIdentical, QueryIsExcerpt, StoredIsExcerpt}},
+		{PolicyNearIdentical, []Relation{NearIdentical}},
+	} {
+		for _, rel := range []Relation{NearIdentical, QueryIsExcerpt, StoredIsExcerpt, Overlap} {
+			if got := tc.p.Counts(rel); got != slices.Contains(tc.want, rel) {
+				t.Errorf("%s counts %s: %v", tc.p, rel, got)
+			}
+		}
+		if p, err := ParsePolicy(tc.p.String()); err != nil || p != tc.p {
+			t.Errorf("ParsePolicy(%q) = %v, %v", tc.p, p, err)
+		}
+	}
+	if _, err := ParsePolicy("loose"); !errors.Is(err, ErrBadPolicy) {
+		t.Errorf("ParsePolicy(loose) = %v", err)
+	}
+}
+
+// TestJudgeTemplate: two documents that share only their template are not
+// duplicates once the template is known; two that share their content
+// still are, and a query that is all template relates to nothing.
+func TestJudgeTemplate(t *testing.T) {
+	r := DefaultRule()
+	tmpl := seq(100, 30) // a signature and list footer: 30 features
+	withTmpl := func(content fingerprint.Sketch) fingerprint.Sketch {
+		return fingerprint.Sketch(slices.Sorted(slices.Values(append(slices.Clone(content), tmpl...))))
+	}
+	bodyA, bodyB := seq(0, 10), seq(20, 10)
+	q := Side{Sketch: withTmpl(bodyA), Chars: 600}
+	other := Side{Sketch: withTmpl(bodyB), Chars: 600}
+	same := Side{Sketch: withTmpl(seq(0, 10)), Chars: 620}
+	if v := r.Judge(q, other, 10, 3); v.Relation != NearIdentical {
+		t.Fatalf("without template knowledge the shared template should dominate (the failure being fixed): %+v", v)
+	}
+	q.Template = Template{Values: slices.Clone(tmpl), Chars: 400}
+	if v := r.Judge(q, other, 10, 3); v.Relation != Overlap {
+		t.Errorf("different bodies, same template: %+v, want overlap", v)
+	}
+	if v := r.Judge(q, same, 10, 3); v.Relation != NearIdentical || v.Resemblance != 1 {
+		t.Errorf("same body, same template: %+v, want near_identical at resemblance 1", v)
+	}
+	onlyTmpl := Side{Sketch: slices.Clone(tmpl), Chars: 400, Template: Template{Values: slices.Clone(tmpl), Chars: 400}}
+	if v := r.Judge(onlyTmpl, other, 10, 3); v.Relation != Overlap || v.Clause != ClauseTemplate {
+		t.Errorf("a query that is all template: %+v", v)
+	}
+}
+
+// TestJudgeTemplateAlignment: short texts sharing a template sentence are
+// aligned without it.
+func TestJudgeTemplateAlignment(t *testing.T) {
+	r := DefaultRule()
+	footer := "to unsubscribe from this list send an empty mail to the list owner."
+	a := "the meeting moves to thursday at noon in room four.\n" + footer
+	b := "the new build fails on the arm runners since monday.\n" + footer
+	_, sents := fingerprint.Sentences(a)
+	key := sents[len(sents)-1].Key
+	sk := seq(0, 20)
+	q := Side{Sketch: sk, Chars: len(a), Text: a, Template: Template{Keys: []uint64{key}}}
+	s := Side{Sketch: sk, Chars: len(b), Text: b}
+	if v := r.Judge(q, s, 2, 3); v.Relation != Overlap {
+		t.Errorf("two short mails sharing their footer: %+v, want overlap", v)
+	}
+	if got := stripSentences(a, []uint64{key}); strings.Contains(got, "unsubscribe") || !strings.Contains(got, "thursday") {
+		t.Errorf("stripSentences kept the footer: %q", got)
+	}
+}
+
+func TestTemplateKeys(t *testing.T) {
+	r := DefaultRule()
+	for _, tc := range []struct {
+		name string
+		docs map[uint64]int
+		want []uint64
+	}{
+		{"new mail, known footer", map[uint64]int{1: 0, 2: 0, 3: 20, 4: 12}, []uint64{3, 4}},
+		{"a copy of a mail: its body once, the footer often", map[uint64]int{1: 1, 2: 1, 3: 20}, []uint64{3}},
+		{"a text with many copies is not template", map[uint64]int{1: 6, 2: 6, 3: 7}, nil},
+		{"under TemplateMinDocs", map[uint64]int{1: 0, 2: 2}, nil},
+		{"one key", map[uint64]int{1: 50}, nil},
+	} {
+		if got := r.TemplateKeys(tc.docs); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := (Rule{}).TemplateKeys(map[uint64]int{1: 0, 2: 50}); got != nil {
+		t.Errorf("TemplateMinDocs 0: %v", got)
+	}
+}

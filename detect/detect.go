@@ -1,0 +1,255 @@
+// Package detect answers "is this document a near-duplicate of one we
+// have?" for every route that asks it: a check, a batch of checks and
+// insert-if-unique (through kvindex.Config.Confirm). It takes the
+// candidates the index finds (simhash rows within k, LSH band rows and
+// text-key rows at any distance), reads the stored documents, learns from
+// the query's text-key rows which of its sentences are template, and lets
+// the rule (package decide) say how each stored document relates to the
+// query; a policy says which relations make a duplicate. One pair gets one
+// answer on every route, and a Go program embedding simdex gets the
+// service's answer by calling Detector.Check.
+package detect
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+)
+
+// Sketcher gives the sketch values of a piece of normalized text
+// (*fingerprint.Fingerprinter).
+type Sketcher interface {
+	SketchValues(text string) []uint32
+}
+
+// Judge applies the rule and a policy to pairs; it needs no index, so an
+// index's Config.Confirm can be made from it before the index is open.
+type Judge struct {
+	Rule decide.Rule
+	// Policy is what insert-if-unique counts as a duplicate (a check
+	// names its own in Options).
+	Policy decide.Policy
+	// Sketcher finds the sketch values of template sentences; nil turns
+	// template detection off.
+	Sketcher Sketcher
+}
+
+// Template returns what of a query's normalized text is template, given
+// the number of stored documents in each of its text-key rows, and the
+// template sentences themselves (for an explanation).
+func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, []string) {
+	if j.Sketcher == nil || text == "" {
+		return decide.Template{}, nil
+	}
+	keys := j.Rule.TemplateKeys(keyDocs)
+	if len(keys) == 0 {
+		return decide.Template{}, nil
+	}
+	_, sents := fingerprint.Sentences(text)
+	var lines []string
+	var b strings.Builder
+	chars := 0
+	for _, s := range sents {
+		if _, ok := slices.BinarySearch(keys, s.Key); !ok {
+			continue
+		}
+		line := text[s.Start:s.End]
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+		chars += utf8.RuneCountInString(line)
+	}
+	if len(lines) == 0 {
+		return decide.Template{}, nil
+	}
+	return decide.Template{Keys: keys, Values: j.Sketcher.SketchValues(b.String()), Chars: chars}, lines
+}
+
+// Confirm is kvindex.Config.Confirm: the new document, its template
+// learned from its key rows, judged against each candidate under the
+// Judge's policy. An exact copy (same fingerprint and exact hash) always
+// counts.
+func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) func(kvindex.Document, int) bool {
+	q := SideOf(newDoc)
+	q.Template, _ = j.Template(newDoc.Body, keyDocs)
+	return func(stored kvindex.Document, distance int) bool {
+		if distance == 0 && newDoc.ExactHash != 0 && newDoc.ExactHash == stored.ExactHash {
+			return true
+		}
+		return j.Rule.Judge(q, SideOf(stored), distance, k).Duplicate(j.Policy)
+	}
+}
+
+// SideOf is the rule's view of a stored document.
+func SideOf(d kvindex.Document) decide.Side {
+	return decide.Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text}
+}
+
+// Index is what a Detector reads (*kvindex.Index).
+type Index interface {
+	LookupDocuments(ctx context.Context, qs []kvindex.Query, opt kvindex.LookupOptions) ([]kvindex.DocLookupResult, error)
+	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
+}
+
+// Detector checks documents against an index.
+type Detector struct {
+	Judge
+	ix Index
+}
+
+// New returns a Detector over ix.
+func New(ix Index, j Judge) *Detector { return &Detector{Judge: j, ix: ix} }
+
+// Query is one document to check: what fingerprint.Fingerprinter made of
+// its text (QueryOf), or a bare fingerprint (only Fingerprint set).
+type Query struct {
+	Fingerprint fingerprint.Fingerprint
+	ExactHash   uint64
+	Sketch      fingerprint.Sketch
+	Chars       int
+	Bands       fingerprint.Bands
+	// Text is the normalized body.
+	Text string
+}
+
+// QueryOf is the query of a fingerprinted text.
+func QueryOf(r fingerprint.Result) Query {
+	return Query{Fingerprint: r.Simhash, ExactHash: r.ExactHash, Sketch: r.Sketch, Chars: r.Chars, Bands: r.Bands, Text: r.Text}
+}
+
+// Options narrow a check.
+type Options struct {
+	// Lookup gives k, the time window and the limit on duplicates.
+	Lookup kvindex.LookupOptions
+	// Policy says which relations are duplicates.
+	Policy decide.Policy
+}
+
+// Hit is a stored document and how it relates to the query.
+type Hit struct {
+	kvindex.Hit
+	decide.Verdict
+}
+
+// Result is the answer to one query.
+type Result struct {
+	// Duplicates are the stored documents the policy counts, sorted by
+	// distance, time and id, at most Options.Lookup.Limit of them.
+	Duplicates []Hit
+	// Related are stored documents in a relation the policy does not
+	// count (e.g. a stored quote inside the query, under the default
+	// policy), in the same order.
+	Related []Hit
+	// Template lists the query's sentences taken for template (normalized
+	// text), left out of every comparison.
+	Template []string
+	// Candidates is the number of index residuals and band documents
+	// examined.
+	Candidates int
+	// Truncated: more duplicates than the limit.
+	Truncated bool
+}
+
+// Check answers every query: text queries (with a sketch) by their index,
+// band and text-key rows in one read and their candidates' documents in
+// another, bare fingerprints by their index rows and the distance alone.
+func (d *Detector) Check(ctx context.Context, qs []Query, opt Options) ([]Result, error) {
+	out := make([]Result, len(qs))
+	var textIdx, bareIdx []int
+	for i, q := range qs {
+		if len(q.Sketch) > 0 {
+			textIdx = append(textIdx, i)
+		} else {
+			bareIdx = append(bareIdx, i)
+		}
+	}
+	if len(textIdx) > 0 {
+		if err := d.checkText(ctx, qs, textIdx, opt, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(bareIdx) > 0 {
+		if err := d.checkBare(ctx, qs, bareIdx, opt, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Options, out []Result) error {
+	kq := make([]kvindex.Query, len(idx))
+	for n, i := range idx {
+		q := qs[i]
+		kq[n] = kvindex.Query{Fingerprint: q.Fingerprint, ExactHash: q.ExactHash}
+		if d.Rule.AnyDistance(q.Chars) {
+			kq[n].Bands = fingerprint.QueryBands(q.Bands, q.Chars, q.Text)
+		}
+	}
+	lo := opt.Lookup
+	res, err := d.ix.LookupDocuments(ctx, kq, lo)
+	if err != nil {
+		return err
+	}
+	for n, i := range idx {
+		q := qs[i]
+		side := decide.Side{Sketch: q.Sketch, Chars: q.Chars, ExactHash: q.ExactHash, Text: q.Text}
+		var lines []string
+		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
+		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
+		for _, h := range res[n].Hits {
+			var v decide.Verdict
+			if h.Exact {
+				v = decide.Verdict{Relation: decide.NearIdentical, Resemblance: 1, QueryContainment: 1, StoredContainment: 1, Clause: decide.ClauseExact}
+			} else {
+				v = d.Rule.Judge(side, SideOf(res[n].Docs[h.ID]), h.Distance, lo.K)
+			}
+			switch {
+			case v.Duplicate(opt.Policy):
+				r.Duplicates = append(r.Duplicates, Hit{h, v})
+			case v.Relation != decide.Overlap:
+				r.Related = append(r.Related, Hit{h, v})
+			}
+		}
+		r.Duplicates, r.Truncated = limit(r.Duplicates, lo.Limit)
+		r.Related, _ = limit(r.Related, lo.Limit)
+		out[i] = r
+	}
+	return nil
+}
+
+func (d *Detector) checkBare(ctx context.Context, qs []Query, idx []int, opt Options, out []Result) error {
+	fps := make([]fingerprint.Fingerprint, len(idx))
+	for n, i := range idx {
+		fps[n] = qs[i].Fingerprint
+	}
+	lo := opt.Lookup
+	res, err := d.ix.LookupBatch(ctx, fps, lo)
+	if err != nil {
+		return err
+	}
+	for n, i := range idx {
+		r := Result{Candidates: res[n].Candidates, Truncated: res[n].Truncated}
+		for _, h := range res[n].Hits {
+			v := d.Rule.Judge(decide.Side{}, decide.Side{}, h.Distance, lo.K)
+			if v.Duplicate(opt.Policy) {
+				r.Duplicates = append(r.Duplicates, Hit{h, v})
+			}
+		}
+		out[i] = r
+	}
+	return nil
+}
+
+func limit(hs []Hit, n int) ([]Hit, bool) {
+	if n > 0 && len(hs) > n {
+		return hs[:n:n], true
+	}
+	return hs, false
+}
