@@ -265,7 +265,7 @@ type Index struct {
 	// cells (format 5); longKeys: documents of any length keep text keys
 	// (format 6 with bands). All from the meta row, fixed after Open.
 	bands, text, textKeys, compact, longKeys bool
-	closed                         atomic.Bool
+	closed                                   atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can

@@ -22,8 +22,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 )
 

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/compaction"
-	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 )
 

@@ -24,8 +24,8 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/scripts/eval/pairs"
 )
 
