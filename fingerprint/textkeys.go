@@ -18,7 +18,7 @@ import (
 // keys are the hashes of its sentences, each read on its own, and of its
 // lead, so two texts that share one whole sentence share a key, whatever
 // else either holds. The decision rule then judges such candidates by
-// aligning the texts (internal/decide): a copy cut short or inside a
+// aligning the texts (package decide): a copy cut short or inside a
 // longer page is the same text; two texts that share one boilerplate
 // sentence are not.
 //

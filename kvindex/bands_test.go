@@ -29,7 +29,7 @@ func bandsFrom(seed uint64, shared map[int]uint64) fingerprint.Bands {
 	return b
 }
 
-// jaccardConfirm is a decision rule over sketches (like internal/decide's
+// jaccardConfirm is a decision rule over sketches (like package decide's
 // long-document clause): a stored document counts when the sketches are
 // similar, at any distance.
 func jaccardConfirm(newDoc, stored kvindex.Document, distance int) bool {

@@ -75,10 +75,13 @@ type bandID struct {
 // what an online replace deletes (kvindex's bandDeletes).
 func goneBands(dst []bandID, id string, old, next fingerprint.Bands) []bandID {
 	for i, h := range old {
-		if len(next) == len(old) && next[i] == h {
-			continue
+		switch {
+		case i < fingerprint.NumBands && len(next) >= fingerprint.NumBands && next[i] == h:
+			continue // the same LSH band
+		case i >= fingerprint.NumBands && slices.Contains(next.TextKeys(), h):
+			continue // the same text key, wherever it stands among next's
 		}
-		dst = append(dst, bandID{i, h, id})
+		dst = append(dst, bandID{fingerprint.BandOf(i), h, id})
 	}
 	return dst
 }
