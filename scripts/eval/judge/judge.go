@@ -4,7 +4,7 @@
 //
 //  1. every line is normalized (NFKC, lower case, whitespace collapsed);
 //  2. lines that recur in at least MinDocs documents of the stored corpus
-//     are template (site furniture, signatures, list footers, standard
+//     (copies of one corpus document counting once) are template (site furniture, signatures, list footers, standard
 //     manual-page headings) and dropped, on both sides;
 //  3. what is left is compared as sets of character 5-grams:
 //     resemblance (Jaccard), the share of the query's 5-grams found in the
@@ -19,6 +19,8 @@
 package judge
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -42,7 +44,7 @@ var Relations = []string{NearIdentical, QueryIsExcerpt, StoredIsExcerpt, Overlap
 const (
 	// MinDocs: a normalized line found in at least this many stored
 	// documents is template.
-	MinDocs = 5
+	MinDocs = 3
 	// Near: resemblance at or above which two texts are near-identical.
 	Near = 0.8
 	// Contained: share of a text's 5-grams found in the other at or above
@@ -68,22 +70,34 @@ type Verdict struct {
 type Judge struct {
 	minDocs  int
 	template map[string]bool
+	count    map[string]int // stored documents per line
 }
 
-// New counts, for every normalized line, the stored texts it occurs in,
-// and keeps those in at least minDocs texts as template.
-func New(stored []string, minDocs int) *Judge {
+// New counts, for every normalized line, the stored documents it occurs
+// in, and keeps those in at least minDocs documents as template. docs
+// (aligned with stored, or nil) names the corpus document each stored
+// text was made from: copies of one document (the bare text and the same
+// text in several site templates) count once, so a document stored in
+// many copies does not make its own lines template.
+func New(stored, docs []string, minDocs int) *Judge {
 	count := map[string]int{}
-	for _, t := range stored {
-		seen := map[string]bool{}
+	seen := map[string]map[string]bool{} // line -> documents counted
+	for i, t := range stored {
+		doc := fmt.Sprint(i)
+		if docs != nil {
+			doc = docs[i]
+		}
 		for _, l := range Lines(t) {
-			if !seen[l] {
-				seen[l] = true
+			if seen[l] == nil {
+				seen[l] = map[string]bool{}
+			}
+			if !seen[l][doc] {
+				seen[l][doc] = true
 				count[l]++
 			}
 		}
 	}
-	j := &Judge{minDocs: minDocs, template: map[string]bool{}}
+	j := &Judge{minDocs: minDocs, template: map[string]bool{}, count: count}
 	for l, n := range count {
 		if n >= minDocs {
 			j.template[l] = true
@@ -92,8 +106,79 @@ func New(stored []string, minDocs int) *Judge {
 	return j
 }
 
+// LineDocs returns, for every line of text found in at least two stored
+// documents, the number of documents it is in.
+func (j *Judge) LineDocs(text string) map[string]int {
+	out := map[string]int{}
+	for _, l := range Lines(text) {
+		if n := j.count[l]; n >= 2 {
+			out[l] = n
+		}
+	}
+	return out
+}
+
+// Recurring returns every line found in at least min stored documents,
+// with its count.
+func (j *Judge) Recurring(min int) map[string]int {
+	out := map[string]int{}
+	for l, n := range j.count {
+		if n >= min {
+			out[l] = n
+		}
+	}
+	return out
+}
+
+// FromCounts returns a judge whose template is the lines of counts found
+// in at least minDocs documents.
+func FromCounts(counts map[string]int, minDocs int) *Judge {
+	j := &Judge{minDocs: minDocs, template: map[string]bool{}, count: counts}
+	for l, n := range counts {
+		if n >= minDocs {
+			j.template[l] = true
+		}
+	}
+	return j
+}
+
+// FromTemplate returns a judge whose template is exactly lines (already
+// normalized, as Lines returns them): a judge for texts whose stored
+// corpus is not at hand, e.g. the labelled sample.
+func FromTemplate(lines []string) *Judge {
+	j := &Judge{template: map[string]bool{}}
+	for _, l := range lines {
+		j.template[l] = true
+	}
+	return j
+}
+
 // TemplateLines is the number of distinct template lines.
 func (j *Judge) TemplateLines() int { return len(j.template) }
+
+// TemplateIn returns the lines of text that are template, in order,
+// without repeats.
+func (j *Judge) TemplateIn(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range Lines(text) {
+		if j.template[l] && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Template returns the template lines, sorted.
+func (j *Judge) Template() []string {
+	out := make([]string, 0, len(j.template))
+	for l := range j.template {
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // IsTemplate reports whether a (normalized) line is template.
 func (j *Judge) IsTemplate(line string) bool { return j.template[line] }

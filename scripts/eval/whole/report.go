@@ -164,7 +164,7 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) err
 	return err
 }
 
-// WrongHit is one wrong hit for the machine-readable list.
+// WrongHit is one judged hit for the machine-readable lists.
 type WrongHit struct {
 	Query           string        `json:"query"`
 	Stored          string        `json:"stored"`
@@ -174,6 +174,7 @@ type WrongHit struct {
 	QuerySource     string        `json:"query_source"`
 	StoredSource    string        `json:"stored_source"`
 	Basis           string        `json:"basis"`
+	Correct         bool          `json:"correct"`
 	Judge           judge.Verdict `json:"judge"`
 	ServiceRelation string        `json:"service_relation,omitempty"`
 	Clause          string        `json:"clause,omitempty"`
@@ -184,6 +185,12 @@ type WrongHit struct {
 // WriteWrongHits writes every wrong hit as JSON Lines, with the first
 // 300 characters of both texts.
 func WriteWrongHits(w io.Writer, rs []QueryResult, stored []Stored) error {
+	return WriteHits(w, rs, stored, func(h Judged) bool { return !h.Correct }, 300)
+}
+
+// WriteHits writes the hits keep selects as JSON Lines, with the first n
+// characters of both texts (all of them when n <= 0).
+func WriteHits(w io.Writer, rs []QueryResult, stored []Stored, keep func(Judged) bool, n int) error {
 	byID := make(map[string]*Stored, len(stored))
 	for i := range stored {
 		byID[stored[i].ID] = &stored[i]
@@ -193,13 +200,13 @@ func WriteWrongHits(w io.Writer, rs []QueryResult, stored []Stored) error {
 	enc.SetEscapeHTML(false)
 	for _, r := range rs {
 		for _, h := range r.Hits {
-			if h.Correct {
+			if !keep(h) {
 				continue
 			}
 			wh := WrongHit{Query: r.Query.ID, Stored: h.Stored, Kind: r.Query.Kind, Lang: r.Query.Lang, Bucket: r.Query.Bucket, QuerySource: r.Query.Source,
-				Basis: h.Basis, Judge: h.Judge, ServiceRelation: h.ServiceRelation, Clause: h.Clause, QueryText: head(r.Query.Title+"\n"+r.Query.Body, 300)}
+				Basis: h.Basis, Correct: h.Correct, Judge: h.Judge, ServiceRelation: h.ServiceRelation, Clause: h.Clause, QueryText: head(r.Query.Title+"\n"+r.Query.Body, n)}
 			if s := byID[h.Stored]; s != nil {
-				wh.StoredSource, wh.StoredText = s.Source, head(s.Title+"\n"+s.Body, 300)
+				wh.StoredSource, wh.StoredText = s.Source, head(s.Title+"\n"+s.Body, n)
 			}
 			if err := enc.Encode(wh); err != nil {
 				return err
@@ -211,7 +218,7 @@ func WriteWrongHits(w io.Writer, rs []QueryResult, stored []Stored) error {
 
 func head(s string, n int) string {
 	rs := []rune(s)
-	if len(rs) > n {
+	if n > 0 && len(rs) > n {
 		return string(rs[:n])
 	}
 	return s

@@ -83,15 +83,13 @@ type QueryResult struct {
 func (q QueryResult) FalseDuplicate() bool { return q.Duplicate && q.Correct == 0 }
 
 // Judge judges every hit of answers (aligned with queries) against the
-// stored corpus.
-func Judge(stored []Stored, queries []Query, answers []Answer, minDocs int) []QueryResult {
-	texts := make([]string, len(stored))
+// stored corpus; j holds the corpus's template lines (judge.New over the
+// stored texts, title and body joined by a newline).
+func Judge(j *judge.Judge, stored []Stored, queries []Query, answers []Answer) []QueryResult {
 	byID := make(map[string]*Stored, len(stored))
 	for i := range stored {
-		texts[i] = stored[i].Title + "\n" + stored[i].Body
 		byID[stored[i].ID] = &stored[i]
 	}
-	j := judge.New(texts, minDocs)
 	grams := map[string]judge.Set{}
 	out := make([]QueryResult, len(queries))
 	for i, q := range queries {

@@ -4,6 +4,7 @@
 //	simdex-eval pairs  -corpus corpus.jsonl -out pairs.jsonl [-seed N] [-kinds a,b]
 //	simdex-eval run    -pairs pairs.jsonl -out docs/QUALITY.md
 //	simdex-eval explain -pairs pairs.jsonl -kind mirror   # why a kind's pairs are far apart
+//	simdex-eval sample -hits content-hits.jsonl -lines content-hits.jsonl.lines -select sel.tsv -out sample.jsonl
 //
 // scripts/eval/run.sh runs all three after scripts/eval/install.sh; see
 // docs/QUALITY.md for what is measured.
@@ -29,7 +30,7 @@ func main() {
 
 func run(ctx context.Context, log *slog.Logger, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: simdex-eval corpus|pairs|run|explain [flags]")
+		return fmt.Errorf("usage: simdex-eval corpus|pairs|run|explain|sample [flags]")
 	}
 	switch args[0] {
 	case "corpus":
@@ -40,6 +41,8 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return cmdRun(ctx, log, args[1:])
 	case "explain":
 		return cmdExplain(ctx, log, args[1:])
+	case "sample":
+		return cmdSample(ctx, log, args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want corpus, pairs, run or explain)", args[0])
+	return fmt.Errorf("unknown command %q (want corpus, pairs, run, explain or sample)", args[0])
 }

@@ -41,6 +41,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	batch := fs.Int("batch", def.Batch, "items per batch request")
 	command := fs.String("command", "", "command line to print in the report (default: this one)")
 	wholeIn := fs.String("whole", "", "whole-corpus additions from `simdex-eval pairs -whole`: store them too, check the probes, and judge every hit against the whole stored corpus")
+	contentOut := fs.String("content-hits", "", "with -whole, write every hit judged by content (not provenance), both texts whole, as JSON Lines here (for choosing thresholds and labelling)")
 	wrongOut := fs.String("wrong-hits", "", "with -whole, write every wrong hit (ids, relations, both texts' first 300 characters) as JSON Lines here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -118,7 +119,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored+res.Background, len(ps)+len(set.Probes), cfg.Batch)},
 	}
 	if *wholeIn != "" {
-		top, err := wholeSection(log, ps, set, res, *wrongOut)
+		top, err := wholeSection(log, ps, set, res, *wrongOut, *contentOut)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // wholeSection judges every hit of the run against the whole stored
 // corpus and returns the report's "Whole-corpus quality" section; with
 // wrongOut it also writes every wrong hit there.
-func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res runner.Result, wrongOut string) (string, error) {
+func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res runner.Result, wrongOut, contentOut string) (string, error) {
 	var stored []whole.Stored
 	seen := map[string]bool{}
 	sources := map[string]string{}
@@ -55,11 +56,12 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 			Doc: pr.Doc, Title: pr.Query.Title, Body: pr.Query.Body})
 		as = append(as, answer(res.ProbeChecks[i]))
 	}
-	texts := make([]string, len(stored))
+	texts, docs := make([]string, len(stored)), make([]string, len(stored))
 	for i, s := range stored {
-		texts[i] = s.Title + "\n" + s.Body
+		texts[i], docs[i] = s.Title+"\n"+s.Body, s.Doc
 	}
-	rs := whole.Judge(stored, qs, as, judge.MinDocs)
+	jd := judge.New(texts, docs, judge.MinDocs)
+	rs := whole.Judge(jd, stored, qs, as)
 	tot := whole.Total(rs)
 	log.Info("whole corpus judged", "queries", tot.Queries, "hits", tot.Hits, "hit_precision", tot.HitPrecision(), "recall", tot.Recall(), "unstored_rate", tot.UnstoredRate())
 	if wrongOut != "" {
@@ -75,8 +77,28 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 			return "", err
 		}
 	}
+	if contentOut != "" {
+		f, err := os.Create(contentOut)
+		if err != nil {
+			return "", err
+		}
+		if err := whole.WriteHits(f, rs, stored, func(h whole.Judged) bool { return h.Basis == "content" }, 0); err != nil {
+			f.Close()
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+		var lb strings.Builder
+		for l, n := range jd.Recurring(2) {
+			fmt.Fprintf(&lb, "%d\t%s\n", n, l)
+		}
+		if err := os.WriteFile(contentOut+".lines", []byte(lb.String()), 0o644); err != nil {
+			return "", err
+		}
+	}
 	var b strings.Builder
-	m := whole.Meta{Stored: len(stored), TemplateLines: judge.New(texts, judge.MinDocs).TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
+	m := whole.Meta{Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
 	order := append(pairs.Kinds(), pairs.ProbeKinds...)
 	if err := whole.WriteSection(&b, m, rs, order); err != nil {
 		return "", err
