@@ -310,3 +310,69 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+func TestEvaluateWhole(t *testing.T) {
+	svc := &fakeService{k: 3, stored: map[string]string{}, fp: map[string]string{
+		"orig A": "0000000000000000", "copy A": "0000000000000001",
+		"bg X": "ffff000000000000", "probe near X": "ffff000000000001", "probe far": "00ff00ff00ff00ff",
+	}}
+	ps := []pairs.Pair{pair("p1", "typos", true, "A", "orig A", "copy A")}
+	set := pairs.WholeSet{
+		Stored: []pairs.Stored{
+			{Text: pairs.Text{ID: "A", Body: "orig A"}, Doc: "A"}, // already an original: stored once
+			{Text: pairs.Text{ID: "X", Body: "bg X"}, Doc: "X"},
+		},
+		Probes: []pairs.Probe{
+			{ID: "u1", Kind: pairs.ProbeUnstored, Doc: "U1", Query: pairs.Text{Body: "probe near X"}},
+			{ID: "u2", Kind: pairs.ProbeUnstored, Doc: "U2", Query: pairs.Text{Body: "probe far"}},
+		},
+	}
+	res, err := EvaluateWhole(context.Background(), svc, ps, set, Config{Batch: 10, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stored != 1 || res.Background != 1 || len(svc.stored) != 2 {
+		t.Fatalf("stored %d originals and %d background documents (%d in the index), want 1, 1, 2", res.Stored, res.Background, len(svc.stored))
+	}
+	if len(res.Checks) != 1 || len(res.ProbeChecks) != 2 {
+		t.Fatalf("%d pair checks and %d probe checks, want 1 and 2", len(res.Checks), len(res.ProbeChecks))
+	}
+	tests := []struct {
+		name string
+		c    Checked
+		hits []string
+	}{
+		{"pair query", res.Checks[0], []string{"A"}},
+		{"probe near a background document", res.ProbeChecks[0], []string{"X"}},
+		{"probe near nothing", res.ProbeChecks[1], nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, h := range tt.c.Duplicates {
+			got = append(got, h.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(tt.hits, ",") {
+			t.Errorf("%s: hits %v, want %v", tt.name, got, tt.hits)
+		}
+	}
+}
+
+func TestDecodeHitRelation(t *testing.T) {
+	body := `{"results":[{"fingerprint":"1","k":3,"duplicate":true,"duplicates":[
+		{"id":"a","distance":1,"relation":"query_is_excerpt","resemblance":0.4,"query_containment":0.9,"stored_containment":0.4,"clause":"containment"},
+		{"id":"b","distance":2}]}]}`
+	got, err := decodeCheckBatch([]byte(body), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := got[0].Duplicates
+	if len(hs) != 2 {
+		t.Fatalf("hits %+v", hs)
+	}
+	if hs[0].Relation != "query_is_excerpt" || hs[0].Clause != "containment" || hs[0].QueryContainment == nil || *hs[0].QueryContainment != 0.9 {
+		t.Errorf("first hit %+v: service fields not decoded", hs[0])
+	}
+	if hs[1].Relation != "" || hs[1].Resemblance != nil {
+		t.Errorf("second hit %+v: absent fields must stay empty", hs[1])
+	}
+}

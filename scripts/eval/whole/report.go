@@ -59,6 +59,9 @@ type Meta struct {
 	MinDocs       int
 	// Sources maps a stored id to its source, for the wrong-hit tables.
 	Sources map[string]string
+	// Agreement is the judge's agreement with the hand-labelled sample,
+	// per set: agreeing hits and hits.
+	Agreement map[string][2]int
 }
 
 func cellOf(r QueryResult) string { return r.Query.Lang + "/" + r.Query.Bucket }
@@ -71,7 +74,20 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) err
 	byCell := Tally(rs, cellOf)
 	p("## Whole-corpus quality\n\n")
 	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus judge\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
-	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).\n\n", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
+	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
+	if len(m.Agreement) > 0 {
+		p(" The content criterion agrees with hand labels on")
+		for i, set := range keys(m.Agreement, []string{"choice", "validation"}) {
+			a := m.Agreement[set]
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			p("%s %d of %d hits of the %s set (%s)", sep, a[0], a[1], set, f3(ratio(a[0], a[1], 0)))
+		}
+		p(" (scripts/eval/judge/testdata/labelled-hits.jsonl); it is lenient on sibling reference pages (different functions or commands documented in nearly the same words), so hit precision on help and manual pages is an upper bound.")
+	}
+	p("\n\n")
 	p("| target | measured | met |\n|---|---|---|\n")
 	yes := map[bool]string{true: "yes", false: "**no**"}
 	for _, t := range Targets() {

@@ -98,7 +98,11 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 		}
 	}
 	var b strings.Builder
-	m := whole.Meta{Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
+	agreement, err := judge.SampleAgreement()
+	if err != nil {
+		return "", err
+	}
+	m := whole.Meta{Agreement: agreement, Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
 	order := append(pairs.Kinds(), pairs.ProbeKinds...)
 	if err := whole.WriteSection(&b, m, rs, order); err != nil {
 		return "", err
