@@ -66,7 +66,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		svc = "the real service (REST on loopback, embedded Pebble store)"
 	}
 	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
-	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original: candidates within k from the index rows and, when the index keeps LSH band rows, near-copies at any distance from the band rows, all confirmed by the service's decision rule, internal/decide)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
+	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original: candidates within k from the index rows and, when the index keeps LSH band rows, near-copies at any distance from the band rows, all confirmed by the service's decision rule, detect/ and decide/)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)
 	}
@@ -157,7 +157,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		p("| %s | %d | %d | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), D(med))
 	}
 
-	p("\n## Curve over k\n\nDecision \"duplicate iff the fingerprints are within distance k\", simhash alone, without the service's second check (its decision rule, internal/decide, confirms candidates by their stored sketches, so its answer at k ≤ %d can be stricter: see \"Other checks\"). Larger k are computed from the fingerprints the service returned.\n\n", m.DefaultK)
+	p("\n## Curve over k\n\nDecision \"duplicate iff the fingerprints are within distance k\", simhash alone, without the service's second check (its decision rule, detect/ and decide/, confirms candidates by their stored sketches, so its answer at k ≤ %d can be stricter: see \"Other checks\"). Larger k are computed from the fingerprints the service returned.\n\n", m.DefaultK)
 	p("| k | precision | recall | F1 | short P | short R | medium P | medium R | long P | long R |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	all := Curve(os, m.CurveMax, nil)
 	per := map[string][]Point{}

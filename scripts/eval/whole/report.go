@@ -122,13 +122,16 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) err
 	// Wrong hits by why they are wrong.
 	type key struct{ a, b string }
 	wrongRel, wrongSrc := map[string]int{}, map[key]int{}
-	rels := map[key]int{}
+	rels, relsContent := map[key]int{}, map[key]int{}
 	anyService := false
 	for _, r := range rs {
 		for _, h := range r.Hits {
 			if h.ServiceRelation != "" {
 				anyService = true
 				rels[key{h.ServiceRelation, h.Judge.Relation}]++
+				if h.Basis == "content" {
+					relsContent[key{h.ServiceRelation, h.Judge.Relation}]++
+				}
 			}
 			if h.Correct {
 				continue
@@ -160,21 +163,25 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) err
 	if !anyService {
 		p("The service's answers carry no per-hit `relation`; nothing to compare.\n")
 	} else {
-		p("Hits whose answer carries the service's `relation` (rows) against the judge's content relation (columns).\n\n| service \\ judge | %s |\n|---|%s\n", strings.Join(judge.Relations, " | "), strings.Repeat("---|", len(judge.Relations)))
-		var srels []string
-		for k := range rels {
-			if !slices.Contains(srels, k.a) {
-				srels = append(srels, k.a)
+		confusion := func(title string, m map[key]int) {
+			p("%s\n\n| service \\ judge | %s |\n|---|%s\n", title, strings.Join(judge.Relations, " | "), strings.Repeat("---|", len(judge.Relations)))
+			var srels []string
+			for k := range m {
+				if !slices.Contains(srels, k.a) {
+					srels = append(srels, k.a)
+				}
+			}
+			slices.Sort(srels)
+			for _, s := range srels {
+				p("| %s |", s)
+				for _, j := range judge.Relations {
+					p(" %d |", m[key{s, j}])
+				}
+				p("\n")
 			}
 		}
-		slices.Sort(srels)
-		for _, s := range srels {
-			p("| %s |", s)
-			for _, j := range judge.Relations {
-				p(" %d |", rels[key{s, j}])
-			}
-			p("\n")
-		}
+		confusion("Every hit whose answer carries the service's `relation` (rows) against the judge's content relation (columns), whatever decided the hit's verdict:", rels)
+		confusion("\nOnly the hits judged by content (the query was not made from the stored document's corpus document):", relsContent)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
