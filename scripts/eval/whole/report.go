@@ -67,13 +67,14 @@ type Meta struct {
 func cellOf(r QueryResult) string { return r.Query.Lang + "/" + r.Query.Bucket }
 
 // WriteSection writes the "Whole-corpus quality" section of the report.
-func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) error {
+// stored (optional) gives the texts quoted in the examples of wrong hits.
+func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, stored []Stored) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	tot := Total(rs)
 	byCell := Tally(rs, cellOf)
 	p("## Whole-corpus quality\n\n")
-	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus judge\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
+	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus benchmark\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
 	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
 	if len(m.Agreement) > 0 {
 		p(" The content criterion agrees with hand labels on")
@@ -159,6 +160,7 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string) err
 	for _, k := range ks {
 		p("| %s | %s | %d |\n", k.a, k.b, wrongSrc[k])
 	}
+	writeExamples(p, m, rs, stored)
 	p("\n### Service relation vs judge relation\n\n")
 	if !anyService {
 		p("The service's answers carry no per-hit `relation`; nothing to compare.\n")
@@ -274,4 +276,58 @@ func sortedByCount(m map[string]int) []string {
 	ks := keys(m, nil)
 	slices.SortStableFunc(ks, func(a, b string) int { return m[b] - m[a] })
 	return ks
+}
+
+// writeExamples prints two wrong hits (the first by query id) of each of
+// the four largest groups of wrong hits by query source, stored source and
+// the judge's relation.
+func writeExamples(p func(string, ...any), m Meta, rs []QueryResult, stored []Stored) {
+	byID := make(map[string]*Stored, len(stored))
+	for i := range stored {
+		byID[stored[i].ID] = &stored[i]
+	}
+	type ex struct {
+		r QueryResult
+		h Judged
+	}
+	groups := map[string][]ex{}
+	for _, r := range rs {
+		for _, h := range r.Hits {
+			if !h.Correct {
+				g := r.Query.Source + " → " + m.Sources[h.Stored] + ", " + h.Basis + ": " + h.Judge.Relation
+				groups[g] = append(groups[g], ex{r, h})
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for g, xs := range groups {
+		count[g] = len(xs)
+	}
+	p("\nExamples (the first two by query id of the four largest groups; texts cut at 120 characters, lines joined by \" / \"):\n")
+	oneLine := func(s string) string { return strings.ReplaceAll(head(strings.TrimSpace(s), 120), "\n", " / ") }
+	for _, g := range sortedByCount(count)[:min(4, len(count))] {
+		xs := groups[g]
+		slices.SortFunc(xs, func(a, b ex) int {
+			return strings.Compare(a.r.Query.ID+"\x00"+a.h.Stored, b.r.Query.ID+"\x00"+b.h.Stored)
+		})
+		p("\n- **%s** (%d):\n", g, len(xs))
+		for _, x := range xs[:min(2, len(xs))] {
+			v := x.h.Judge
+			svc := ""
+			if x.h.ServiceRelation != "" {
+				svc = fmt.Sprintf("; service: %s", x.h.ServiceRelation)
+				if x.h.Clause != "" {
+					svc += " (" + x.h.Clause + ")"
+				}
+			}
+			p("  - `%s` → `%s` (R %.2f, QC %.2f, SC %.2f%s)\n", x.r.Query.ID, x.h.Stored, v.Resemblance, v.QueryContainment, v.StoredContainment, svc)
+			p("    query: %s\n", oneLine(x.r.Query.Title+"\n"+x.r.Query.Body))
+			if s := byID[x.h.Stored]; s != nil {
+				p("    stored: %s\n", oneLine(s.Title+"\n"+s.Body))
+			}
+		}
+	}
 }

@@ -130,7 +130,8 @@ func TestWriteSection(t *testing.T) {
 	var b strings.Builder
 	m := Meta{Stored: 6, MinDocs: judge.MinDocs, Sources: map[string]string{"A": "brown", "A@t1": "brown", "M1": "mail", "Q": "quote"},
 		Agreement: map[string][2]int{"choice": {8, 10}}}
-	if err := WriteSection(&b, m, rs, []string{"typos", "neg_keyword", "unstored", "quoted"}); err != nil {
+	stored, _, _ := fixture()
+	if err := WriteSection(&b, m, rs, []string{"typos", "neg_keyword", "unstored", "quoted"}, stored); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -142,6 +143,9 @@ func TestWriteSection(t *testing.T) {
 		"| content: stored_is_excerpt | 1 |",
 		"| mail | mail | 1 |",
 		"| stored_is_excerpt | 0 | 0 | 1 | 0 |",
+		"- **mail → mail, content: overlap** (1):",
+		"  - `u1` → `M1` (R 0.00, QC 0.00, SC 0.00; service: near_identical)",
+		"    stored: Thanks, the patch works. / --  / Jane Roe",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("section lacks %q:\n%s", want, out)

@@ -104,7 +104,7 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 	}
 	m := whole.Meta{Agreement: agreement, Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
 	order := append(pairs.Kinds(), pairs.ProbeKinds...)
-	if err := whole.WriteSection(&b, m, rs, order); err != nil {
+	if err := whole.WriteSection(&b, m, rs, order, stored); err != nil {
 		return "", err
 	}
 	return b.String(), nil
