@@ -174,8 +174,15 @@ type Rule struct {
 	// Chinese characters).
 	ContainMinWeight int
 	// TemplateMinDocs is the least number of stored documents a sentence
-	// must stand in to be template (0: no template detection). Default 3.
+	// must stand in to be template (0: no template detection). Default 5:
+	// a text stored a few times over (a syndicated article and its
+	// copies) is not a template.
 	TemplateMinDocs int
+	// TemplateMinContent is the least number of a query's sketch values
+	// outside its template for the sketch clauses to judge it: a query
+	// whose own text is a greeting and a name beside its signature has
+	// too little left to be anybody's copy. Default 8.
+	TemplateMinContent int
 	// TemplateRatio: a sentence is template when it stands in at least
 	// TemplateRatio times as many documents as the query's rarest keyed
 	// sentence (plus one): a text whose every sentence many documents
@@ -188,7 +195,7 @@ func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
 		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
-		TemplateMinDocs: 3, TemplateRatio: 3}
+		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8}
 }
 
 // Validate reports the first unusable setting.
@@ -220,6 +227,8 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: ContainMaxOwn %v not in [0, 1]", ErrBadRule, r.ContainMaxOwn)
 	case r.ContainMinWeight < 0:
 		return fmt.Errorf("%w: ContainMinWeight %d < 0", ErrBadRule, r.ContainMinWeight)
+	case r.TemplateMinContent < 0:
+		return fmt.Errorf("%w: TemplateMinContent %d < 0", ErrBadRule, r.TemplateMinContent)
 	case r.TemplateMinDocs < 0:
 		return fmt.Errorf("%w: TemplateMinDocs %d < 0", ErrBadRule, r.TemplateMinDocs)
 	case r.TemplateMinDocs > 0 && !(r.TemplateRatio >= 1 && r.TemplateRatio < math.Inf(1)):
@@ -406,7 +415,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 	if inS > 0 {
 		v.StoredContainment = float64(both) / float64(inS)
 	}
-	if inQ == 0 && len(q.Template.Values) > 0 {
+	if len(q.Template.Values) > 0 && inQ < max(1, r.TemplateMinContent) {
 		v.Clause = ClauseTemplate
 		return v
 	}
@@ -528,7 +537,7 @@ func (r Rule) aligned(q, s Side, v Verdict) (Relation, bool) {
 	}
 	qt, st := q.Text, s.Text
 	if len(q.Template.Keys) > 0 {
-		qt, st = stripSentences(qt, q.Template.Keys), stripSentences(st, q.Template.Keys)
+		qt, st = stripTemplate(qt, q.Template.Keys), stripTemplate(st, q.Template.Keys)
 	}
 	al, ok := Align(qt, st)
 	if !ok || al.Changed > 0 {
@@ -548,27 +557,6 @@ func (r Rule) aligned(q, s Side, v Verdict) (Relation, bool) {
 		return StoredIsExcerpt, true
 	}
 	return "", false
-}
-
-// stripSentences returns normalized text without its keyed sentences
-// whose key is in keys (sorted).
-func stripSentences(text string, keys []uint64) string {
-	_, sents := fingerprint.Sentences(text)
-	var b strings.Builder
-	at := 0
-	for _, s := range sents {
-		if _, ok := slices.BinarySearch(keys, s.Key); !ok {
-			continue
-		}
-		b.WriteString(text[at:s.Start])
-		b.WriteByte('\n')
-		at = s.End
-	}
-	if at == 0 {
-		return text
-	}
-	b.WriteString(text[at:])
-	return b.String()
 }
 
 // contains is the containment clause for one text of an alignment without

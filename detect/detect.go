@@ -50,21 +50,17 @@ func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, [
 	if len(keys) == 0 {
 		return decide.Template{}, nil
 	}
-	_, sents := fingerprint.Sentences(text)
 	var lines []string
 	var b strings.Builder
 	chars := 0
-	for _, s := range sents {
-		if _, ok := slices.BinarySearch(keys, s.Key); !ok {
-			continue
-		}
-		line := text[s.Start:s.End]
-		if !slices.Contains(lines, line) {
-			lines = append(lines, line)
-		}
-		b.WriteString(line)
+	for _, sp := range decide.TemplateSpans(text, keys) {
+		part := text[sp[0]:sp[1]]
+		b.WriteString(part)
 		b.WriteByte('\n')
-		chars += utf8.RuneCountInString(line)
+		chars += utf8.RuneCountInString(part)
+		if part = strings.TrimSpace(part); part != "" && !slices.Contains(lines, part) {
+			lines = append(lines, part)
+		}
 	}
 	if len(lines) == 0 {
 		return decide.Template{}, nil

@@ -59,8 +59,14 @@ const (
 	MaxShortTextKeys = 12
 	// MaxTextKeys caps the text keys of any stored document
 	// (DocTextKeys: a longer one keeps its lead, first and last
-	// sentences).
-	MaxTextKeys = 24
+	// sentences and some between).
+	MaxTextKeys = 32
+	// LongEdgeKeys is how many of its first and of its last sentences a
+	// longer document keys.
+	LongEdgeKeys = 8
+	// LongMiddleEvery: a longer document keys the sentences between its
+	// edges whose key is a multiple of this (a third of them).
+	LongMiddleEvery = 3
 	// MaxQueryTextKeys caps the text keys a query may look up
 	// (Bands.ValidateQuery).
 	MaxQueryTextKeys = 32
@@ -72,7 +78,7 @@ const (
 	// weights, the hash, TextKeyChars and MaxTextKeys) for index metadata:
 	// an index records it, and one recorded with another version is
 	// refused.
-	TextKeysVersion = "sent10-lead16-max12-long24-v2"
+	TextKeysVersion = "sent10-lead16-max12-long32e8m3-v2"
 )
 
 // Key kinds, hashed first so a sentence key and a lead key of the same
@@ -193,12 +199,16 @@ func TextKeys(text string, max int) []uint64 {
 
 // DocTextKeys returns the text keys a document stores (and a query looks
 // up): for a text under TextKeyChars characters its TextKeys (at most
-// MaxShortTextKeys); for a longer one the lead and its first and last
-// sentences, at most MaxTextKeys distinct keys in all. The first sentences
-// hold a copied short text most often; the last ones hold what a site, an
-// author or a list appends to every text (signatures, footers, licence and
-// "reporting bugs" sections), whose keys are how the decision rule learns
-// what is template (the rows of a key shared by many documents).
+// MaxShortTextKeys); for a longer one its lead, its first and last
+// LongEdgeKeys sentences, and the sentences between whose key is a
+// multiple of LongMiddleEvery, at most MaxTextKeys distinct keys in all.
+// The first sentences hold a copied short text most often; the last ones
+// what a site, an author or a list appends to every text (signatures,
+// footers, licence and "reporting bugs" sections); the middle ones are
+// picked by their content, not their place, so a section that many
+// documents share (a manual's common options, a help page's shared
+// criteria) is keyed in every one of them wherever it stands. The rows of
+// these keys are how the decision rule learns what is template.
 func DocTextKeys(text string, chars int) []uint64 {
 	if chars < TextKeyChars {
 		return TextKeys(text, MaxShortTextKeys)
@@ -213,14 +223,17 @@ func DocTextKeys(text string, chars int) []uint64 {
 	if lead != 0 {
 		add(lead)
 	}
-	head := MaxTextKeys / 2
-	for i := 0; i < len(sents) && i < head; i++ {
+	n := len(sents)
+	for i := 0; i < n && i < LongEdgeKeys; i++ {
 		add(sents[i].Key)
 	}
-	// The tail, last sentence first so the very end is kept when the cap
-	// bites; then the rest of the middle, front to back.
-	for i := len(sents) - 1; i >= head && len(keys) < MaxTextKeys; i-- {
+	for i := n - 1; i >= max(LongEdgeKeys, n-LongEdgeKeys); i-- {
 		add(sents[i].Key)
+	}
+	for i := LongEdgeKeys; i < n-LongEdgeKeys; i++ {
+		if sents[i].Key%LongMiddleEvery == 0 {
+			add(sents[i].Key)
+		}
 	}
 	return keys
 }

@@ -79,13 +79,21 @@ func TestTextKeysBounds(t *testing.T) {
 	// (DocTextKeys: lead, first and last sentences).
 	bands := make(Bands, NumBands)
 	got := QueryBands(bands, TextKeyChars, b.String())
-	if len(got) != NumBands+MaxTextKeys || got.Validate() != nil || got.ValidateQuery() != nil {
+	keys := DocTextKeys(b.String(), TextKeyChars)
+	if len(got) != NumBands+len(keys) || len(keys) > MaxTextKeys || got.Validate() != nil || got.ValidateQuery() != nil {
 		t.Errorf("long query: %d bands", len(got))
 	}
-	keys := DocTextKeys(b.String(), TextKeyChars)
 	_, sents := Sentences(b.String())
-	if !slices.Equal(got.TextKeys(), keys) || !slices.Contains(keys, sents[0].Key) || !slices.Contains(keys, sents[len(sents)-1].Key) || slices.Contains(keys, sents[len(sents)/2].Key) {
-		t.Errorf("long text: keys should hold the first and last sentences, not the middle")
+	if !slices.Equal(got.TextKeys(), keys) {
+		t.Errorf("long query's keys are not its DocTextKeys")
+	}
+	// The edges by place, the middle by content: a middle sentence is
+	// keyed exactly when its key is a multiple of LongMiddleEvery.
+	for i, s := range sents {
+		edge := i < LongEdgeKeys || i >= len(sents)-LongEdgeKeys
+		if want := edge || s.Key%LongMiddleEvery == 0; slices.Contains(keys, s.Key) != want {
+			t.Errorf("sentence %d of %d (edge %v, key %% %d = %d): keyed %v", i, len(sents), edge, LongMiddleEvery, s.Key%LongMiddleEvery, !want)
+		}
 	}
 	short := append(bands, 1, 2)
 	if got := QueryBands(short, 50, "x"); !slices.Equal(got, short) {
