@@ -59,17 +59,14 @@ const (
 	MaxShortTextKeys = 12
 	// MaxTextKeys caps the text keys of any stored document
 	// (DocTextKeys: a longer one keeps its lead, first and last
-	// sentences and some between).
-	MaxTextKeys = 32
-	// LongEdgeKeys is how many of its first and of its last sentences a
-	// longer document keys.
-	LongEdgeKeys = 8
-	// LongMiddleEvery: a longer document keys the sentences between its
-	// edges whose key is a multiple of this (a third of them).
-	LongMiddleEvery = 3
+	// sentences).
+	MaxTextKeys = 64
+	// LongHeadKeys is how many of its first sentences a longer document
+	// keys before its last ones.
+	LongHeadKeys = 32
 	// MaxQueryTextKeys caps the text keys a query may look up
 	// (Bands.ValidateQuery).
-	MaxQueryTextKeys = 32
+	MaxQueryTextKeys = 64
 	// TextKeyMinWeight is the least weight of a keyed sentence.
 	TextKeyMinWeight = 10
 	// TextKeyLeadWeight is the weight of the lead key's tokens.
@@ -78,7 +75,7 @@ const (
 	// weights, the hash, TextKeyChars and MaxTextKeys) for index metadata:
 	// an index records it, and one recorded with another version is
 	// refused.
-	TextKeysVersion = "sent10-lead16-max12-long32e8m3-v2"
+	TextKeysVersion = "sent10-lead16-max12-long64h32-v2"
 )
 
 // Key kinds, hashed first so a sentence key and a lead key of the same
@@ -199,22 +196,20 @@ func TextKeys(text string, max int) []uint64 {
 
 // DocTextKeys returns the text keys a document stores (and a query looks
 // up): for a text under TextKeyChars characters its TextKeys (at most
-// MaxShortTextKeys); for a longer one its lead, its first and last
-// LongEdgeKeys sentences, and the sentences between whose key is a
-// multiple of LongMiddleEvery, at most MaxTextKeys distinct keys in all.
+// MaxShortTextKeys); for a longer one its lead, its first LongHeadKeys
+// sentences, then its last ones (last first), at most MaxTextKeys
+// distinct keys in all: every sentence of a text of up to ~60 sentences.
 // The first sentences hold a copied short text most often; the last ones
 // what a site, an author or a list appends to every text (signatures,
-// footers, licence and "reporting bugs" sections); the middle ones are
-// picked by their content, not their place, so a section that many
-// documents share (a manual's common options, a help page's shared
-// criteria) is keyed in every one of them wherever it stands. The rows of
-// these keys are how the decision rule learns what is template.
+// footers, licence and "reporting bugs" sections). The rows of these keys
+// are how the decision rule learns what is template, so a sentence left
+// unkeyed is one whose sharing goes unseen.
 func DocTextKeys(text string, chars int) []uint64 {
 	if chars < TextKeyChars {
 		return TextKeys(text, MaxShortTextKeys)
 	}
 	lead, sents := Sentences(text)
-	keys := make([]uint64, 0, MaxTextKeys)
+	keys := make([]uint64, 0, min(MaxTextKeys, len(sents)+1))
 	add := func(k uint64) {
 		if len(keys) < MaxTextKeys && !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -224,16 +219,11 @@ func DocTextKeys(text string, chars int) []uint64 {
 		add(lead)
 	}
 	n := len(sents)
-	for i := 0; i < n && i < LongEdgeKeys; i++ {
+	for i := 0; i < n && i < LongHeadKeys; i++ {
 		add(sents[i].Key)
 	}
-	for i := n - 1; i >= max(LongEdgeKeys, n-LongEdgeKeys); i-- {
+	for i := n - 1; i >= LongHeadKeys && len(keys) < MaxTextKeys; i-- {
 		add(sents[i].Key)
-	}
-	for i := LongEdgeKeys; i < n-LongEdgeKeys; i++ {
-		if sents[i].Key%LongMiddleEvery == 0 {
-			add(sents[i].Key)
-		}
 	}
 	return keys
 }

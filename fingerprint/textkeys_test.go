@@ -65,10 +65,10 @@ func TestTextKeysBounds(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("this is sentence number one of a long page. ")
-	for i := range 40 {
+	for i := range 50 {
 		b.WriteString("word" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + " stands in a sentence of its own today. ")
 	}
-	for _, max := range []int{0, 1, MaxTextKeys, MaxQueryTextKeys} {
+	for _, max := range []int{0, 1, MaxShortTextKeys, 40} {
 		k := TextKeys(b.String(), max)
 		if len(k) != max || len(slices.Compact(slices.Sorted(slices.Values(k)))) != len(k) {
 			t.Errorf("max %d: %d keys (distinct: want all)", max, len(k))
@@ -87,13 +87,22 @@ func TestTextKeysBounds(t *testing.T) {
 	if !slices.Equal(got.TextKeys(), keys) {
 		t.Errorf("long query's keys are not its DocTextKeys")
 	}
-	// The edges by place, the middle by content: a middle sentence is
-	// keyed exactly when its key is a multiple of LongMiddleEvery.
+	// Under the cap every sentence is keyed; over it, the first
+	// LongHeadKeys and the last ones.
 	for i, s := range sents {
-		edge := i < LongEdgeKeys || i >= len(sents)-LongEdgeKeys
-		if want := edge || s.Key%LongMiddleEvery == 0; slices.Contains(keys, s.Key) != want {
-			t.Errorf("sentence %d of %d (edge %v, key %% %d = %d): keyed %v", i, len(sents), edge, LongMiddleEvery, s.Key%LongMiddleEvery, !want)
+		if !slices.Contains(keys, s.Key) {
+			t.Errorf("sentence %d of %d not keyed", i, len(sents))
 		}
+	}
+	b.Reset()
+	for i := range 100 {
+		b.WriteString("word" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + " stands in a sentence of its own today. ")
+	}
+	_, sents = Sentences(b.String())
+	keys = DocTextKeys(b.String(), TextKeyChars)
+	if len(keys) != MaxTextKeys || !slices.Contains(keys, sents[0].Key) || !slices.Contains(keys, sents[LongHeadKeys-1].Key) ||
+		slices.Contains(keys, sents[LongHeadKeys+5].Key) || !slices.Contains(keys, sents[len(sents)-1].Key) {
+		t.Errorf("100 sentences: %d keys; want the lead, the first %d and the last ones", len(keys), LongHeadKeys)
 	}
 	short := append(bands, 1, 2)
 	if got := QueryBands(short, 50, "x"); !slices.Equal(got, short) {

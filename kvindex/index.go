@@ -66,10 +66,10 @@ import (
 //     them refuses the index.
 //   - 6: 5 plus text keys for every document with a band signature, not
 //     only those under fingerprint.TextKeyChars: a longer one keeps its
-//     lead, first and last sentences and a content-chosen third of those
-//     between (fingerprint.DocTextKeys, at most fingerprint.MaxTextKeys =
-//     32, so docs cells list up to 32 + 32 hashes); the meta row records
-//     textkeys = fingerprint.TextKeysVersion.
+//     lead, first and last sentences (fingerprint.DocTextKeys, at most
+//     fingerprint.MaxTextKeys = 64: every sentence of a text of up to ~60
+//     sentences, so docs cells list up to 32 + 64 hashes); the meta row
+//     records textkeys = fingerprint.TextKeysVersion.
 //     The rows of a longer document's last sentences are where a
 //     signature, a list footer or a licence section shared by many
 //     documents shows (the decision rule's template detection counts the

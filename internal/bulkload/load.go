@@ -872,7 +872,7 @@ func (l *loader) nearlyFull(capN int) bool {
 	for i, c := range l.cells {
 		perDoc := 1
 		if i == cellBand {
-			// Short texts add up to MaxTextKeys text-key cells: spill
+			// A text adds up to MaxTextKeys text-key cells: spill
 			// before the buffer would grow past its sized capacity.
 			perDoc = fingerprint.NumBands + fingerprint.MaxTextKeys
 		}
