@@ -237,6 +237,12 @@ func (r Rule) Validate() error {
 	return nil
 }
 
+// LowInformationSketch: a side with a sketch of fewer values is a
+// low-information text (fewer than three content words,
+// fingerprint.Result.LowInformation): only an exact copy and the alignment
+// of short texts relate it to another.
+const LowInformationSketch = 5
+
 // Side is what the rule knows of one document.
 type Side struct {
 	Sketch fingerprint.Sketch
@@ -420,13 +426,24 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		return v
 	}
 	qChars := max(q.Chars-q.Template.Chars, 0)
+	if len(q.Sketch) < LowInformationSketch || len(s.Sketch) < LowInformationSketch {
+		// A low-information text (fingerprint.Result.LowInformation: a
+		// handful of content words) is related by its words, never by
+		// set overlap: two of them sharing their two words say nothing.
+		if r.alignable(q, s) {
+			if rel, ok := r.aligned(q, s, v, false); ok {
+				v.Relation, v.Clause = rel, ClauseAlignment
+			}
+		}
+		return v
+	}
 	short := qChars < r.ShortChars || s.Chars < r.ShortChars
 	if !short && v.Resemblance >= r.MinJaccard {
 		v.Relation, v.Clause = NearIdentical, ClauseResemblance
 		return v
 	}
 	if r.alignable(q, s) {
-		if rel, ok := r.aligned(q, s, v); ok {
+		if rel, ok := r.aligned(q, s, v, true); ok {
 			v.Relation, v.Clause = rel, ClauseAlignment
 			return v
 		}
@@ -528,11 +545,13 @@ func (r Rule) alignable(q, s Side) bool {
 // other one (near-identical), or one text is contained in the other
 // (almost all of its tokens aligned: a copy cut short, or inside a longer
 // page).
-func (r Rule) aligned(q, s Side, v Verdict) (Relation, bool) {
+func (r Rule) aligned(q, s Side, v Verdict, guard bool) (Relation, bool) {
 	// The cheap guard before the alignment: whole-set overlap, or for the
 	// containment clause the overlap of the smaller set with the larger.
-	contain := r.ContainMaxOwn > 0 && max(v.QueryContainment, v.StoredContainment) >= r.AlignMinJaccard
-	if v.Resemblance < r.AlignMinJaccard && !contain {
+	// Without it (low-information texts, whose few features say too little
+	// to guard anything) the alignment alone decides.
+	contain := r.ContainMaxOwn > 0 && (!guard || max(v.QueryContainment, v.StoredContainment) >= r.AlignMinJaccard)
+	if guard && v.Resemblance < r.AlignMinJaccard && !contain {
 		return "", false
 	}
 	qt, st := q.Text, s.Text
@@ -544,7 +563,7 @@ func (r Rule) aligned(q, s Side, v Verdict) (Relation, bool) {
 		return "", false
 	}
 	longer := max(al.WordsA, al.WordsB)
-	if v.Resemblance >= r.AlignMinJaccard && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
+	if (!guard || v.Resemblance >= r.AlignMinJaccard) && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
 		return NearIdentical, true
 	}
 	if !contain {

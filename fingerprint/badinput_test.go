@@ -13,25 +13,26 @@ func TestBadInput(t *testing.T) {
 		name    string
 		doc     Document
 		wantErr []error // every one must match; nil: success
+		low     bool    // success as a low-information document
 	}{
-		{"empty", Document{}, []error{ErrEmpty, ErrLowInformation}},
-		{"whitespace", Document{Body: " \t\n\r\u3000\u00a0 "}, []error{ErrEmpty, ErrLowInformation}},
-		{"title only", Document{Title: "国家统计局发布数据"}, []error{ErrEmpty}},
-		{"markup only", Document{Body: "<html><head><title>x</title><script>var a='text';</script></head><body><div><br/></div></body></html>"}, []error{ErrEmpty}},
-		{"boilerplate only", Document{Body: "Copyright 2024\nShare\n版权所有"}, []error{ErrEmpty}},
-		{"emoji only", Document{Body: strings.Repeat("😀🎉👍🏽 ", 500)}, []error{ErrLowInformation}},
-		{"punctuation and numbers", Document{Body: "123, 456. 7.89%! ，。？“”"}, []error{ErrLowInformation}},
-		{"stop words only", Document{Body: "the and of to it is was 的 了 是 我们"}, []error{ErrLowInformation}},
-		{"two words", Document{Body: "inflation inflation interest"}, []error{ErrLowInformation}},
-		{"invalid utf8 body", Document{Body: "valid words here \xff\xfe more words"}, []error{ErrInvalidUTF8}},
-		{"invalid utf8 title", Document{Title: "\xc3\x28", Body: "central bank raised interest rates"}, []error{ErrInvalidUTF8}},
-		{"bad lang", Document{Body: "central bank raised interest rates", Lang: "fr"}, []error{ErrBadLang}},
-		{"10MB of one Latin char", Document{Body: strings.Repeat("a", 10<<20)}, []error{ErrLowInformation}},
-		{"10MB of one Han char", Document{Body: strings.Repeat("中", 10<<20/3)}, []error{ErrLowInformation}},
-		{"10MB of spaces", Document{Body: strings.Repeat(" ", 10<<20)}, []error{ErrEmpty}},
-		{"too large", Document{Body: strings.Repeat("word ", 4<<20)}, []error{ErrTooLarge}},
-		{"lang hints", Document{Body: "central bank raised interest rates", Lang: "zh"}, nil},
-		{"unclosed tag soup", Document{Body: "<<<<>>>><p<p<p central bank raised interest rates <script"}, nil},
+		{"empty", Document{}, []error{ErrEmpty, ErrLowInformation}, false},
+		{"whitespace", Document{Body: " \t\n\r\u3000\u00a0 "}, []error{ErrEmpty, ErrLowInformation}, false},
+		{"title only", Document{Title: "国家统计局发布数据"}, []error{ErrEmpty}, false},
+		{"markup only", Document{Body: "<html><head><title>x</title><script>var a='text';</script></head><body><div><br/></div></body></html>"}, []error{ErrEmpty}, false},
+		{"boilerplate only", Document{Body: "Copyright 2024\nShare\n版权所有"}, []error{ErrEmpty}, false},
+		{"emoji only", Document{Body: strings.Repeat("😀🎉👍🏽 ", 500)}, nil, true},
+		{"punctuation and numbers", Document{Body: "123, 456. 7.89%! ，。？“”"}, []error{ErrEmpty}, false},
+		{"stop words only", Document{Body: "the and of to it is was 的 了 是 我们"}, nil, true},
+		{"two words", Document{Body: "inflation inflation interest"}, nil, true},
+		{"invalid utf8 body", Document{Body: "valid words here \xff\xfe more words"}, []error{ErrInvalidUTF8}, false},
+		{"invalid utf8 title", Document{Title: "\xc3\x28", Body: "central bank raised interest rates"}, []error{ErrInvalidUTF8}, false},
+		{"bad lang", Document{Body: "central bank raised interest rates", Lang: "fr"}, []error{ErrBadLang}, false},
+		{"10MB of one Latin char", Document{Body: strings.Repeat("a", 10<<20)}, nil, true},
+		{"10MB of one Han char", Document{Body: strings.Repeat("中", 10<<20/3)}, nil, true},
+		{"10MB of spaces", Document{Body: strings.Repeat(" ", 10<<20)}, []error{ErrEmpty}, false},
+		{"too large", Document{Body: strings.Repeat("word ", 4<<20)}, []error{ErrTooLarge}, false},
+		{"lang hints", Document{Body: "central bank raised interest rates", Lang: "zh"}, nil, false},
+		{"unclosed tag soup", Document{Body: "<<<<>>>><p<p<p central bank raised interest rates <script"}, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,8 +41,11 @@ func TestBadInput(t *testing.T) {
 				if err != nil {
 					t.Fatalf("error %v, want success", err)
 				}
-				if r.Simhash == 0 || r.Recipe != RecipeVersion {
-					t.Errorf("result %+v", r)
+				if r.Simhash == 0 || r.Recipe != RecipeVersion || r.LowInformation != tc.low || r.Chars == 0 {
+					t.Errorf("result %+v, want low information %v", r, tc.low)
+				}
+				if tc.low && r.Simhash != Fingerprint(r.ExactHash|1) {
+					t.Errorf("low-information fingerprint %v, want the exact text's %v", r.Simhash, Fingerprint(r.ExactHash|1))
 				}
 				return
 			}
@@ -52,9 +56,6 @@ func TestBadInput(t *testing.T) {
 			}
 			if r.Simhash != 0 || r.Recipe != RecipeVersion {
 				t.Errorf("failed result must have Simhash 0 and the recipe: %+v", r)
-			}
-			if errors.Is(err, ErrLowInformation) && !errors.Is(err, ErrEmpty) && r.Chars == 0 {
-				t.Errorf("low-information result should still report Chars: %+v", r)
 			}
 		})
 	}
@@ -94,7 +95,7 @@ func FuzzFingerprint(f *testing.F) {
 		}
 		_ = fp.Normalize(body)
 		if err != nil {
-			if !errors.Is(err, ErrLowInformation) {
+			if !errors.Is(err, ErrEmpty) && !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			if r.Simhash != 0 {
@@ -102,7 +103,7 @@ func FuzzFingerprint(f *testing.F) {
 			}
 			return
 		}
-		if r.Words < fp.cfg.MinFeatures || r.Features < r.Words || r.Recipe != RecipeVersion {
+		if (r.Words < fp.cfg.MinFeatures) != r.LowInformation || r.Simhash == 0 || r.Features < r.Words || r.Recipe != RecipeVersion {
 			t.Fatalf("inconsistent result %+v", r)
 		}
 		if len(r.Top) > fp.cfg.TopFeatures || len(r.Top) > r.Features {

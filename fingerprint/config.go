@@ -14,7 +14,8 @@ var ErrBadConfig = errors.New("fingerprint: bad config")
 // same Config and the same RecipeVersion: an index must store and check both.
 type Config struct {
 	// MinFeatures is the smallest number of distinct content words (unigram
-	// features) a body needs; fewer gives ErrLowInformation. Default 3.
+	// features) a body needs for a simhash of its features; fewer makes a
+	// low-information document (Result.LowInformation). Default 3.
 	MinFeatures int
 	// TitleBoost multiplies the weight of body features that also occur in
 	// the title (1 disables it). Title-only features never enter the body

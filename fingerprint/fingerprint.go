@@ -63,8 +63,10 @@
 //     half of each feature's xxhash64) of the distinct body features, a
 //     bottom-k MinHash sketch for the second check on candidates (Jaccard).
 //
-// A body with fewer than Config.MinFeatures distinct kept words is
-// ErrLowInformation (an empty one ErrEmpty), never a zero fingerprint.
+// A body with fewer than Config.MinFeatures distinct kept words is a
+// low-information document (Result.LowInformation): its fingerprint
+// stands for its exact text; an empty one is ErrEmpty. Never a zero
+// fingerprint.
 package fingerprint
 
 import (

@@ -25,10 +25,10 @@ import (
 const RecipeVersion uint32 = 3
 
 var (
-	// ErrLowInformation means the document has too few distinct content
-	// words (Config.MinFeatures) to fingerprint meaningfully. It is wrapped
-	// with the count. The Result returned with it has Simhash 0 but a valid
-	// ExactHash, Chars and feature counts.
+	// ErrLowInformation means the document has nothing to fingerprint; it
+	// is only returned wrapped in ErrEmpty. (A body with too few content
+	// words for a simhash is a low-information document, Result.
+	// LowInformation, not an error.)
 	ErrLowInformation = errors.New("fingerprint: low information")
 	// ErrEmpty means the body normalizes to nothing (empty, whitespace,
 	// markup or boilerplate only). Errors carrying it also match
@@ -92,6 +92,12 @@ type Result struct {
 	// Text is the normalized body (what ExactHash hashes and Chars
 	// counts): the decision rule aligns short texts word by word with it.
 	Text string `json:"-"`
+	// LowInformation: the body has fewer than Config.MinFeatures distinct
+	// content words (a one-line quote of common words, an emoji, a
+	// number). Its Simhash stands for the exact text (ExactHash, odd), not
+	// for its features: only exact and near-exact matching (the text keys
+	// and the alignment of short texts) applies to it.
+	LowInformation bool `json:"low_information,omitempty"`
 }
 
 //go:embed stopwords_en.txt
@@ -274,8 +280,7 @@ func (s *scratch) reset() {
 const maxHanRun = 2000
 
 // Fingerprint computes doc's Result. Errors: ErrInvalidUTF8, ErrTooLarge,
-// ErrBadLang, ErrEmpty (which also matches ErrLowInformation), and
-// ErrLowInformation (returned with a partial Result, see there).
+// ErrBadLang and ErrEmpty (which also matches ErrLowInformation).
 func (f *Fingerprinter) Fingerprint(doc Document) (Result, error) {
 	res, _, err := f.run(doc, false)
 	return res, err
@@ -355,9 +360,16 @@ func (f *Fingerprinter) run(doc Document, all bool) (Result, []Feature, error) {
 		res.Bands = append(res.Bands, DocTextKeys(body, res.Chars)...)
 	}
 	if res.Words < f.cfg.MinFeatures {
-		return res, nil, fmt.Errorf("%w: %d distinct content words < %d", ErrLowInformation, res.Words, f.cfg.MinFeatures)
+		// Too few content words for a simhash to mean anything: the
+		// fingerprint stands for the exact normalized text, so a copy is
+		// found at distance 0 and near-exact copies through the text keys
+		// (the decision rule aligns such texts; it never reads their
+		// sketches).
+		res.LowInformation = true
+		res.Simhash = Fingerprint(res.ExactHash | 1)
+	} else {
+		res.Simhash = simhash(s.feats)
 	}
-	res.Simhash = simhash(s.feats)
 
 	n := f.cfg.TopFeatures
 	if all {

@@ -72,6 +72,7 @@ type checkResponse struct {
 	Features       int            `json:"features,omitempty"`
 	K              int            `json:"k"`
 	Policy         string         `json:"policy"`
+	Matching       string         `json:"matching,omitempty"`
 	Duplicate      bool           `json:"duplicate"`
 	ExactDuplicate bool           `json:"exact_duplicate"`
 	Duplicates     []checkHitJSON `json:"duplicates"`
@@ -96,6 +97,7 @@ type insertResponse struct {
 	Replaced    bool      `json:"replaced"`
 	Fingerprint string    `json:"fingerprint"`
 	DuplicateOf string    `json:"duplicate_of,omitempty"`
+	Matching    string    `json:"matching,omitempty"`
 	Original    *hitJSON  `json:"original,omitempty"`
 	Duplicates  []hitJSON `json:"duplicates"`
 }
@@ -217,6 +219,7 @@ type resolved struct {
 	chars    int
 	bands    fingerprint.Bands // nil for a bare fingerprint
 	text     string            // the normalized body; "" for a bare fingerprint
+	lowInfo  bool              // too few content words: near-exact matching only
 }
 
 // resolve fingerprints text, or parses a bare fingerprint.
@@ -243,7 +246,7 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands, text: r.Text}, nil
+	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands, text: r.Text, lowInfo: r.LowInformation}, nil
 }
 
 // query is what package detect checks.
@@ -373,13 +376,23 @@ func toCheckHits(hs []detect.Hit) []checkHitJSON {
 	return out
 }
 
+// matching tells a client that a low-information text (a few content
+// words) is matched near-exactly only: its exact normalized text, and the
+// word-by-word alignment of short texts, never a similar feature set.
+func matching(r resolved) string {
+	if r.lowInfo {
+		return "near_exact"
+	}
+	return ""
+}
+
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func checkResult(r resolved, k int, policy decide.Policy, res detect.Result) *checkResponse {
 	out := &checkResponse{
 		Fingerprint: r.fp.String(), ExactHash: hexU64(r.exact), Features: r.features, K: k, Policy: policy.String(),
 		Duplicates: toCheckHits(res.Duplicates), Candidates: res.Candidates, Truncated: res.Truncated,
-		Duplicate: len(res.Duplicates) > 0, Template: res.Template,
+		Duplicate: len(res.Duplicates) > 0, Template: res.Template, Matching: matching(r),
 	}
 	if len(res.Related) > 0 {
 		out.Related = toCheckHits(res.Related)
@@ -412,7 +425,7 @@ func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[stri
 }
 
 func insertResult(id string, r resolved, res kvindex.InsertResult) *insertResponse {
-	out := &insertResponse{ID: id, Stored: res.Stored, Replaced: res.Replaced, Fingerprint: r.fp.String(), Duplicates: toHits(res.Duplicates)}
+	out := &insertResponse{ID: id, Stored: res.Stored, Replaced: res.Replaced, Fingerprint: r.fp.String(), Duplicates: toHits(res.Duplicates), Matching: matching(r)}
 	if res.Original != nil {
 		h := toHit(*res.Original)
 		out.Original = &h

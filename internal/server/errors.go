@@ -105,8 +105,6 @@ func classify(err error) problem {
 		return p(http.StatusBadRequest, "invalid-utf8", "Invalid UTF-8", err.Error())
 	case errors.Is(err, fingerprint.ErrEmpty):
 		return p(http.StatusBadRequest, "empty-document", "Empty document", err.Error())
-	case errors.Is(err, fingerprint.ErrLowInformation):
-		return p(http.StatusBadRequest, "low-information", "Too little text to fingerprint", err.Error())
 	case errors.Is(err, fingerprint.ErrBadFingerprint):
 		return p(http.StatusBadRequest, "bad-fingerprint", "Bad fingerprint", err.Error())
 	case errors.Is(err, kvindex.ErrBadK):

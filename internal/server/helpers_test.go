@@ -60,7 +60,10 @@ func openIndex(t testing.TB, dir string, layout fingerprint.Layout, reg promethe
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg})
+	// The server's own decision (run.go): insert-if-unique judges its
+	// candidates by the same rule and policy as a check.
+	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg,
+		Confirm: DefaultConfig().judge(sharedFingerprinter(t)).Confirm})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -124,7 +127,7 @@ func openHBaseIndex(t testing.TB, zk, ns string, layout fingerprint.Layout, reg 
 	}
 	def := DefaultConfig()
 	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg, Locker: st.Locker(),
-		GroupWindow: def.HBaseInsertGroup, GroupMax: def.HBaseInsertGroupMax})
+		GroupWindow: def.HBaseInsertGroup, GroupMax: def.HBaseInsertGroupMax, Confirm: def.judge(sharedFingerprinter(t)).Confirm})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

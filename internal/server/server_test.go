@@ -174,7 +174,7 @@ func TestBatch(t *testing.T) {
 				{"id": "", "text": en},                                 // missing id
 				{"id": "bad", "fingerprint": "xyz"},                    // bad fingerprint
 				{"id": "fp", "fingerprint": "0123456789abcdef"},        // bare fingerprint
-				{"id": "short", "text": "the and of"},                  // low information
+				{"id": "blank", "text": "  \n "},                       // empty after normalization
 				{"id": strings.Repeat("i", 300), "fingerprint": "0x1"}, // id too long
 			},
 		})
@@ -188,7 +188,7 @@ func TestBatch(t *testing.T) {
 				t.Errorf("item %d not stored: %+v", i, br.Results[i])
 			}
 		}
-		wantErr := map[int]string{2: "invalid-field", 3: "bad-fingerprint", 5: "low-information", 6: "bad-id"}
+		wantErr := map[int]string{2: "invalid-field", 3: "bad-fingerprint", 5: "empty-document", 6: "bad-id"}
 		if len(br.Errors) != len(wantErr) {
 			t.Fatalf("errors: %+v", br.Errors)
 		}
@@ -238,7 +238,6 @@ func TestBadInput(t *testing.T) {
 		{"missing text", "POST", "/v1/check", `{}`, 400, "invalid-field"},
 		{"empty text", "POST", "/v1/check", `{"text": "   "}`, 400, "empty-document"},
 		{"markup only", "POST", "/v1/check", `{"text": "<div><br/></div>"}`, 400, "empty-document"},
-		{"low information", "POST", "/v1/check", `{"text": "hello"}`, 400, "low-information"},
 		{"bad fingerprint", "POST", "/v1/check", `{"fingerprint": "123456789012345678901"}`, 400, "bad-fingerprint"},
 		{"text and fingerprint", "POST", "/v1/check", `{"fingerprint": "0x1", "text": "abc"}`, 400, "invalid-field"},
 		{"k too big", "POST", "/v1/check", `{"fingerprint": "0x1", "k": 4}`, 400, "k-out-of-range"},
