@@ -1,112 +1,52 @@
-// Package decide is simdex's duplicate decision: given a query and a stored
-// document that the index found within the requested distance, is the query
-// a near-duplicate of it? Both the REST check path and check-and-insert
-// (through kvindex.Config.Confirm) call Rule.Duplicate, so the answer is the
-// same whichever route a document takes.
+// Package decide is simdex's duplicate decision on one pair: given a
+// query and a stored document the index found, how does the stored
+// document relate to the query, and is it a duplicate? It reads no index
+// (package detect gathers the candidates and calls it on every route:
+// check, batch check, insert-if-unique), so a Go program embedding simdex
+// decides exactly as the service does.
 //
-// The index finds candidates by simhash distance; the rule then accepts by
-// the Jaccard similarity of the two documents' feature sets, estimated from
-// their stored MinHash sketches (fingerprint.Sketch), with a threshold that
-// depends on length:
+// Rule.Judge returns a Verdict: a Relation (NearIdentical, QueryIsExcerpt,
+// StoredIsExcerpt or Overlap), the resemblance (estimated Jaccard of the
+// two feature sets) and both containments, and the clause that decided; a
+// Policy says which relations are duplicates (default: near-identical and
+// a query that is an excerpt of a stored document; copy detection also
+// counts a stored document inside the query; near_identical counts only
+// near-identical documents).
 //
-//   - documents of at least ShortChars characters (both sides): accepted at
-//     any distance the index serves when Jaccard >= MinJaccard (0.6). On the
-//     quality benchmark (dev split) the most similar medium or long
-//     non-duplicate pair (same site template and boilerplate) reaches 0.58
-//     at distance 11, and none is within distance 9 at all, while near-copies
-//     with a sentence added, dropped or reworded, typos or boilerplate stay
-//     above 0.7: the sketch is the precision guard that lets the index
-//     search further (a larger layout K) than a bare simhash could afford.
-//   - short texts (either side under ShortChars, 200) whose texts are both
-//     known (documents under TextChars, 400, keep their normalized text in
-//     the docs cell, format 0x04): the alignment clause, at any distance.
-//     A set-overlap estimate cannot tell a typo from a swapped fact; an
-//     alignment can. Both texts are cut into tokens (words, numbers, single
-//     CJK characters, sentence ends; other punctuation is formatting) and
-//     aligned by a longest common subsequence; every stretch that differs
-//     is classified as an editor would read it (Align):
-//     benign: a number replaced by a number (dates, counters, prices); a
-//     word replaced by one a single slip away (a letter inserted,
-//     dropped, replaced, or two neighbours swapped; two slips from eight
-//     letters) in words of four letters or more ("cat"/"car" are two
-//     words); one Han character replaced by another (a wrong character
-//     from the input method; two or more together are another word);
-//     whole sentences or lines added or dropped, or a head or tail added
-//     (a dateline, a label, a sign-off); a stretch of two or more words
-//     moved unchanged within its sentence (clauses reordered: "after a
-//     long debate, the council approved it" / "the council approved it,
-//     after a long debate"; words trading places one by one, "the dog bit
-//     the man" / "the man bit the dog", are replacements, never a move):
-//     on the dev split short reword recall 0.19 -> 0.53 with no false
-//     positive added on any negative kind (held-out 0.12 -> 0.45);
-//     content: a word replaced by a different word, words slipped into
-//     or dropped from a sentence, and any edit that adds, drops or
-//     replaces a negation ("not", "never", "不", "没" ...: a hand-made
-//     list of function words, not a vocabulary).
-//     The pair is a duplicate when there is no content difference, at
-//     least AlignMinCommon (0.6) of the longer text's tokens are aligned
-//     with equal ones, and the sketches' Jaccard is at least
-//     AlignMinJaccard (0.3, a cheap guard before the alignment). On the
-//     dev split (offline, every pair with a short side; through the
-//     service the numbers match) this took short recall from 0.697 to
-//     0.889 and short precision from 0.960 to 0.985: typos 0.01 -> 0.99
-//     (en) and 0.37 -> 1.00 (zh), sentence added 0.46 -> 0.98 (en),
-//     one-keyword swaps called duplicates 9.8% -> 4.7%; 31 of the 36 left
-//     have the same normalized text on both sides (the swapped word was in
-//     a line the normalizer drops), and 4 are a two-character word swap
-//     that kept one character (one wrong character to any reader without
-//     a dictionary). The thresholds barely matter there: AlignMinCommon
-//     0.5-0.7 and AlignMinJaccard 0-0.5 move short recall by under 0.01
-//     and precision not at all; they bound what an unseen edit may do. A
-//     synonym (reword) is a word swap to the alignment: short reword
-//     recall fell from 0.28 to 0.01 (en); without a thesaurus it is the
-//     same edit as a swapped fact.
-//     Containment (since index format 4; ContainMaxOwn, ContainMinWeight):
-//     a short text cut short (a teaser), or quoted inside a longer page (a
-//     scraper's copy with its own dateline, header and footer), is the
-//     same text as its original, but most of the longer text is not the
-//     shorter one, so AlignMinCommon refuses it. The pair is also a
-//     duplicate when the alignment has no content difference, one text
-//     weighs at least ContainMinWeight (16: eight words or sixteen Chinese
-//     characters; a word weighs 2, a CJK character 1) and at most
-//     ContainMaxOwn (0.1) of its tokens stand in sentences, lines, heads
-//     or tails the other lacks (the guard before the alignment is then
-//     the sketches' containment, not their Jaccard). Two texts that share
-//     a boilerplate sentence but each have their own are not: the
-//     sentences that differ are a replaced stretch, a content difference.
-//     The candidates come from the index's text keys (fingerprint.TextKeys:
-//     one key per sentence of five words or ten Chinese characters, and
-//     one for the lead), which find a shared sentence where the LSH bands
-//     need whole-set overlap; a query of any length looks its keys up, so
-//     the query's text is aligned whatever its length (both texts must be
-//     known and one side short). On the dev split this took short recall
-//     from 0.885 to 0.907 (truncations 0.65 -> 0.87, combos 0.82 -> 0.84)
-//     at short precision 0.983 -> 0.982: the one false positive added is a
-//     one-sentence help text quoted verbatim in a longer help page, which
-//     an editor would call a copy. Held-out: short recall 0.803 -> 0.860,
-//     precision 0.991.
-//   - short texts without both texts (a docs cell written before 0x04, a
-//     bulk load, or a side of TextChars or more): distance <= ShortK and
-//     Jaccard >= ShortMinJaccard (0.9). A one-word swap (a different fact)
-//     in a 20-word text changes one word and two bigrams, about 15% of the
-//     feature set, so it falls under 0.9 where a punctuation, width, number
-//     or boilerplate edit does not.
-//   - excerpts and extensions (any length, any distance): one text contains
-//     the other, i.e. at least MinContainment (0.9) of the shorter one's
-//     features are in the longer one, the shorter has at least
-//     ExcerptMinChars (50) characters and the longer at least ExcerptRatio
-//     (1.25) times as many. A truncation, a lead paragraph quoted alone, or
-//     a copy with a block appended (ads, a related-links list, a sentence
-//     added) is contained in, or contains, its original, while a one-word
-//     swap of the same length is not caught (its lengths are equal and its
-//     swapped word is new). On the dev split it took truncation recall from
-//     0.395 to 0.803 with no false positive added on any negative kind.
-//   - a side without a sketch (a bare-fingerprint insert or check, or a
-//     docs cell written before recipe 3): the simhash rule alone, distance
-//     <= FallbackK.
+// What is compared leaves out the query's template (Template): sentences
+// that many stored documents share, learned from the document counts of
+// the query's text-key rows (Rule.TemplateKeys), together with the light
+// lines around them (TemplateSpans). Two mails of one author that share
+// only a signature and a list footer are not duplicates; a copy of a mail
+// still is, whatever surrounds it.
 //
-// Exact duplicates (distance 0 and the same exact-content hash) are always
-// duplicates.
+// The clauses, in order:
+//
+//   - exact: the same normalized text (distance 0, same exact hash).
+//   - distance: a side without a sketch (a bare fingerprint) is judged by
+//     the simhash distance alone, within FallbackK and the lookup's k.
+//   - low information: a side with fewer than LowInformationSketch sketch
+//     values (fewer than three content words) is related only by the
+//     alignment of short texts, never by set overlap.
+//   - resemblance: both sides of ShortChars (200) characters or more and
+//     Jaccard >= MinJaccard (0.6), at any distance: near-identical.
+//   - alignment: a short side and both texts known (documents under
+//     TextChars, 400, keep their normalized text): the texts are aligned
+//     token by token and every difference is classified as an editor
+//     reads it (Align: numbers, one-letter slips, one wrong Han character,
+//     whole sentences or lines, clauses moved are benign; a word replaced,
+//     inserted or dropped within a sentence, or a negation, is content).
+//     No content difference and most of the longer text aligned:
+//     near-identical; no content difference and one text almost wholly
+//     inside the other (ContainMaxOwn, ContainMinWeight): an excerpt.
+//   - short: a short side without both texts: distance <= ShortK and
+//     Jaccard >= ShortMinJaccard (0.9).
+//   - containment: one text at least ExcerptRatio (1.25) times longer and
+//     holding at least MinContainment (0.9) of the other's features (the
+//     shorter at least ExcerptMinChars, 50): an excerpt, in the direction
+//     the lengths say.
+//
+// docs/DECISION.md gives each threshold's measured reason and history.
 package decide
 
 import (
