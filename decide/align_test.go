@@ -124,11 +124,14 @@ func TestAlignmentClause(t *testing.T) {
 	if !r.Duplicate(side(enBase, sk), Side{Sketch: sk, Chars: 95}, 2) || r.Duplicate(side(enBase, sk), Side{Sketch: near, Chars: 95}, 2) {
 		t.Error("short clause without a text")
 	}
-	if got := r.KeepText(399, "x", 10); got != "x" {
-		t.Errorf("KeepText(399) = %q", got)
+	if got := r.KeepText(r.TextChars-1, "x", 10); got != "x" {
+		t.Errorf("KeepText(TextChars-1) = %q", got)
 	}
-	if got := r.KeepText(400, "x", 10); got != "" {
-		t.Errorf("KeepText(400) = %q", got)
+	if got := r.KeepText(r.TextChars, "x", 10); got != "" {
+		t.Errorf("KeepText(TextChars) = %q", got)
+	}
+	if got := r.KeepText(10, "xxxxxxxxxxx", 10); got != "" {
+		t.Errorf("KeepText of a text over maxBytes = %q", got)
 	}
 }
 

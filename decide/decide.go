@@ -94,7 +94,9 @@ type Rule struct {
 	ExcerptRatio float64
 	// TextChars: documents under this many normalized characters keep
 	// their normalized text (Side.Text, the docs cell's text) for the
-	// alignment clause (0: the clause is off). Default 400.
+	// alignment clause (0: the clause is off). Default 1000: a mail of a
+	// few lines under a signature and a list footer is short once its
+	// template is left out, and only its text can be aligned.
 	TextChars int
 	// AlignMinJaccard is the least estimated Jaccard of the alignment
 	// clause. Default 0.3.
@@ -134,7 +136,7 @@ type Rule struct {
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
-		TextChars: 400, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
+		TextChars: 1000, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
 		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8}
 }
 
@@ -350,7 +352,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		}
 		return Verdict{Relation: Overlap}
 	}
-	both, inQ, inS, union := overlap(q.Sketch, s.Sketch, q.Template.Values)
+	both, inQ, inS, union, allS := overlap(q.Sketch, s.Sketch, q.Template.Values)
 	v := Verdict{Relation: Overlap}
 	if union > 0 {
 		v.Resemblance = float64(both) / float64(union)
@@ -365,36 +367,45 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		v.Clause = ClauseTemplate
 		return v
 	}
+	// Lengths without the template: the query's is known; the stored
+	// document's is estimated by the share of its sketch outside the
+	// query's template.
 	qChars := max(q.Chars-q.Template.Chars, 0)
+	sChars := s.Chars
+	if len(q.Template.Values) > 0 && allS > 0 {
+		sChars = s.Chars * inS / allS
+	}
 	if len(q.Sketch) < LowInformationSketch || len(s.Sketch) < LowInformationSketch {
 		// A low-information text (fingerprint.Result.LowInformation: a
 		// handful of content words) is related by its words, never by
 		// set overlap: two of them sharing their two words say nothing.
-		if r.alignable(q, s) {
+		if r.alignable(q, s, qChars, sChars) {
 			if rel, ok := r.aligned(q, s, v, false); ok {
 				v.Relation, v.Clause = rel, ClauseAlignment
 			}
 		}
 		return v
 	}
-	short := qChars < r.ShortChars || s.Chars < r.ShortChars
+	short := qChars < r.ShortChars || sChars < r.ShortChars
 	if !short && v.Resemblance >= r.MinJaccard {
 		v.Relation, v.Clause = NearIdentical, ClauseResemblance
 		return v
 	}
-	if r.alignable(q, s) {
+	if r.alignable(q, s, qChars, sChars) {
 		if rel, ok := r.aligned(q, s, v, true); ok {
 			v.Relation, v.Clause = rel, ClauseAlignment
 			return v
 		}
-	} else if short && distance <= min(k, r.ShortK) && v.Resemblance >= r.ShortMinJaccard {
+	} else if short && (distance <= min(k, r.ShortK) || len(q.Template.Values) > 0) && v.Resemblance >= r.ShortMinJaccard {
+		// With a template left out, the simhash distance (which counts the
+		// template) says nothing about the rest: the resemblance decides.
 		v.Relation, v.Clause = NearIdentical, ClauseShort
 		return v
 	}
 	switch {
-	case r.excerpt(qChars, s.Chars, v.QueryContainment):
+	case r.excerpt(qChars, sChars, v.QueryContainment):
 		v.Relation, v.Clause = QueryIsExcerpt, ClauseContainment
-	case r.excerpt(s.Chars, qChars, v.StoredContainment):
+	case r.excerpt(sChars, qChars, v.StoredContainment):
 		v.Relation, v.Clause = StoredIsExcerpt, ClauseContainment
 	}
 	return v
@@ -418,10 +429,12 @@ func (r Rule) AtAnyDistance(q, s Side) bool {
 // overlap counts, among the values of a ∪ b that both bottom-k sketches
 // show (those up to the smaller of their cut-offs: a full sketch has
 // dropped every value above its largest), leaving out the values of excl
-// (sorted): the values in both, in a, in b, and in the union. From these
+// (sorted): the values in both, in a, in b, and in the union, and b's
+// values before leaving any out (so inB/allB is the share of b outside
+// excl). From these
 // the Jaccard and containment estimates follow; with excl empty and
 // sketches of fewer than SketchSize values they are exact.
-func overlap(a, b fingerprint.Sketch, excl []uint32) (both, inA, inB, union int) {
+func overlap(a, b fingerprint.Sketch, excl []uint32) (both, inA, inB, union, allB int) {
 	cut := uint32(math.MaxUint32)
 	if len(a) == fingerprint.SketchSize {
 		cut = a[len(a)-1]
@@ -454,6 +467,9 @@ func overlap(a, b fingerprint.Sketch, excl []uint32) (both, inA, inB, union int)
 		if v > cut {
 			break
 		}
+		if inb {
+			allB++
+		}
 		if skip(v) {
 			continue
 		}
@@ -468,15 +484,15 @@ func overlap(a, b fingerprint.Sketch, excl []uint32) (both, inA, inB, union int)
 			both++
 		}
 	}
-	return both, inA, inB, union
+	return both, inA, inB, union, allB
 }
 
 // alignable reports whether the alignment clause judges the pair: a short
 // side, and both texts known (a stored document keeps its text under
 // TextChars; a query's text is always known, so a longer page is aligned
 // with the short texts it may hold).
-func (r Rule) alignable(q, s Side) bool {
-	return r.TextChars > 0 && (q.Chars < r.ShortChars || s.Chars < r.ShortChars) && q.Text != "" && s.Text != ""
+func (r Rule) alignable(q, s Side, qChars, sChars int) bool {
+	return r.TextChars > 0 && (qChars < r.ShortChars || sChars < r.ShortChars) && q.Text != "" && s.Text != ""
 }
 
 // aligned is the alignment clause, on both texts without the query's

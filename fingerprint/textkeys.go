@@ -49,10 +49,9 @@ const (
 	// collides with a band row, and the same for every key of a text (a
 	// sentence is found wherever it stands in either text).
 	TextKeyBand = NumBands
-	// TextKeyChars: a document under this many normalized characters gets
-	// text keys in Result.Bands (stored). It equals the decision rule's
-	// default TextChars, the documents that keep their text for the
-	// alignment that judges the candidates a key finds.
+	// TextKeyChars: a document under this many normalized characters is
+	// short to the text keys: it keys its sentences from the first
+	// (TextKeys); a longer one its first and last (DocTextKeys).
 	TextKeyChars = 400
 	// MaxShortTextKeys caps the text keys of a document under
 	// TextKeyChars (it has at most ~6 English or ~12 Chinese sentences).

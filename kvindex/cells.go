@@ -69,8 +69,8 @@ type Document struct {
 const MaxChars = 16 << 20
 
 // MaxTextBytes bounds Document.Text: the text is kept for short documents
-// only (the decision rule's TextChars, 400 characters by default, is at
-// most 1,600 bytes of UTF-8).
+// only (under the decision rule's TextChars, 1000 characters by default;
+// a longer text in bytes is not kept).
 const MaxTextBytes = 4096
 
 // ValidateID reports whether id can be a document id.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/decide"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -155,7 +156,7 @@ func onlineDocument(t testing.TB, fpr *fingerprint.Fingerprinter, d textDoc) kvi
 		t.Fatalf("%s: %d bands", d.id, len(r.Bands))
 	}
 	return kvindex.Document{ID: d.id, Fingerprint: r.Simhash, TitleFingerprint: r.TitleSimhash, ExactHash: r.ExactHash, Time: d.at,
-		Attrs: d.attrs, Sketch: r.Sketch, Chars: r.Chars, Bands: r.Bands}
+		Attrs: d.attrs, Sketch: r.Sketch, Chars: r.Chars, Bands: r.Bands, Text: decide.DefaultRule().KeepText(r.Chars, r.Text, kvindex.MaxTextBytes)}
 }
 
 // repeatedTexts builds a first load A and a second load B of texts that
