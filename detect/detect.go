@@ -92,6 +92,7 @@ func SideOf(d kvindex.Document) decide.Side {
 type Index interface {
 	LookupDocuments(ctx context.Context, qs []kvindex.Query, opt kvindex.LookupOptions) ([]kvindex.DocLookupResult, error)
 	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
+	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
 }
 
 // Detector checks documents against an index.
@@ -248,4 +249,91 @@ func limit(hs []Hit, n int) ([]Hit, bool) {
 		return hs[:n:n], true
 	}
 	return hs, false
+}
+
+// Pair is a document (or a bare fingerprint) and another fingerprint
+// within K of it, as a seen filter finds them: the document a feed would
+// show and a fingerprint the reader has seen.
+type Pair struct {
+	// DocID is the first side's stored document ("" for a bare
+	// fingerprint).
+	DocID       string
+	Fingerprint fingerprint.Fingerprint
+	// Other is the second side's fingerprint: it stands for the stored
+	// documents that carry it (a bare fingerprint when none does).
+	Other    fingerprint.Fingerprint
+	Distance int
+	// K is the distance the pair was found within.
+	K int
+}
+
+// maxPairDocs bounds the stored documents a pair's Other stands for that
+// are judged (a fingerprint many documents share is judged by its first).
+const maxPairDocs = 16
+
+// ConfirmPairs answers, for each pair, whether its two sides are
+// duplicates under the Judge's policy: the first side's stored document
+// (by DocID) against each stored document carrying Other, by the rule a
+// check applies (without the template, which only a check's text keys
+// reveal); a side without a stored document is a bare fingerprint, judged
+// by distance. Two reads for the whole call: the documents carrying the
+// Other fingerprints, then every document involved.
+func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, error) {
+	out := make([]bool, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	var others []fingerprint.Fingerprint
+	at := map[fingerprint.Fingerprint]int{}
+	for _, p := range pairs {
+		if _, ok := at[p.Other]; !ok {
+			at[p.Other] = len(others)
+			others = append(others, p.Other)
+		}
+	}
+	carriers, err := d.ix.LookupBatch(ctx, others, kvindex.LookupOptions{K: 0, Limit: maxPairDocs})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, p := range pairs {
+		if p.DocID != "" {
+			ids = append(ids, p.DocID)
+		}
+	}
+	for _, c := range carriers {
+		for _, h := range c.Hits {
+			ids = append(ids, h.ID)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	docs, err := d.ix.Documents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range pairs {
+		q := decide.Side{}
+		qfp := p.Fingerprint
+		if doc, ok := docs[p.DocID]; ok && p.DocID != "" {
+			q, qfp = SideOf(doc), doc.Fingerprint
+		}
+		judged := false
+		for _, h := range carriers[at[p.Other]].Hits {
+			s, ok := docs[h.ID]
+			if !ok {
+				continue
+			}
+			judged = true
+			dist := fingerprint.Distance(qfp, s.Fingerprint)
+			if d.Rule.Judge(q, SideOf(s), dist, p.K).Duplicate(d.Policy) {
+				out[i] = true
+				break
+			}
+		}
+		if !judged {
+			out[i] = d.Rule.Judge(q, decide.Side{}, p.Distance, p.K).Duplicate(d.Policy)
+		}
+	}
+	return out, nil
 }

@@ -57,6 +57,24 @@ type Docs interface {
 	Fingerprints(ctx context.Context, ids []string) (fps []fingerprint.Fingerprint, found []bool, err error)
 }
 
+// NearPair is a candidate and a fingerprint the user has seen within the
+// filter's K of the candidate's.
+type NearPair struct {
+	// DocID is the candidate's document ("" for a candidate given by its
+	// fingerprint alone).
+	DocID string
+	// Fingerprint is the candidate's fingerprint; Seen the seen one.
+	Fingerprint, Seen fingerprint.Fingerprint
+	Distance          int
+}
+
+// NearJudge decides which near pairs are duplicates, as a check would (the
+// server's is package detect's decision over the index): confirmed[i]
+// answers pairs[i].
+type NearJudge interface {
+	ConfirmNear(ctx context.Context, pairs []NearPair) (confirmed []bool, err error)
+}
+
 // Config configures a Service. Zero fields take their defaults.
 type Config struct {
 	// Retention is how long a mark is remembered: at least Retention, at
@@ -91,6 +109,11 @@ type Config struct {
 	// Docs looks up fingerprints of marks and candidates given by document
 	// id (nil: document ids are refused).
 	Docs Docs
+	// Near, when set, confirms a filter's near-duplicates: a candidate is
+	// dropped as near only when a seen fingerprint within K of it makes a
+	// pair Near confirms, so the filter drops what a check would call a
+	// duplicate (nil: the distance alone decides).
+	Near NearJudge
 	// AdoptStored makes Open take HashBits and BucketWidth from the seen
 	// table's metadata when it has some (admin tools reading an existing
 	// table), instead of refusing a mismatch.

@@ -51,6 +51,22 @@ func (ix *nearIndex) block(fp uint64, i int) uint64 {
 	return fp >> ix.shifts[i] & (1<<ix.widths[i] - 1)
 }
 
+// within appends to dst every indexed fingerprint within distance k of fp
+// (k must be the index's), each once.
+func (ix *nearIndex) within(fp uint64, k int, dst []uint64) []uint64 {
+	start := len(dst)
+	for i, keys := range ix.keys {
+		v := ix.block(fp, i)
+		j, _ := slices.BinarySearch(keys, v<<32)
+		for ; j < len(keys) && keys[j]>>32 == v; j++ {
+			if f := ix.fps[uint32(keys[j])]; bits.OnesCount64(f^fp) <= k && !slices.Contains(dst[start:], f) {
+				dst = append(dst, f)
+			}
+		}
+	}
+	return dst
+}
+
 // nearest returns the smallest distance <= k from fp to an indexed
 // fingerprint, or -1 (k must be the index's).
 func (ix *nearIndex) nearest(fp uint64, k int) int {

@@ -29,6 +29,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -543,12 +544,28 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 				res.Dropped = make([]Dropped, 0, nSeen)
 			}
 		}
+		var judged []int // with a NearJudge: each candidate's confirmed near distance, -1 for none
+		if r.Near && len(v.fps) > 0 && s.cfg.Near != nil {
+			if judged, err = s.judgeNear(ctx, r, v, nix, isSeen, fps); err != nil {
+				return err
+			}
+		}
 		for j, c := range r.Candidates {
 			if isSeen[j] {
 				res.Dropped = append(res.Dropped, Dropped{Index: j, ID: c.ID, Reason: ReasonSeen})
 				continue
 			}
-			if r.Near && len(v.fps) > 0 {
+			if judged != nil {
+				if c.DocID != "" && !c.HasFingerprint {
+					if _, ok := fps[c.DocID]; !ok {
+						res.UnknownDocs = append(res.UnknownDocs, c.DocID)
+					}
+				}
+				if d := judged[j]; d >= 0 {
+					res.Dropped = append(res.Dropped, Dropped{Index: j, ID: c.ID, Reason: ReasonNear, Distance: d})
+					continue
+				}
+			} else if r.Near && len(v.fps) > 0 {
 				fp, ok := c.Fingerprint, c.HasFingerprint
 				if !ok && c.DocID != "" {
 					var f docFP
@@ -584,6 +601,54 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 		s.metrics.droppedNear.Add(float64(nearN))
 	}
 	return nil
+}
+
+// judgeNear finds every seen fingerprint within r.K of each candidate that
+// is not seen, has the NearJudge confirm the pairs in one call, and returns
+// per candidate the smallest confirmed distance (-1: none).
+func (s *Service) judgeNear(ctx context.Context, r FilterRequest, v *view, nix *nearIndex, isSeen []bool, fps map[string]docFP) ([]int, error) {
+	out := make([]int, len(r.Candidates))
+	var pairs []NearPair
+	var owner []int
+	var buf []uint64
+	for j, c := range r.Candidates {
+		out[j] = -1
+		if isSeen[j] {
+			continue
+		}
+		fp, ok := c.Fingerprint, c.HasFingerprint
+		if !ok && c.DocID != "" {
+			var f docFP
+			if f, ok = fps[c.DocID]; ok {
+				fp = f.fp
+			}
+		}
+		if !ok {
+			continue
+		}
+		if nix != nil {
+			buf = nix.within(uint64(fp), r.K, buf[:0])
+		} else {
+			buf = v.within(uint64(fp), r.K, buf[:0])
+		}
+		for _, sf := range buf {
+			pairs = append(pairs, NearPair{DocID: c.DocID, Fingerprint: fp, Seen: fingerprint.Fingerprint(sf), Distance: bits.OnesCount64(sf ^ uint64(fp))})
+			owner = append(owner, j)
+		}
+	}
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	ok, err := s.cfg.Near.ConfirmNear(ctx, pairs)
+	if err != nil {
+		return nil, fmt.Errorf("seen: confirming near-duplicates: %w", err)
+	}
+	for i, p := range pairs {
+		if j := owner[i]; ok[i] && (out[j] < 0 || p.Distance < out[j]) {
+			out[j] = p.Distance
+		}
+	}
+	return out, nil
 }
 
 func (s *Service) checkUsers(n int) error {

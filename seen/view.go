@@ -33,6 +33,16 @@ func (v *view) release() {
 	v.sc = nil
 }
 
+// within appends to dst every seen fingerprint within distance k of fp.
+func (v *view) within(fp uint64, k int, dst []uint64) []uint64 {
+	for _, s := range v.fps {
+		if bits.OnesCount64(s^fp) <= k {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
 // nearest returns the smallest distance <= k from fp to a seen
 // fingerprint, or -1.
 func (v *view) nearest(fp uint64, k int) int {

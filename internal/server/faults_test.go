@@ -49,6 +49,9 @@ func (f *faultyIndex) LookupBatch(ctx context.Context, fps []fingerprint.Fingerp
 func (f *faultyIndex) LookupDocuments(ctx context.Context, qs []kvindex.Query, _ kvindex.LookupOptions) ([]kvindex.DocLookupResult, error) {
 	return make([]kvindex.DocLookupResult, len(qs)), f.wait(ctx)
 }
+func (f *faultyIndex) Documents(ctx context.Context, _ []string) (map[string]kvindex.Document, error) {
+	return nil, f.wait(ctx)
+}
 func (f *faultyIndex) Insert(ctx context.Context, _ kvindex.Document, _ kvindex.InsertMode, _ int) (kvindex.InsertResult, error) {
 	return kvindex.InsertResult{}, f.wait(ctx)
 }

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}
 
-	seenSvc, err := openSeen(ctx, cfg, ix, kcfg.Locker, log, reg)
+	seenSvc, err := openSeen(ctx, cfg, ix, fpr, kcfg.Locker, log, reg)
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}

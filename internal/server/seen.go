@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/detect"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -530,11 +531,28 @@ func (c Config) seenConfig() seen.Config {
 	return seen.Config{Retention: c.SeenRetention, MaxItems: seen.DefaultMaxItems, MaxUsers: min(c.MaxBatch, 10000)}
 }
 
+// nearJudge has a filter's near-duplicates decided as a check decides
+// (package detect over the index).
+type nearJudge struct{ d *detect.Detector }
+
+func (n nearJudge) ConfirmNear(ctx context.Context, pairs []seen.NearPair) ([]bool, error) {
+	ps := make([]detect.Pair, len(pairs))
+	for i, p := range pairs {
+		// The pair was found within the filter's k, so k = its distance
+		// lets the rule's distance clauses read it as a lookup within k
+		// would.
+		ps[i] = detect.Pair{DocID: p.DocID, Fingerprint: p.Fingerprint, Other: p.Seen, Distance: p.Distance, K: p.Distance}
+	}
+	return n.d.ConfirmPairs(ctx, ps)
+}
+
 // openSeen opens the seen-set service on the index's store, resolving
-// document ids through the index.
-func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, locker kvindex.Locker, log *slog.Logger, reg prometheus.Registerer) (*seen.Service, error) {
+// document ids through the index and judging near-duplicates by the
+// server's decision (fp sketches its template sentences).
+func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, fp any, locker kvindex.Locker, log *slog.Logger, reg prometheus.Registerer) (*seen.Service, error) {
 	sc := cfg.seenConfig()
 	sc.Locker, sc.Docs, sc.Logger, sc.Registerer = locker, seen.IndexDocs{Index: ix}, log, reg
+	sc.Near = nearJudge{detect.New(ix, cfg.judge(fp))}
 	svc, err := seen.Open(ctx, ix.Store(), sc)
 	if err != nil {
 		return nil, fmt.Errorf("server: opening seen sets: %w", err)

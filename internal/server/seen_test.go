@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/simdex/simdex/detect"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,7 @@ func newSeenEnv(t *testing.T, mod func(*Config)) *testEnv {
 	e := newEnv(t, "", mod)
 	e.http.Close()
 	e.reg = prometheus.NewRegistry()
-	svc, err := seen.Open(context.Background(), e.ix.Store(), seen.Config{Docs: seen.IndexDocs{Index: e.ix}, Registerer: e.reg})
+	svc, err := seen.Open(context.Background(), e.ix.Store(), seen.Config{Docs: seen.IndexDocs{Index: e.ix}, Registerer: e.reg, Near: nearJudge{detect.New(e.ix, DefaultConfig().judge(sharedFingerprinter(t)))}})
 	if err != nil {
 		t.Fatal(err)
 	}
