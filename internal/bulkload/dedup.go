@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/detect"
 	"math/bits"
 	"os"
 	"slices"
@@ -19,7 +21,12 @@ import (
 // they meet in one of the sorted runs' rows. Each row's distinct
 // fingerprints are compared pairwise; a pair is reported by the first table
 // (lowest id) whose prefixes they share, so each pair appears once even
-// across tables and shards.
+// across tables and shards. The documents of each pair of fingerprints
+// within k (and of each fingerprint several documents carry) are then
+// judged by the service's decision (package decide, through detect's view
+// of a stored document): a pair is in the report when the rule relates
+// them, in either direction (near-identical, or one an excerpt of the
+// other), so the report and a check of either document agree.
 
 // rowPairs appends the near-duplicate pairs of one row (entries sorted by
 // key) that table t is responsible for.
@@ -76,6 +83,9 @@ func (l *loader) writeDedup(ctx context.Context, pairs [][2]uint64, multi []uint
 	need = slices.Compact(need)
 	ids, err := l.idsOf(ctx, need)
 	if err != nil {
+		return err
+	}
+	if pairs, multi, err = l.judgeDedup(ctx, pairs, multi, ids); err != nil {
 		return err
 	}
 	// Union-find over the fingerprints involved, for clusters and the
@@ -186,4 +196,80 @@ func (l *loader) idsOf(ctx context.Context, fps []uint64) (map[uint64][]string, 
 		fps = fps[n:]
 	}
 	return out, nil
+}
+
+// dedupPolicy: a self-dedup report is undirected, so a pair counts when
+// either document relates to the other (an excerpt in either direction).
+const dedupPolicy = decide.PolicyCopy
+
+// judgeDedup keeps, of the fingerprint pairs within k and the fingerprints
+// several documents carry, the documents the rule relates: ids is cut to
+// the documents in at least one confirmed pair, and a pair or fingerprint
+// left with no such documents is dropped. Documents are read from the docs
+// table in batches.
+func (l *loader) judgeDedup(ctx context.Context, pairs [][2]uint64, multi []uint64, ids map[uint64][]string) ([][2]uint64, []uint64, error) {
+	var all []string
+	for _, v := range ids {
+		all = append(all, v...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	docs := make(map[string]kvindex.Document, len(all))
+	for len(all) > 0 {
+		n := min(len(all), 1000)
+		got, err := l.ix.Documents(ctx, all[:n])
+		if err != nil {
+			return nil, nil, fmt.Errorf("bulkload: dedup report: %w", err)
+		}
+		for id, d := range got {
+			docs[id] = d
+		}
+		all = all[n:]
+	}
+	rule := decide.DefaultRule()
+	k := l.cfg.DedupK
+	dup := func(a, b string) bool {
+		da, oka := docs[a]
+		db, okb := docs[b]
+		if !oka || !okb {
+			return false
+		}
+		d := bits.OnesCount64(uint64(da.Fingerprint ^ db.Fingerprint))
+		return rule.Judge(detect.SideOf(da), detect.SideOf(db), d, k).Duplicate(dedupPolicy) ||
+			rule.Judge(detect.SideOf(db), detect.SideOf(da), d, k).Duplicate(dedupPolicy)
+	}
+	keep := map[string]bool{}
+	keptPairs := pairs[:0]
+	for _, p := range pairs {
+		ok := false
+		for _, a := range ids[p[0]] {
+			for _, b := range ids[p[1]] {
+				if dup(a, b) {
+					keep[a], keep[b], ok = true, true, true
+				}
+			}
+		}
+		if ok {
+			keptPairs = append(keptPairs, p)
+		}
+	}
+	keptMulti := multi[:0]
+	for _, f := range multi {
+		ok := false
+		v := ids[f]
+		for i := range v {
+			for j := i + 1; j < len(v); j++ {
+				if dup(v[i], v[j]) {
+					keep[v[i]], keep[v[j]], ok = true, true, true
+				}
+			}
+		}
+		if ok {
+			keptMulti = append(keptMulti, f)
+		}
+	}
+	for f, v := range ids {
+		ids[f] = slices.DeleteFunc(v, func(id string) bool { return !keep[id] })
+	}
+	return keptPairs, keptMulti, nil
 }

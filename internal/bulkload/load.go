@@ -39,6 +39,9 @@ type Index interface {
 	Apply(ctx context.Context, muts []kvindex.Mutation) error
 	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
 	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
+	// Documents reads stored documents by id (the dedup report judges
+	// its pairs by their docs cells).
+	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
 	// HasBands reports whether the index keeps LSH band rows: text
 	// documents then get band cells.
 	HasBands() bool
