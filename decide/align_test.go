@@ -98,8 +98,18 @@ func TestAlignmentClause(t *testing.T) {
 	// is contained in it; with the containment clause off, most of the
 	// longer text must be the shorter one.
 	tail := " " + strings.Repeat("another sentence was added here. ", 4)
-	if !r.Duplicate(side(enBase, sk), side(enBase+tail, seq(10, 30)), 20) {
-		t.Error("a short text inside a much longer one: want a duplicate (containment)")
+	if v := r.Judge(side(enBase+tail, seq(10, 30)), side(enBase, sk), 20, 3); v.Relation != StoredIsExcerpt || !v.Duplicate(PolicyCopy) || v.Duplicate(PolicyDefault) {
+		t.Errorf("a stored short text inside a much longer query: %+v, want stored_is_excerpt (a copy, not a default duplicate)", v)
+	}
+	// The query inside a stored text it covers most of is its excerpt;
+	// inside one of which it is only a passage (under ExcerptMinShare),
+	// it is not.
+	if v := r.Judge(side(enBase, sk), side(enBase+" another sentence was added here.", seq(10, 30)), 20, 3); v.Relation == Overlap || !v.Duplicate(PolicyDefault) {
+		t.Errorf("a short query inside a slightly longer stored text: %+v, want a duplicate", v)
+	}
+	long := enBase + strings.Repeat(" another sentence was added here, and then one more.", 8)
+	if v := r.Judge(side(enBase, sk), side(long, seq(10, 30)), 20, 3); v.Duplicate(PolicyDefault) {
+		t.Errorf("a short query that is one passage of a long stored text: %+v, want no duplicate", v)
 	}
 	noContain := r
 	noContain.ContainMaxOwn = 0

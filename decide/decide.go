@@ -92,6 +92,11 @@ type Rule struct {
 	// ExcerptRatio is how many times longer (in characters) the containing
 	// text must be. Default 1.25.
 	ExcerptRatio float64
+	// ExcerptMinShare is the least share of a stored document a query
+	// contained in it must cover to be its excerpt (a truncation, a lead,
+	// most of it), rather than one passage of it (a sentence quoted from a
+	// long page, a mail quoted inside a reply: overlap). Default 0.5.
+	ExcerptMinShare float64
 	// TextChars: documents under this many normalized characters keep
 	// their normalized text (Side.Text, the docs cell's text) for the
 	// alignment clause (0: the clause is off). Default 1000: a mail of a
@@ -135,7 +140,7 @@ type Rule struct {
 // DefaultRule returns the rule simdex decides with.
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
-		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25,
+		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25, ExcerptMinShare: 0.5,
 		TextChars: 1000, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
 		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8}
 }
@@ -157,6 +162,8 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: MinContainment %v not in [0, 1]", ErrBadRule, r.MinContainment)
 	case r.ExcerptMinChars < 0:
 		return fmt.Errorf("%w: ExcerptMinChars %d < 0", ErrBadRule, r.ExcerptMinChars)
+	case !(r.ExcerptMinShare >= 0 && r.ExcerptMinShare <= 1):
+		return fmt.Errorf("%w: ExcerptMinShare %v not in [0, 1]", ErrBadRule, r.ExcerptMinShare)
 	case r.MinContainment > 0 && !(r.ExcerptRatio >= 1):
 		return fmt.Errorf("%w: ExcerptRatio %v < 1", ErrBadRule, r.ExcerptRatio)
 	case r.TextChars < 0:
@@ -403,7 +410,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		return v
 	}
 	switch {
-	case r.excerpt(qChars, sChars, v.QueryContainment):
+	case r.excerpt(qChars, sChars, v.QueryContainment) && v.StoredContainment >= r.ExcerptMinShare:
 		v.Relation, v.Clause = QueryIsExcerpt, ClauseContainment
 	case r.excerpt(sChars, qChars, v.StoredContainment):
 		v.Relation, v.Clause = StoredIsExcerpt, ClauseContainment
@@ -526,7 +533,7 @@ func (r Rule) aligned(q, s Side, v Verdict, guard bool) (Relation, bool) {
 		return "", false
 	}
 	switch {
-	case r.contains(al.WordsA, al.WeightA, al.OnlyA):
+	case r.contains(al.WordsA, al.WeightA, al.OnlyA) && float64(al.WordsB-al.OnlyB) >= r.ExcerptMinShare*float64(al.WordsB):
 		return QueryIsExcerpt, true
 	case r.contains(al.WordsB, al.WeightB, al.OnlyB):
 		return StoredIsExcerpt, true
