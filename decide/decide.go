@@ -192,6 +192,25 @@ func (r Rule) Validate() error {
 // of short texts relate it to another.
 const LowInformationSketch = 5
 
+// ExactMinWeight is the least weight (a word 2, a CJK character 1) of a
+// low-information text for its exact copy to count: five words or ten
+// Chinese characters, as a keyed sentence.
+const ExactMinWeight = fingerprint.TextKeyMinWeight
+
+// lowInformation reports a side with a sketch of fewer than
+// LowInformationSketch values (a bare fingerprint has none and is not one).
+func lowInformation(s Side) bool {
+	return len(s.Sketch) > 0 && len(s.Sketch) < LowInformationSketch || len(s.Sketch) == 0 && s.Text != ""
+}
+
+// textWeight is the weight of a side's text (0 unknown).
+func textWeight(s Side) int {
+	if s.Text == "" {
+		return 0
+	}
+	return weight(tokenize(s.Text, nil))
+}
+
 // Side is what the rule knows of one document.
 type Side struct {
 	Sketch fingerprint.Sketch
@@ -351,7 +370,12 @@ func (v Verdict) Duplicate(p Policy) bool { return p.Counts(v.Relation) }
 // the others). q.Template is left out of every comparison.
 func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 	if distance == 0 && q.ExactHash != 0 && q.ExactHash == s.ExactHash {
-		return Verdict{Relation: NearIdentical, Resemblance: 1, QueryContainment: 1, StoredContainment: 1, Clause: ClauseExact}
+		if !lowInformation(q) || textWeight(q) >= ExactMinWeight {
+			return Verdict{Relation: NearIdentical, Resemblance: 1, QueryContainment: 1, StoredContainment: 1, Clause: ClauseExact}
+		}
+		// A fragment (what normalization left of a page of navigation, a
+		// word or two) is nobody's copy, even of itself.
+		return Verdict{Relation: Overlap, Resemblance: 1, QueryContainment: 1, StoredContainment: 1}
 	}
 	if len(q.Sketch) == 0 || len(s.Sketch) == 0 {
 		if distance <= min(k, r.FallbackK) {
@@ -382,7 +406,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 	if len(q.Template.Values) > 0 && allS > 0 {
 		sChars = s.Chars * inS / allS
 	}
-	if len(q.Sketch) < LowInformationSketch || len(s.Sketch) < LowInformationSketch {
+	if lowInformation(q) || lowInformation(s) {
 		// A low-information text (fingerprint.Result.LowInformation: a
 		// handful of content words) is related by its words, never by
 		// set overlap: two of them sharing their two words say nothing.

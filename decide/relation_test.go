@@ -124,3 +124,22 @@ func TestTemplateKeys(t *testing.T) {
 		t.Errorf("TemplateMinDocs 0: %v", got)
 	}
 }
+
+// TestLowInformationExact: an exact copy of a low-information text counts
+// when the text weighs a keyed sentence (a quote), not when it is a
+// fragment (what normalization left of a page of navigation).
+func TestLowInformationExact(t *testing.T) {
+	r := DefaultRule()
+	quote := Side{Sketch: seq(0, 3), Chars: 64, ExactHash: 9, Text: "something impossible is just something that no one has done yet."}
+	fragment := Side{Sketch: seq(0, 2), Chars: 9, ExactHash: 7, Text: "要访问此命令..."}
+	if v := r.Judge(quote, quote, 0, 3); v.Relation != NearIdentical || v.Clause != ClauseExact {
+		t.Errorf("the same quote: %+v", v)
+	}
+	if v := r.Judge(fragment, fragment, 0, 3); v.Relation != Overlap {
+		t.Errorf("the same fragment: %+v, want overlap", v)
+	}
+	full := Side{Sketch: seq(0, 30), Chars: 300, ExactHash: 5}
+	if v := r.Judge(full, full, 0, 3); v.Clause != ClauseExact {
+		t.Errorf("an exact copy of a full text: %+v", v)
+	}
+}

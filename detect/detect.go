@@ -70,15 +70,11 @@ func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, [
 
 // Confirm is kvindex.Config.Confirm: the new document, its template
 // learned from its key rows, judged against each candidate under the
-// Judge's policy. An exact copy (same fingerprint and exact hash) always
-// counts.
+// Judge's policy.
 func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) func(kvindex.Document, int) bool {
 	q := SideOf(newDoc)
 	q.Template, _ = j.Template(newDoc.Body, keyDocs)
 	return func(stored kvindex.Document, distance int) bool {
-		if distance == 0 && newDoc.ExactHash != 0 && newDoc.ExactHash == stored.ExactHash {
-			return true
-		}
 		return j.Rule.Judge(q, SideOf(stored), distance, k).Duplicate(j.Policy)
 	}
 }
@@ -201,12 +197,7 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
 		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
 		for _, h := range res[n].Hits {
-			var v decide.Verdict
-			if h.Exact {
-				v = decide.Verdict{Relation: decide.NearIdentical, Resemblance: 1, QueryContainment: 1, StoredContainment: 1, Clause: decide.ClauseExact}
-			} else {
-				v = d.Rule.Judge(side, SideOf(res[n].Docs[h.ID]), h.Distance, lo.K)
-			}
+			v := d.Rule.Judge(side, SideOf(res[n].Docs[h.ID]), h.Distance, lo.K)
 			switch {
 			case v.Duplicate(opt.Policy):
 				r.Duplicates = append(r.Duplicates, Hit{h, v})
