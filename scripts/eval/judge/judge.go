@@ -2,7 +2,8 @@
 // decision rule, whether a stored document the service returned for a
 // query is a correct duplicate. It works on the raw texts only:
 //
-//  1. every line is normalized (NFKC, lower case, whitespace collapsed);
+//  1. every line is normalized (NFKC, lower case, traditional characters
+//     folded to simplified ones, whitespace collapsed);
 //  2. lines that recur in at least MinDocs documents of the stored corpus
 //     (copies of one corpus document counting once) are template (site furniture, signatures, list footers, standard
 //     manual-page headings) and dropped, on both sides;
@@ -26,6 +27,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/simdex/simdex/scripts/eval/pairs"
 )
 
 // Relations between a query and a stored document.
@@ -184,10 +187,12 @@ func (j *Judge) Template() []string {
 func (j *Judge) IsTemplate(line string) bool { return j.template[line] }
 
 // Lines returns the non-empty normalized lines of text: NFKC, lower case,
-// runs of white space collapsed to one space.
+// traditional Chinese characters folded to simplified ones (the
+// benchmark's own script-variant table), runs of white space collapsed to
+// one space.
 func Lines(text string) []string {
 	var out []string
-	for _, l := range strings.Split(norm.NFKC.String(text), "\n") {
+	for _, l := range strings.Split(pairs.FoldTraditional(norm.NFKC.String(text)), "\n") {
 		l = strings.Join(strings.Fields(strings.ToLower(l)), " ")
 		if l != "" {
 			out = append(out, l)

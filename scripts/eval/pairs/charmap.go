@@ -35,6 +35,27 @@ var s2t = func() map[rune]rune {
 	return m
 }()
 
+// t2s maps the traditional characters of s2t back to simplified ones.
+var t2s = func() map[rune]rune {
+	m := make(map[rune]rune, len(s2t))
+	for s, t := range s2t {
+		m[t] = s
+	}
+	return m
+}()
+
+// FoldTraditional turns the traditional characters the script-variant
+// edit writes back into simplified ones, so a judge of text content reads
+// a traditional copy as the text it was made from.
+func FoldTraditional(s string) string {
+	return strings.Map(func(r rune) rune {
+		if x, ok := t2s[r]; ok {
+			return x
+		}
+		return r
+	}, s)
+}
+
 // toTraditional converts the characters s2t knows and returns how many it
 // changed.
 func toTraditional(s string) (string, int) {
