@@ -254,6 +254,7 @@ func TestRealServer(t *testing.T) {
 		pair("copy", "punct", true, "A", a, strings.ReplaceAll(a, ",", " ,")),
 		pair("other", "neg_topic", false, "A", a, b),
 		pair("low", "truncate", true, "A", a, "the of and"),
+		pair("empty", "truncate", true, "A", a, "<br/>"),
 	}
 	res, err := Evaluate(ctx, NewClient(srv.URL, nil), ps, DefaultConfig())
 	if err != nil {
@@ -272,8 +273,13 @@ func TestRealServer(t *testing.T) {
 	if o := got["other"]; o.PartnerHit != -1 || o.Distance <= res.K || o.AnyHit {
 		t.Errorf("unrelated text: %+v", o)
 	}
-	if o := got["low"]; o.Failure == "" || o.Distance != -1 {
+	// A text of stop words is a low-information document: checked (near
+	// exact matching only), no duplicate of the stored text.
+	if o := got["low"]; o.Failure != "" || o.PartnerHit != -1 || o.AnyHit {
 		t.Errorf("stop words only: %+v", o)
+	}
+	if o := got["empty"]; o.Failure == "" || o.Distance != -1 {
+		t.Errorf("an empty text: %+v", o)
 	}
 	if err := srv.Close(); err != nil {
 		t.Error(err)
