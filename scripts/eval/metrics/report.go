@@ -65,7 +65,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	if svc == "" {
 		svc = "the real service (REST on loopback, embedded Pebble store)"
 	}
-	p("Measured by `scripts/eval` (issue 6) on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
+	p("Measured by `scripts/eval` on %s: %d labelled pairs, %d originals stored through %s.\n\n", m.Date, m.Pairs, m.Stored, svc)
 	p("- Command: `%s`\n- Machine: %s\n- Code: %s, fingerprint recipe %s\n- Default decision rule: the service's own answer at its default k = %d (a pair is detected when the check lists the original: candidates within k from the index rows and, when the index keeps LSH band rows, near-copies at any distance from the band rows, all confirmed by the service's decision rule, detect/ and decide/)\n", m.Command, m.Machine, m.Commit, m.Recipe, m.DefaultK)
 	for _, n := range m.Notes {
 		p("- %s\n", n)
@@ -78,7 +78,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	p("| pairs | TP | FP | TN | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|\n")
 	p("| %d | %d | %d | %d | %d | %s | %s | %s |\n\n", tot.N(), tot.TP, tot.FP, tot.TN, tot.FN, F(tot.Precision()), F(tot.Recall()), F(tot.F1()))
 	byBucket := Tally(os, rule, func(o Outcome) string { return o.Bucket })
-	p("| target (issue 6) | measured | met |\n|---|---|---|\n")
+	p("| target (pair benchmark) | measured | met |\n|---|---|---|\n")
 	for _, t := range Targets {
 		c := tot
 		if t.Bucket != "" {
