@@ -93,9 +93,11 @@ type Rule struct {
 	// text must be. Default 1.25.
 	ExcerptRatio float64
 	// ExcerptMinShare is the least share of a stored document a query
-	// contained in it must cover to be its excerpt (a truncation, a lead,
-	// most of it), rather than one passage of it (a sentence quoted from a
-	// long page, a mail quoted inside a reply: overlap). Default 0.5.
+	// contained in it must cover to be its excerpt (most of it), rather
+	// than one passage of it (a sentence quoted from a long page, a mail
+	// quoted inside a reply: overlap), unless the query begins as the
+	// stored document does (its lead key is the stored one's: a
+	// truncation, a teaser). Default 0.5.
 	ExcerptMinShare float64
 	// TextChars: documents under this many normalized characters keep
 	// their normalized text (Side.Text, the docs cell's text) for the
@@ -223,6 +225,22 @@ type Side struct {
 	// Template is what of the query is template (see Template); only the
 	// query side's is read.
 	Template Template
+	// Lead is the text's lead key (fingerprint.Sentences; 0 unknown) and
+	// Keys its stored text keys (which hold its lead key): a query whose
+	// lead is among a stored document's keys begins as that document does.
+	Lead uint64
+	Keys []uint64
+}
+
+// sameLead reports whether the query begins as the stored document does,
+// with a lead that is not template (a site's header that many documents
+// begin with says nothing).
+func sameLead(q, s Side) bool {
+	if q.Lead == 0 || !slices.Contains(s.Keys, q.Lead) {
+		return false
+	}
+	_, tmpl := slices.BinarySearch(q.Template.Keys, q.Lead)
+	return !tmpl
 }
 
 // Template is the part of a query that many stored documents share (a
@@ -434,7 +452,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		return v
 	}
 	switch {
-	case r.excerpt(qChars, sChars, v.QueryContainment) && v.StoredContainment >= r.ExcerptMinShare:
+	case r.excerpt(qChars, sChars, v.QueryContainment) && (v.StoredContainment >= r.ExcerptMinShare || sameLead(q, s)):
 		v.Relation, v.Clause = QueryIsExcerpt, ClauseContainment
 	case r.excerpt(sChars, qChars, v.StoredContainment):
 		v.Relation, v.Clause = StoredIsExcerpt, ClauseContainment
@@ -557,7 +575,7 @@ func (r Rule) aligned(q, s Side, v Verdict, guard bool) (Relation, bool) {
 		return "", false
 	}
 	switch {
-	case r.contains(al.WordsA, al.WeightA, al.OnlyA) && float64(al.WordsB-al.OnlyB) >= r.ExcerptMinShare*float64(al.WordsB):
+	case r.contains(al.WordsA, al.WeightA, al.OnlyA) && (float64(al.WordsB-al.OnlyB) >= r.ExcerptMinShare*float64(al.WordsB) || sameLead(q, s)):
 		return QueryIsExcerpt, true
 	case r.contains(al.WordsB, al.WeightB, al.OnlyB):
 		return StoredIsExcerpt, true

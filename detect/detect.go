@@ -72,7 +72,8 @@ func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, [
 // learned from its key rows, judged against each candidate under the
 // Judge's policy.
 func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) func(kvindex.Document, int) bool {
-	q := SideOf(newDoc)
+	q := querySide(newDoc.Sketch, newDoc.Chars, newDoc.ExactHash, newDoc.Body, newDoc.Bands.TextKeys())
+	q.Text = newDoc.Text
 	q.Template, _ = j.Template(newDoc.Body, keyDocs)
 	return func(stored kvindex.Document, distance int) bool {
 		return j.Rule.Judge(q, SideOf(stored), distance, k).Duplicate(j.Policy)
@@ -81,7 +82,19 @@ func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) f
 
 // SideOf is the rule's view of a stored document.
 func SideOf(d kvindex.Document) decide.Side {
-	return decide.Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text}
+	s := decide.Side{Sketch: d.Sketch, Chars: d.Chars, ExactHash: d.ExactHash, Text: d.Text, Keys: d.Bands.TextKeys()}
+	if d.Text != "" {
+		s.Lead, _ = fingerprint.Sentences(d.Text)
+	}
+	return s
+}
+
+// querySide is the rule's view of a query (or a new document) whose whole
+// normalized text is known.
+func querySide(sketch fingerprint.Sketch, chars int, exact uint64, text string, keys []uint64) decide.Side {
+	s := decide.Side{Sketch: sketch, Chars: chars, ExactHash: exact, Text: text, Keys: keys}
+	s.Lead, _ = fingerprint.Sentences(text)
+	return s
 }
 
 // Index is what a Detector reads (*kvindex.Index).
@@ -192,7 +205,7 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 	}
 	for n, i := range idx {
 		q := qs[i]
-		side := decide.Side{Sketch: q.Sketch, Chars: q.Chars, ExactHash: q.ExactHash, Text: q.Text}
+		side := querySide(q.Sketch, q.Chars, q.ExactHash, q.Text, q.Bands.TextKeys())
 		var lines []string
 		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
 		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
