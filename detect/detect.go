@@ -72,7 +72,7 @@ func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, [
 // learned from its key rows, judged against each candidate under the
 // Judge's policy.
 func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) func(kvindex.Document, int) bool {
-	q := querySide(newDoc.Sketch, newDoc.Chars, newDoc.ExactHash, newDoc.Body, newDoc.Bands.TextKeys())
+	q := querySide(newDoc.Sketch, newDoc.Chars, newDoc.ExactHash, newDoc.Body, newDoc.Bands.TextKeys(), 1)
 	q.Text = newDoc.Text
 	q.Template, _ = j.Template(newDoc.Body, keyDocs)
 	return func(stored kvindex.Document, distance int) bool {
@@ -90,10 +90,13 @@ func SideOf(d kvindex.Document) decide.Side {
 }
 
 // querySide is the rule's view of a query (or a new document) whose whole
-// normalized text is known.
-func querySide(sketch fingerprint.Sketch, chars int, exact uint64, text string, keys []uint64) decide.Side {
+// normalized text is known. Its lead key costs a pass over the text, so it
+// is found only for a query with candidates to judge.
+func querySide(sketch fingerprint.Sketch, chars int, exact uint64, text string, keys []uint64, candidates int) decide.Side {
 	s := decide.Side{Sketch: sketch, Chars: chars, ExactHash: exact, Text: text, Keys: keys}
-	s.Lead, _ = fingerprint.Sentences(text)
+	if candidates > 0 {
+		s.Lead, _ = fingerprint.Sentences(text)
+	}
 	return s
 }
 
@@ -205,7 +208,7 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 	}
 	for n, i := range idx {
 		q := qs[i]
-		side := querySide(q.Sketch, q.Chars, q.ExactHash, q.Text, q.Bands.TextKeys())
+		side := querySide(q.Sketch, q.Chars, q.ExactHash, q.Text, q.Bands.TextKeys(), len(res[n].Hits))
 		var lines []string
 		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
 		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
