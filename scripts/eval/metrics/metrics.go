@@ -238,8 +238,8 @@ func D(d int) string {
 	return fmt.Sprint(d)
 }
 
-// keysIn returns m's keys ordered by order first, then the rest sorted.
-func keysIn[V any](m map[string]V, order []string) []string {
+// KeysIn returns m's keys ordered by order first, then the rest sorted.
+func KeysIn[V any](m map[string]V, order []string) []string {
 	var out []string
 	for _, k := range order {
 		if _, ok := m[k]; ok {

@@ -90,7 +90,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 
 	table := func(title string, m map[string]Counts, order []string) {
 		p("\n### %s\n\n| group | pairs | positives | TP | FP | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|---|\n", title)
-		for _, k := range keysIn(m, order) {
+		for _, k := range KeysIn(m, order) {
 			c := m[k]
 			p("| %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", k, c.N(), c.TP+c.FN, c.TP, c.FP, c.FN, F(c.Precision()), F(c.Recall()), F(c.F1()))
 		}
@@ -115,7 +115,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		}
 		return o.Kind
 	})
-	for _, k := range keysIn(byKind, kinds.Order) {
+	for _, k := range KeysIn(byKind, kinds.Order) {
 		c := byKind[k]
 		sel := func(o Outcome) bool { return o.Kind == k }
 		med, _ := Quantile(os, 0.5, sel)
@@ -132,7 +132,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	p("| kind | zh | en | short | medium | long |\n|---|---|---|---|---|---|\n")
 	byKindLang := Tally(os, rule, func(o Outcome) string { return o.Kind + "/" + o.Lang })
 	byKindBucket := Tally(os, rule, func(o Outcome) string { return o.Kind + "/" + o.Bucket })
-	for _, k := range keysIn(byKind, kinds.Order) {
+	for _, k := range KeysIn(byKind, kinds.Order) {
 		rate := func(c Counts) string {
 			if kinds.Positive(k) {
 				return F(c.Recall())
@@ -151,7 +151,7 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 		}
 		return o.SizeClass
 	})
-	for _, k := range keysIn(bySize, sizeOrder) {
+	for _, k := range KeysIn(bySize, sizeOrder) {
 		c := bySize[k]
 		med, _ := Quantile(os, 0.5, func(o Outcome) bool { return o.Duplicate && o.SizeClass == k })
 		p("| %s | %d | %d | %s | %s |\n", k, c.N(), c.TP, F(c.Recall()), D(med))

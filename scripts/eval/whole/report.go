@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/simdex/simdex/scripts/eval/judge"
+	"github.com/simdex/simdex/scripts/eval/metrics"
 )
 
 // Target is one whole-corpus goal.
@@ -78,7 +79,7 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, sto
 	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
 	if len(m.Agreement) > 0 {
 		p(" The content criterion agrees with hand labels on")
-		for i, set := range keys(m.Agreement, []string{"choice", "validation"}) {
+		for i, set := range metrics.KeysIn(m.Agreement, []string{"choice", "validation"}) {
 			a := m.Agreement[set]
 			sep := ","
 			if i == 0 {
@@ -112,7 +113,7 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, sto
 		if all {
 			row("all", tot)
 		}
-		for _, k := range keys(m, order) {
+		for _, k := range metrics.KeysIn(m, order) {
 			row(k, m[k])
 		}
 	}
@@ -253,27 +254,8 @@ func f3(x float64) string { return fmt.Sprintf("%.3f", x) }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
-// keys returns m's keys: those in order first (in that order), then the
-// rest sorted.
-func keys[V any](m map[string]V, order []string) []string {
-	var out []string
-	for _, k := range order {
-		if _, ok := m[k]; ok {
-			out = append(out, k)
-		}
-	}
-	var rest []string
-	for k := range m {
-		if !slices.Contains(order, k) {
-			rest = append(rest, k)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
-}
-
 func sortedByCount(m map[string]int) []string {
-	ks := keys(m, nil)
+	ks := metrics.KeysIn(m, nil)
 	slices.SortStableFunc(ks, func(a, b string) int { return m[b] - m[a] })
 	return ks
 }
