@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -227,9 +228,20 @@ func align(ta, tb []token) Alignment {
 	i, j = n, m
 	flush()
 	moved := al.moves(ta, tb, hunks)
+	var swaps [][2]string // the single Han characters replaced, in order
 	for k, h := range hunks {
 		if !moved[k] {
-			al.hunk(ta, tb, h[0], h[1], h[2], h[3])
+			swaps = al.hunk(ta, tb, h[0], h[1], h[2], h[3], swaps)
+		}
+	}
+	// A wrong character from the input method is a slip, and slips do not
+	// repeat: the same character replaced by the same other one twice
+	// (余割 for 余弦, and again) is a word changed throughout.
+	for x := range swaps {
+		if slices.Contains(swaps[x+1:], swaps[x]) {
+			al.Typos--
+			al.Changed++
+			break
 		}
 	}
 	return al
@@ -297,11 +309,12 @@ func sameSentence(ts []token, p, q int) bool {
 }
 
 // hunk classifies the difference a[i0:i1] -> b[j0:j1] between two aligned
-// stretches.
-func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
+// stretches, and appends a single Han character replaced (a slip, unless
+// it repeats) to swaps.
+func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int, swaps [][2]string) [][2]string {
 	da, db := content(a[i0:i1]), content(b[j0:j1])
 	if len(da) == 0 && len(db) == 0 {
-		return // sentence ends or line breaks only: formatting
+		return swaps // sentence ends or line breaks only: formatting
 	}
 	if len(da) == 0 || len(db) == 0 {
 		// An insertion (or a drop): benign when it is whole sentences or
@@ -326,23 +339,23 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 		default:
 			al.Changed++
 		}
-		return
+		return swaps
 	}
 	if negated(da) || negated(db) {
 		al.Changed++
-		return
+		return swaps
 	}
 	switch {
 	case allKind(da, tokNum) && allKind(db, tokNum):
 		al.Numbers++
-		return
+		return swaps
 	case len(da) <= 2 && len(db) <= 2 && allKind(da, tokWord) && allKind(db, tokWord) && typo(join(da), join(db)):
 		// A slip that also split or joined words ("a lot" / "alot").
 		al.Typos++
-		return
+		return swaps
 	case len(da) != len(db):
 		al.Changed++
-		return
+		return swaps
 	}
 	// As many tokens on each side: each pair must be benign on its own,
 	// and at most one Han character may change (one wrong character is a
@@ -361,15 +374,23 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int) {
 			typos++
 		default:
 			al.Changed++
-			return
+			return swaps
 		}
 	}
 	if han > 1 {
 		al.Changed++
-		return
+		return swaps
 	}
 	al.Numbers += numbers
 	al.Typos += typos
+	if han == 1 {
+		for k := range da {
+			if da[k].kind == tokHan && da[k] != db[k] {
+				swaps = append(swaps, [2]string{da[k].s, db[k].s})
+			}
+		}
+	}
+	return swaps
 }
 
 // weight is the text weight of ts (Alignment.WeightA).

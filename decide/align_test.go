@@ -185,3 +185,22 @@ func FuzzAlign(f *testing.F) {
 		}
 	})
 }
+
+// TestAlignRepeatedHanSwapIsAWord: one Han character replaced once is a
+// slip of the input method; the same replacement twice is a word changed
+// throughout (cosecant for cosine), a different fact.
+func TestAlignRepeatedHanSwapIsAWord(t *testing.T) {
+	for _, tc := range []struct {
+		a, b    string
+		changed bool
+	}{
+		{"返回复数的双曲余割。复数的双曲余割可以表示为:", "返回复数的双曲余弦。复数的双曲余弦可以表示为:", true},
+		{"返回复数的双曲余割。复数的双曲余割可以表示为:", "返回复数的双曲余弦。复数的双曲余割可以表示为:", false},
+		{"天下难事，必作于易；天下大事，必作于细。", "天下难事，必作于易；天下大事，必做于细。", false},
+	} {
+		al, ok := Align(tc.a, tc.b)
+		if !ok || (al.Changed > 0) != tc.changed {
+			t.Errorf("%q / %q: %+v, want changed %v", tc.a, tc.b, al, tc.changed)
+		}
+	}
+}
