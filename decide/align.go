@@ -126,6 +126,10 @@ type Alignment struct {
 	// Changed counts content differences: words replaced by different
 	// words, words inserted into or dropped from a sentence, negations.
 	Changed int
+	// ChangedSentences counts the sentences of the first text holding a
+	// content difference: a reworded sentence is one, a term swapped
+	// throughout a text is many.
+	ChangedSentences int
 	// Moved counts stretches of two or more words moved, unchanged, within
 	// their sentence (clauses reordered): benign, as a reader reads the
 	// same statement.
@@ -229,9 +233,18 @@ func align(ta, tb []token) Alignment {
 	flush()
 	moved := al.moves(ta, tb, hunks)
 	var swaps [][2]string // the single Han characters replaced, in order
+	lastSent := -1        // the sentence of a's last content difference
 	for k, h := range hunks {
-		if !moved[k] {
-			swaps = al.hunk(ta, tb, h[0], h[1], h[2], h[3], swaps)
+		if moved[k] {
+			continue
+		}
+		before := al.Changed
+		swaps = al.hunk(ta, tb, h[0], h[1], h[2], h[3], swaps)
+		if al.Changed > before {
+			if s := sentenceOf(ta, h[0]); s != lastSent {
+				al.ChangedSentences++
+				lastSent = s
+			}
 		}
 	}
 	// A wrong character from the input method is a slip, and slips do not
@@ -391,6 +404,18 @@ func (al *Alignment) hunk(a, b []token, i0, i1, j0, j1 int, swaps [][2]string) [
 		}
 	}
 	return swaps
+}
+
+// sentenceOf returns the index of the sentence token i stands in (the
+// sentence ends and line breaks before it).
+func sentenceOf(ts []token, i int) int {
+	n := 0
+	for _, t := range ts[:min(i, len(ts))] {
+		if t.kind == tokBreak {
+			n++
+		}
+	}
+	return n
 }
 
 // weight is the text weight of ts (Alignment.WeightA).

@@ -122,6 +122,11 @@ type Rule struct {
 	// notice) is not a text of its own. Default 16 (eight words, sixteen
 	// Chinese characters).
 	ContainMinWeight int
+	// MaxChangedWords: two texts of ShortChars or more that resemble each
+	// other (MinJaccard) but not closely (under ShortMinJaccard), both
+	// known, are not near-identical when their alignment finds content
+	// differences in this many sentences (0: off). Default 3.
+	MaxChangedWords int
 	// TemplateMinDocs is the least number of stored documents a sentence
 	// must stand in to be template (0: no template detection). Default 5:
 	// a text stored a few times over (a syndicated article and its
@@ -144,7 +149,7 @@ func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25, ExcerptMinShare: 0.5,
 		TextChars: 1000, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
-		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8}
+		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8, MaxChangedWords: 3}
 }
 
 // Validate reports the first unusable setting.
@@ -436,7 +441,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		return v
 	}
 	short := qChars < r.ShortChars || sChars < r.ShortChars
-	if !short && v.Resemblance >= r.MinJaccard {
+	if !short && v.Resemblance >= r.MinJaccard && !r.rewritten(q, s, v) {
 		v.Relation, v.Clause = NearIdentical, ClauseResemblance
 		return v
 	}
@@ -616,4 +621,21 @@ func (r Rule) KeepText(chars int, text string, maxBytes int) string {
 		return text
 	}
 	return ""
+}
+
+// rewritten reports whether two texts whose feature sets resemble each
+// other, both known (under TextChars), differ in words here and there
+// throughout: content differences in MaxChangedWords or more sentences (a
+// sibling page, one name or term swapped everywhere), where a copy differs
+// in a sentence or two.
+func (r Rule) rewritten(q, s Side, v Verdict) bool {
+	if r.MaxChangedWords <= 0 || q.Text == "" || s.Text == "" || v.Resemblance >= r.ShortMinJaccard {
+		return false
+	}
+	qt, st := q.Text, s.Text
+	if len(q.Template.Keys) > 0 {
+		qt, st = stripTemplate(qt, q.Template.Keys), stripTemplate(st, q.Template.Keys)
+	}
+	al, ok := Align(qt, st)
+	return ok && al.ChangedSentences >= r.MaxChangedWords
 }

@@ -143,3 +143,29 @@ func TestLowInformationExact(t *testing.T) {
 		t.Errorf("an exact copy of a full text: %+v", v)
 	}
 }
+
+// TestRewrittenIsNotNearIdentical: two known texts whose feature sets
+// resemble each other but whose alignment changes words throughout (a
+// sibling page: one term swapped everywhere) are not near-identical; a
+// copy with one sentence reworded still is.
+func TestRewrittenIsNotNearIdentical(t *testing.T) {
+	r := DefaultRule()
+	base := "Open the chart floor dialog, where you can modify the properties of the chart floor. " +
+		"The chart floor is the lower area in three dimensional charts. This function is only available for three dimensional charts. " +
+		"Sets the formatting options for the selected line or the line that you want to draw. You can also add arrowheads to the line. " +
+		"Sets the transparency options for the fill that you apply to the selected object."
+	sibling := strings.NewReplacer("chart floor", "chart wall", "lower area", "back plane", "only available", "always available").Replace(base)
+	reworded := strings.Replace(base, "You can also add arrowheads to the line.", "Arrowheads can be added to the line too.", 1)
+	sk := seq(0, 40)
+	q := Side{Sketch: sk, Chars: len(base), Text: base}
+	near := seq(0, 30) // resemblance 0.75: above MinJaccard, under ShortMinJaccard
+	if v := r.Judge(q, Side{Sketch: near, Chars: len(sibling), Text: sibling}, 8, 3); v.Relation == NearIdentical {
+		t.Errorf("a sibling with a term swapped throughout: %+v, want not near-identical", v)
+	}
+	if v := r.Judge(q, Side{Sketch: near, Chars: len(reworded), Text: reworded}, 8, 3); v.Relation != NearIdentical {
+		t.Errorf("a copy with one sentence reworded: %+v, want near-identical", v)
+	}
+	if v := r.Judge(q, Side{Sketch: near, Chars: len(sibling)}, 8, 3); v.Relation != NearIdentical {
+		t.Errorf("without the stored text the resemblance decides: %+v", v)
+	}
+}
