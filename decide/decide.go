@@ -183,6 +183,8 @@ func (r Rule) Validate() error {
 		return fmt.Errorf("%w: ContainMaxOwn %v not in [0, 1]", ErrBadRule, r.ContainMaxOwn)
 	case r.ContainMinWeight < 0:
 		return fmt.Errorf("%w: ContainMinWeight %d < 0", ErrBadRule, r.ContainMinWeight)
+	case r.MaxChangedWords < 0:
+		return fmt.Errorf("%w: MaxChangedWords %d < 0", ErrBadRule, r.MaxChangedWords)
 	case r.TemplateMinContent < 0:
 		return fmt.Errorf("%w: TemplateMinContent %d < 0", ErrBadRule, r.TemplateMinContent)
 	case r.TemplateMinDocs < 0:
@@ -368,7 +370,6 @@ const (
 	ClauseAlignment   = "alignment"   // short texts aligned: benign differences only
 	ClauseContainment = "containment" // one text's features contained in the other's
 	ClauseTemplate    = "template"    // the query is all template: nothing left to compare
-	ClauseNone        = ""
 )
 
 // Verdict is the rule's answer for one stored document.

@@ -75,6 +75,7 @@ func TestValidate(t *testing.T) {
 		{MinContainment: 2}, {ExcerptMinChars: -1}, {MinContainment: 0.9, ExcerptRatio: 0.5},
 		{TextChars: -1}, {AlignMinJaccard: 1.1}, {AlignMinCommon: -0.5},
 		{TemplateMinDocs: -1}, {TemplateMinDocs: 3, TemplateRatio: 0.5},
+		{MaxChangedWords: -1}, {TemplateMinContent: -1}, {ExcerptMinShare: 1.5},
 	} {
 		if err := bad.Validate(); !errors.Is(err, ErrBadRule) {
 			t.Errorf("%+v: Validate = %v, want ErrBadRule", bad, err)
