@@ -1,10 +1,11 @@
 package fingerprint
 
 import (
+	"maps"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/go-ego/gse"
@@ -137,27 +138,32 @@ func BenchmarkNew(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/load")
 }
 
-// TestStartupCost logs the start-up time and memory (a log, not an
-// assertion: speed is for benchmarks).
-func TestStartupCost(t *testing.T) {
+// TestNewIsReproducible: every process (each server, the bulk loader,
+// compaction, simdexctl) loads its own Fingerprinter, and they must agree:
+// a second New loads the same dictionary and vocabulary and gives the same
+// results for every test text as the first. Start-up time and heap are
+// measured by BenchmarkNew.
+func TestNewIsReproducible(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the dictionaries again")
 	}
-	testFP(t) // the shared one first, so the measurement below is a second load
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	start := time.Now()
-	f, err := New(DefaultConfig())
+	a := testFP(t)
+	b, err := New(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	elapsed := time.Since(start)
-	runtime.GC()
-	runtime.ReadMemStats(&m1)
-	t.Logf("New: %v, heap +%.0f MiB, %d gse dictionary tokens, %d IDF and stop-word entries", elapsed,
-		float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/(1<<20), f.seg.Dict.NumTokens(), len(f.words))
-	runtime.KeepAlive(f)
+	if n := a.seg.Dict.NumTokens(); n == 0 || n != b.seg.Dict.NumTokens() {
+		t.Errorf("gse dictionary tokens: %d then %d", n, b.seg.Dict.NumTokens())
+	}
+	if len(a.words) == 0 || !maps.Equal(a.words, b.words) {
+		t.Errorf("IDF and stop-word table: %d entries, then %d (or different values)", len(a.words), len(b.words))
+	}
+	for _, td := range loadTexts(t) {
+		ra, rb := mustFP(t, a, td.doc), mustFP(t, b, td.doc)
+		if !reflect.DeepEqual(ra, rb) {
+			t.Errorf("%s: two Fingerprinters disagree: simhash %v / %v, sketch equal %v", td.name, ra.Simhash, rb.Simhash, reflect.DeepEqual(ra.Sketch, rb.Sketch))
+		}
+	}
 }
 
 var _ = gse.ZhIdf
