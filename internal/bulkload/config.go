@@ -53,6 +53,19 @@
 // and docs cells of the fingerprints in [i/n, (i+1)/n) of the 64-bit space.
 // n processes reading the same input build disjoint parts of one index (on
 // HBase, from n machines); the counters they add sum to the right totals.
+//
+// Where the code is: load.go runs the phases (Run) and config.go holds
+// their configuration; checkpoint.go keeps the checkpoint. Phase 1:
+// read.go reads the input, process.go parses and fingerprints its lines,
+// buffer.go buffers a batch's index entries and cells, rejects.go lists
+// its bad lines, and spill.go writes full buffers as sorted runs (runs.go
+// and cells.go are the run files of entries and of cells, runfile.go their
+// blocks). Phase 2: merge.go merges the runs into index rows, which rows.go
+// writes, and cellwrite.go writes the fp, band and docs cells, through
+// the store's ingest, batched puts (write.go) or HFiles (hbaseimport.go);
+// plan.go handles repeated ids. Phase 3: distinct.go counts the distinct
+// ids and fingerprints and adds the counters; dedup.go writes the
+// self-dedup report. shard.go says which shard writes what.
 package bulkload
 
 import (
