@@ -3,8 +3,6 @@ package bulkload
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -29,6 +27,7 @@ const (
 // the cell's timestamp; the stored value is empty, as an insert writes it.
 var cellKinds = [numCellKinds]string{"fpcells", "bandcells", "doccells"}
 
+// cellTables are the tables of the cell kinds.
 var cellTables = [numCellKinds]kvindex.Table{kvindex.TableFP, kvindex.TableBands, kvindex.TableDocs}
 
 // cellBytesPerRecord is the arena space each of the two cell buffers gets
@@ -93,6 +92,7 @@ func (l *loader) newSpillBufs(capN int) *spillBufs {
 	return b
 }
 
+// empty reports whether b holds no entry and no cell.
 func (b *spillBufs) empty() bool {
 	for _, e := range b.bufs {
 		if len(e) > 0 {
@@ -107,6 +107,8 @@ func (b *spillBufs) empty() bool {
 	return true
 }
 
+// nearlyFull reports whether a buffer could overflow with the next batch:
+// the spill buffers are spilled before it is committed.
 func (l *loader) nearlyFull(capN int) bool {
 	for _, b := range l.bufs {
 		if len(b)+l.cfg.BatchDocs > capN {
@@ -139,76 +141,86 @@ func (l *loader) entryKinds() int {
 // docQualifier is the docs cell's qualifier, as bytes.
 var docQualifier = []byte(kvindex.DocQualifier)
 
-// commitBatch writes the rejects of a processed batch and buffers its cells
-// and index entries.
+// commitBatch writes the rejects of a processed batch and buffers its
+// records' index entries and cells.
 func (l *loader) commitBatch(ctx context.Context, batch []item, file string) error {
 	buckets := l.ix.Buckets()
 	for i := range batch {
 		it := &batch[i]
 		if it.err != nil {
-			if errors.Is(it.err, errSkip) {
-				continue
+			if err := l.rejectLine(file, it.line, it.err); err != nil {
+				return err
 			}
-			if l.cfg.Strict {
-				return fmt.Errorf("%w: %s line %d: %v", ErrStrict, file, it.line, it.err)
-			}
-			b, _ := json.Marshal(reject{File: file, Line: it.line, Reason: it.err.Error()})
-			b = append(b, '\n')
-			if _, err := l.rejW.Write(b); err != nil {
-				return fmt.Errorf("bulkload: rejects file: %w", err)
-			}
-			l.cp.RejectsBytes += int64(len(b))
-			l.cp.Rejected++
-			l.pRejected.Add(1)
 			continue
 		}
-		l.cp.Records++
-		l.pRecords.Add(1)
-		fp := it.rec.fp
-		bucket := buckets.Of(it.rec.at)
-		for t, p := range l.perms {
-			v := p.Permute(fp)
-			if l.rowShard(t, v) == l.cfg.Shard {
-				l.bufs[t] = append(l.bufs[t], entry{key: v, aux: bucket})
-			}
-		}
-		if it.owned && it.fast {
-			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64(it.id)})
-			if l.cp.FPRuns {
-				l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
-			}
-			var row [8]byte
-			binary.BigEndian.PutUint64(row[:], uint64(fp))
-			l.cells[cellFP].add(row[:], it.id, it.vals[:it.fpLen])
-			l.cells[cellDoc].add(it.id, docQualifier, it.vals[it.fpLen:])
-		} else if it.owned {
-			l.bufs[l.T] = append(l.bufs[l.T], entry{key: xxhash.Sum64String(it.rec.id)})
-			if l.cp.FPRuns {
-				l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
-			}
-			for _, m := range it.muts {
-				switch {
-				case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
-					l.cells[cellFP].add(m.Row, m.Qualifier, m.Value)
-				case m.Kind == kvindex.Put && m.Table == kvindex.TableBands:
-					// The run value is the bucket (the cell's timestamp);
-					// the band cell itself is empty.
-					if !l.bandCells {
-						return fmt.Errorf("bulkload: band cells from input not expected to hold text")
-					}
-					var b [4]byte
-					binary.BigEndian.PutUint32(b[:], bucket)
-					l.cells[cellBand].add(m.Row, m.Qualifier, b[:])
-				case m.Kind == kvindex.Put && m.Table == kvindex.TableDocs:
-					l.cells[cellDoc].add(m.Row, m.Qualifier, m.Value)
-				default:
-					return fmt.Errorf("bulkload: unexpected document mutation %d of table %s", m.Kind, m.Table)
-				}
-			}
+		if err := l.bufferRecord(it, buckets.Of(it.rec.at)); err != nil {
+			return err
 		}
 	}
 	if err := l.rejW.Flush(); err != nil {
 		return fmt.Errorf("bulkload: rejects file: %w", err)
 	}
 	return ctx.Err()
+}
+
+// bufferRecord counts a good record and buffers its index entries of the
+// rows this shard writes (rowShard) and, when this shard owns its
+// fingerprint (docShard), its id hash, fingerprint and cells.
+func (l *loader) bufferRecord(it *item, bucket uint32) error {
+	l.cp.Records++
+	l.pRecords.Add(1)
+	fp := it.rec.fp
+	for t, p := range l.perms {
+		v := p.Permute(fp)
+		if l.rowShard(t, v) == l.cfg.Shard {
+			l.bufs[t] = append(l.bufs[t], entry{key: v, aux: bucket})
+		}
+	}
+	switch {
+	case !it.owned:
+		return nil
+	case it.fast:
+		l.bufferID(xxhash.Sum64(it.id), fp)
+		var row [8]byte
+		binary.BigEndian.PutUint64(row[:], uint64(fp))
+		l.cells[cellFP].add(row[:], it.id, it.vals[:it.fpLen])
+		l.cells[cellDoc].add(it.id, docQualifier, it.vals[it.fpLen:])
+		return nil
+	}
+	l.bufferID(xxhash.Sum64String(it.rec.id), fp)
+	return l.bufferMutations(it.muts, bucket)
+}
+
+// bufferID buffers an owned record's id hash and, when the checkpoint
+// keeps fps runs, its fingerprint: phase 3 counts them.
+func (l *loader) bufferID(idHash uint64, fp fingerprint.Fingerprint) {
+	l.bufs[l.T] = append(l.bufs[l.T], entry{key: idHash})
+	if l.cp.FPRuns {
+		l.bufs[l.T+1] = append(l.bufs[l.T+1], entry{key: uint64(fp)})
+	}
+}
+
+// bufferMutations buffers a document's fp, band and docs cells, given as
+// the mutations an online insert would apply (Index.DocMutations).
+func (l *loader) bufferMutations(muts []kvindex.Mutation, bucket uint32) error {
+	for _, m := range muts {
+		switch {
+		case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
+			l.cells[cellFP].add(m.Row, m.Qualifier, m.Value)
+		case m.Kind == kvindex.Put && m.Table == kvindex.TableBands:
+			// The run value is the bucket (the cell's timestamp);
+			// the band cell itself is empty.
+			if !l.bandCells {
+				return fmt.Errorf("bulkload: band cells from input not expected to hold text")
+			}
+			var b [4]byte
+			binary.BigEndian.PutUint32(b[:], bucket)
+			l.cells[cellBand].add(m.Row, m.Qualifier, b[:])
+		case m.Kind == kvindex.Put && m.Table == kvindex.TableDocs:
+			l.cells[cellDoc].add(m.Row, m.Qualifier, m.Value)
+		default:
+			return fmt.Errorf("bulkload: unexpected document mutation %d of table %s", m.Kind, m.Table)
+		}
+	}
+	return nil
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/simdex/simdex/kvindex"
 )
 
+// stageDir holds the sorted string tables staged for the store's ingest.
 func (l *loader) stageDir() string { return filepath.Join(l.cfg.CheckpointDir, "sst") }
 
 // cellWriter returns the writer of sorted cells of one table (kind names
-// its staging directory): the store's own (sstables ingested at commit)
-// or batches of puts.
+// its staging directory): HFiles that HBase bulk-loads (hbaseimport.go),
+// the store's own (sstables ingested at commit) or batches of puts.
 func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (kvindex.CellWriter, error) {
 	if w, ok, err := l.hfileCellWriter(ctx, t, kind); ok {
 		return w, err
@@ -86,8 +87,8 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 	if err != nil {
 		return 0, err
 	}
-	tw, timed := w.(timedPutter)
-	buckets := l.ix.Buckets()
+	bw := bandWriter{w: w, buckets: l.ix.Buckets(), skip: skipBand}
+	bw.tw, bw.timed = w.(timedPutter)
 	var written int64
 	// Without fps runs the distinct fingerprints are the fp table's
 	// distinct rows (a row is a fingerprint; with a plan, whose count is
@@ -112,22 +113,11 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 		case skipFP != nil && skipFP[fpID{binary.BigEndian.Uint64(row), string(qual)}]:
 			continue // the fp cell of a superseded record
 		case i == cellBand:
-			band, h, err := kvindex.ParseBandRowKey(row)
-			if err != nil || len(val) != 4 {
-				return 0, errors.Join(fmt.Errorf("bulkload: band cell run: row %x, value of %d bytes: %v", row, len(val), err), w.Abort())
-			}
-			if skipBand != nil && skipBand[bandID{band, h, string(qual)}] {
-				continue // the band cell of a superseded record
-			}
-			if timed {
-				err = tw.PutAt(row, qual, []byte{}, buckets.Start(binary.BigEndian.Uint32(val)))
-			} else {
-				err = w.Put(row, qual, []byte{})
-			}
+			b, err := bw.put(row, qual, val)
 			if err != nil {
 				return 0, errors.Join(err, w.Abort())
 			}
-			written += int64(len(row) + len(qual))
+			written += b
 			continue
 		}
 		if err := w.Put(row, qual, val); err != nil {
@@ -143,4 +133,37 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 		l.fpCount = runCount{n: fps}
 	}
 	return written, l.commit(ctx, w, cellKinds[i])
+}
+
+// bandWriter writes band cells from their run: a run value is the
+// document's time bucket, which becomes the cell's timestamp when the
+// writer stamps cells (timed), as an insert writes it; the stored value is
+// empty. The band cells of superseded records (skip) are left out.
+type bandWriter struct {
+	w       kvindex.CellWriter
+	tw      timedPutter
+	timed   bool
+	buckets kvindex.Buckets
+	skip    map[bandID]bool
+}
+
+// put writes one band cell and returns the bytes written (0 for a skipped
+// one).
+func (bw *bandWriter) put(row, qual, val []byte) (int64, error) {
+	band, h, err := kvindex.ParseBandRowKey(row)
+	if err != nil || len(val) != 4 {
+		return 0, fmt.Errorf("bulkload: band cell run: row %x, value of %d bytes: %v", row, len(val), err)
+	}
+	if bw.skip != nil && bw.skip[bandID{band, h, string(qual)}] {
+		return 0, nil // the band cell of a superseded record
+	}
+	if bw.timed {
+		err = bw.tw.PutAt(row, qual, []byte{}, bw.buckets.Start(binary.BigEndian.Uint32(val)))
+	} else {
+		err = bw.w.Put(row, qual, []byte{})
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(row) + len(qual)), nil
 }

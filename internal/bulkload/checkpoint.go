@@ -74,32 +74,22 @@ func loadID(inputs []inputInfo, shard, shards int) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
+// cpPath is the checkpoint file.
 func (l *loader) cpPath() string { return filepath.Join(l.cfg.CheckpointDir, "checkpoint.json") }
 
+// loadCheckpoint reads the checkpoint of a load of files, or starts a fresh
+// one when there is none. A checkpoint of other inputs, another shard or an
+// unreadable version is refused rather than resumed.
 func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
-	var infos []inputInfo
-	for _, f := range files {
-		if f == "-" {
-			infos = append(infos, inputInfo{Name: "-", Size: -1})
-			continue
-		}
-		st, err := os.Stat(f)
-		if err != nil {
-			return fmt.Errorf("bulkload: input: %w", err)
-		}
-		abs, _ := filepath.Abs(f)
-		infos = append(infos, inputInfo{Name: abs, Size: st.Size()})
+	infos, err := inputInfos(files)
+	if err != nil {
+		return err
 	}
 	fresh := checkpoint{Version: checkpointVersion, Inputs: infos, Shard: l.cfg.Shard, Shards: l.cfg.Shards,
 		LoadID: loadID(infos, l.cfg.Shard, l.cfg.Shards), FPRuns: l.cfg.DedupPath != ""}
 	b, err := os.ReadFile(l.cpPath())
 	if errors.Is(err, os.ErrNotExist) {
-		l.cp = fresh
-		if l.cp.FreshIndex, err = l.noRowsInRange(ctx); err != nil {
-			return err
-		}
-		l.cp.FreshDocs, err = l.tablesEmpty(ctx, kvindex.TableDocs, kvindex.TableFP)
-		return err
+		return l.startCheckpoint(ctx, fresh)
 	}
 	if err != nil {
 		return fmt.Errorf("bulkload: checkpoint: %w", err)
@@ -121,6 +111,38 @@ func (l *loader) loadCheckpoint(ctx context.Context, files []string) error {
 	l.cp = cp
 	l.cfg.Logger.Info("resuming bulk load", "file", cp.File, "line", cp.Line, "records", cp.Records, "runs", cp.Runs, "phase1_done", cp.Phase1Done)
 	return nil
+}
+
+// inputInfos names the input files by absolute path and size, which a
+// resumed load must find unchanged.
+func inputInfos(files []string) ([]inputInfo, error) {
+	var infos []inputInfo
+	for _, f := range files {
+		if f == "-" {
+			infos = append(infos, inputInfo{Name: "-", Size: -1})
+			continue
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("bulkload: input: %w", err)
+		}
+		abs, _ := filepath.Abs(f)
+		infos = append(infos, inputInfo{Name: abs, Size: st.Size()})
+	}
+	return infos, nil
+}
+
+// startCheckpoint starts a load with the fresh checkpoint cp, noting
+// whether the tables it writes are empty: rows are then written without
+// reading them first, and no loaded id can already be stored.
+func (l *loader) startCheckpoint(ctx context.Context, cp checkpoint) error {
+	l.cp = cp
+	var err error
+	if l.cp.FreshIndex, err = l.noRowsInRange(ctx); err != nil {
+		return err
+	}
+	l.cp.FreshDocs, err = l.tablesEmpty(ctx, kvindex.TableDocs, kvindex.TableFP)
+	return err
 }
 
 var (

@@ -29,27 +29,36 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 		addDocs, addFPs = l.plan.NewDocs, l.plan.FPDelta
 		l.sum.Fingerprints = l.plan.Fingerprints
 	}
-	// The marker makes the counter addition happen once per load.
+	if err := l.addCounters(ctx, addDocs, addFPs); err != nil {
+		return nil, err
+	}
+	return multi, nil
+}
+
+// addCounters adds docs and fps to the index's counters, once per load:
+// with them it puts a marker cell (meta row "bulkload", qualifier the load
+// id), and a rerun that finds the marker adds nothing.
+func (l *loader) addCounters(ctx context.Context, docs, fps int64) error {
 	markerRow, markerQual := []byte("bulkload"), []byte(l.cp.LoadID)
 	rows, err := l.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: markerRow}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, c := range rows[0].Cells {
 		if string(c.Qualifier) == string(markerQual) {
-			return multi, nil // added by an earlier (interrupted) run
+			return nil // added by an earlier (interrupted) run
 		}
 	}
-	muts := l.ix.CounterMutations(addDocs, addFPs)
+	muts := l.ix.CounterMutations(docs, fps)
 	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: markerQual,
-		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", addDocs, addFPs, l.cfg.Shard, l.cfg.Shards)})
+		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", docs, fps, l.cfg.Shard, l.cfg.Shards)})
 	if err := l.ix.Apply(ctx, muts); err != nil {
-		return nil, err
+		return err
 	}
 	if f, ok := l.ix.Store().(flusher); ok {
-		return multi, f.Flush()
+		return f.Flush()
 	}
-	return multi, nil
+	return nil
 }
 
 // runCount is what distinct found over one kind of runs.

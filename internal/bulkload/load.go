@@ -167,32 +167,16 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
-	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters(), maxCellBytes: ix.Config().MaxCellBytes}
-	l.T = len(l.perms)
-	if l.cfg.DedupK == -1 {
-		l.cfg.DedupK = ix.Layout().K
-	}
-	if l.cfg.DedupK > ix.Layout().K {
-		return Summary{}, fmt.Errorf("%w: dedup k %d above the layout's K %d", ErrConfig, l.cfg.DedupK, ix.Layout().K)
-	}
-	l.phase.Store("read")
-	if err := os.MkdirAll(cfg.CheckpointDir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("bulkload: %w", err)
-	}
-	files, err := expandInputs(cfg.Inputs)
+	l, err := newLoader(ix, cfg)
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := l.loadCheckpoint(ctx, files); err != nil {
+	files, err := l.open(ctx)
+	if err != nil {
 		return Summary{}, err
 	}
 	if fin := l.cp.Finished; fin != nil {
-		s := *fin
-		s.Resumed = true
-		cfg.Logger.Info("bulk load already finished (remove the checkpoint directory to load again)", "checkpoint", l.cpPath(),
-			"records", s.Records, "documents", s.Documents, "fingerprints", s.Fingerprints)
-		// A kill after the mark may have left runs behind.
-		return s, l.removeRuns()
+		return l.alreadyFinished(*fin)
 	}
 	l.bandCells = ix.HasBands() && mayHoldText(cfg.Format, files)
 	for _, in := range l.cp.Inputs {
@@ -207,6 +191,52 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	if err != nil {
 		return l.sum, err
 	}
+	return l.finish()
+}
+
+// newLoader makes the state of a Run of cfg (with its defaults) into ix.
+func newLoader(ix Index, cfg Config) (*loader, error) {
+	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters(), maxCellBytes: ix.Config().MaxCellBytes}
+	l.T = len(l.perms)
+	if l.cfg.DedupK == -1 {
+		l.cfg.DedupK = ix.Layout().K
+	}
+	if l.cfg.DedupK > ix.Layout().K {
+		return nil, fmt.Errorf("%w: dedup k %d above the layout's K %d", ErrConfig, l.cfg.DedupK, ix.Layout().K)
+	}
+	l.phase.Store("read")
+	return l, nil
+}
+
+// open makes the checkpoint directory, lists the input files and reads the
+// checkpoint (or starts one).
+func (l *loader) open(ctx context.Context) ([]string, error) {
+	if err := os.MkdirAll(l.cfg.CheckpointDir, 0o755); err != nil {
+		return nil, fmt.Errorf("bulkload: %w", err)
+	}
+	files, err := expandInputs(l.cfg.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.loadCheckpoint(ctx, files); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// alreadyFinished answers a rerun of a finished load with its summary
+// and writes nothing: the index already holds the load.
+func (l *loader) alreadyFinished(s Summary) (Summary, error) {
+	s.Resumed = true
+	l.cfg.Logger.Info("bulk load already finished (remove the checkpoint directory to load again)", "checkpoint", l.cpPath(),
+		"records", s.Records, "documents", s.Documents, "fingerprints", s.Fingerprints)
+	// A kill after the mark may have left runs behind.
+	return s, l.removeRuns()
+}
+
+// finish marks the checkpoint finished with the summary and deletes the
+// spill runs.
+func (l *loader) finish() (Summary, error) {
 	s := l.sum
 	// The runs are only needed to finish or redo this load: mark it
 	// finished first, so that a kill in between leaves a checkpoint that
@@ -219,37 +249,25 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 	if err := l.removeRuns(); err != nil {
 		return s, err
 	}
-	cfg.Logger.Info("bulk load done", "records", s.Records, "rejected", s.Rejected, "documents", s.Documents,
+	l.cfg.Logger.Info("bulk load done", "records", s.Records, "rejected", s.Rejected, "documents", s.Documents,
 		"fingerprints", s.Fingerprints, "duplicate_ids", s.DuplicateIDs, "index_rows", s.IndexRows,
 		"duplicate_pairs", s.DuplicatePairs, "duplicate_documents", s.DuplicateDocuments,
 		"bytes_written", s.BytesWritten, "seconds", s.Duration.Seconds(), "resumed", s.Resumed)
 	return s, nil
 }
 
+// run runs the phases a load has left: reading the input into sorted runs
+// (phase 1, unless the checkpoint says it is done), merging them into the
+// tables (phase 2), counting and adding the counters (phase 3) and the
+// dedup report.
 func (l *loader) run(ctx context.Context, files []string) error {
-	t0 := time.Now()
 	if !l.cp.Phase1Done {
-		if err := l.openRejects(); err != nil {
+		if err := l.readInput(ctx, files); err != nil {
 			return err
 		}
-		err := l.phase1(ctx, files)
-		err = errors.Join(err, l.closeRejects())
-		if err != nil {
-			return err
-		}
-		l.cfg.Logger.Info("input read", "records", l.cp.Records, "runs", l.cp.Runs, "seconds", time.Since(t0).Seconds())
 	}
-	t0 = time.Now()
-	l.sum.Records, l.sum.Rejected = l.cp.Records, l.cp.Rejected
-	l.sum.InputBytes, l.sum.Runs = l.cp.InputBytes, l.cp.Runs
-	l.sum.BytesWritten = l.cp.BytesWritten
-	l.phase.Store("merge")
-	if l.cfg.onPhase != nil {
-		l.cfg.onPhase("merge")
-	}
-	for _, p := range l.perms {
-		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
-	}
+	t0 := time.Now()
+	l.startMergePhase()
 	if l.cp.FPRuns {
 		// The fingerprint count reads only the fps runs: it overlaps the
 		// merge. Its goroutine stops with ctx and is joined before run
@@ -277,6 +295,36 @@ func (l *loader) run(ctx context.Context, files []string) error {
 		}
 	}
 	return nil
+}
+
+// readInput is phase 1 with the rejects file open.
+func (l *loader) readInput(ctx context.Context, files []string) error {
+	t0 := time.Now()
+	if err := l.openRejects(); err != nil {
+		return err
+	}
+	err := l.phase1(ctx, files)
+	err = errors.Join(err, l.closeRejects())
+	if err != nil {
+		return err
+	}
+	l.cfg.Logger.Info("input read", "records", l.cp.Records, "runs", l.cp.Runs, "seconds", time.Since(t0).Seconds())
+	return nil
+}
+
+// startMergePhase takes the read phase's counts into the summary and sets
+// up the merge phase's progress (an estimate of the rows it writes).
+func (l *loader) startMergePhase() {
+	l.sum.Records, l.sum.Rejected = l.cp.Records, l.cp.Rejected
+	l.sum.InputBytes, l.sum.Runs = l.cp.InputBytes, l.cp.Runs
+	l.sum.BytesWritten = l.cp.BytesWritten
+	l.phase.Store("merge")
+	if l.cfg.onPhase != nil {
+		l.cfg.onPhase("merge")
+	}
+	for _, p := range l.perms {
+		l.totalRows += min(int64(1)<<min(p.PrefixBits, 62), l.cp.Records) / int64(l.cfg.Shards)
+	}
 }
 
 // String formats a summary for people.

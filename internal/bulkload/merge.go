@@ -29,9 +29,7 @@ var errRepeatedIDs = errors.New("bulkload: the load repeats ids")
 // seconds later. If ids do repeat, every staged table is dropped unseen
 // and the phase runs again with the plan.
 func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
-	_, ingests := l.ix.Store().(cellIngester)
-	indexFirst := l.cfg.IndexFirst || !ingests
-	if !l.cp.PlanDone && l.cp.FreshDocs && l.cp.FreshIndex && !indexFirst {
+	if !l.cp.PlanDone && l.cp.FreshDocs && l.cp.FreshIndex && !l.indexFirst() {
 		pairs, err := l.phase2Run(ctx, true)
 		if !errors.Is(err, errRepeatedIDs) {
 			return pairs, err
@@ -47,6 +45,14 @@ func (l *loader) phase2(ctx context.Context) ([][2]uint64, error) {
 	return l.phase2Run(ctx, false)
 }
 
+// indexFirst reports whether the merge phase writes the cell tables after
+// every index row (Config.IndexFirst, implied for stores without a
+// sorted-cell ingest).
+func (l *loader) indexFirst() bool {
+	_, ingests := l.ix.Store().(cellIngester)
+	return l.cfg.IndexFirst || !ingests
+}
+
 // unjoin lists the errors of an errors.Join (or err itself).
 func unjoin(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -55,99 +61,112 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
+// mergeRun is one run of the merge phase: what its jobs share, and what
+// they wrote. mu guards errs, the counts and pairs: the jobs run on
+// several goroutines.
+type mergeRun struct {
+	plan    *plan
+	noIndex map[uint64]bool
+	// start and startCPU are when the run began (for its log lines).
+	start    time.Time
+	startCPU time.Duration
+
+	mu                     sync.Mutex
+	errs                   []error
+	rows, entries, written int64
+	pairs                  [][2]uint64
+}
+
 // phase2Run is one run of the merge phase: with the plan, or (speculate)
 // without one, its commits waiting for the id count (idsCounted).
 func (l *loader) phase2Run(ctx context.Context, speculate bool) (pairs [][2]uint64, err error) {
 	var p *plan
 	if speculate {
-		done := make(chan struct{})
-		l.idsCounted = done
-		go func() {
-			defer close(done)
-			_, _ = l.idCount(ctx) // cached: commit reads it
-		}()
-		defer func() {
-			<-done // joined on every return
-			l.idsCounted = nil
-			if err == nil {
-				// As ensurePlan records a load that needs no plan.
-				l.cp.PlanDone, l.cp.HasPlan = true, false
-				if serr := l.saveCheckpoint(); serr != nil {
-					err = fmt.Errorf("bulkload: checkpoint: %w", serr)
-				}
-			}
-		}()
+		end := l.speculate(ctx)
+		defer func() { err = end(err) }()
 	} else {
 		if p, err = l.ensurePlan(ctx); err != nil {
 			return nil, err
 		}
 	}
 	l.plan = p
-	noIndex := p.noIndexSet()
-	var mu sync.Mutex // protects pairs, errs and the summary counts below
-	var errs []error
-	var rows, entries, written int64
+	r := &mergeRun{plan: p, noIndex: p.noIndexSet()}
 	// Staged sstables of an interrupted run are garbage: every table is
 	// rewritten.
 	if err := os.RemoveAll(l.stageDir()); err != nil {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	l.applySem = make(chan struct{}, max(1, l.cfg.InFlight))
-	start, startCPU := time.Now(), processCPU()
-	_, ingests := l.ix.Store().(cellIngester)
-	indexFirst := l.cfg.IndexFirst || !ingests
+	r.start, r.startCPU = time.Now(), processCPU()
+	indexFirst := l.indexFirst()
 	// The band runs are empty unless the load may hold text for an index
 	// with bands: then the bands table is not written at all.
 	kinds := []int{cellFP, cellDoc}
 	if l.bandCells {
 		kinds = []int{cellFP, cellBand, cellDoc}
 	}
-	cells := func(i int) {
-		js := time.Now()
-		b, err := l.writeCells(ctx, i, p)
-		l.cfg.Logger.Debug("cells written", "table", cellKinds[i], "started", js.Sub(start).Seconds(), "seconds", time.Since(js).Seconds())
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		written += b
-	}
-	table := func(t int) {
-		js := time.Now()
-		st, p, err := l.mergeTable(ctx, t, noIndex)
-		l.cfg.Logger.Debug("index table written", "table", l.kindName(t), "started", js.Sub(start).Seconds(), "seconds", time.Since(js).Seconds())
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		rows += st.rows
-		entries += st.entries
-		written += st.bytes
-		pairs = append(pairs, p...)
-	}
 	// Jobs start in this order, longest first: the fp and docs cells take
 	// one and a half to two times as long as an index table (a Pebble key
-	// per document each), and one that started last ran alone for the
-	// last ~3 s of a 10^7 load's ~9 s phase (the jobs used to race for
-	// the workers).
+	// per document each), and one that started last would run alone for
+	// the last ~3 s of a 10^7 load's ~9 s phase.
 	var jobs []func()
 	if !indexFirst {
 		// Ingested tables become visible atomically, each at its commit,
 		// and one process owns the store: no order to keep.
 		for _, i := range kinds {
-			jobs = append(jobs, func() { cells(i) })
+			jobs = append(jobs, func() { l.cellsJob(ctx, r, i) })
 		}
 	}
 	for t := range l.T {
-		jobs = append(jobs, func() { table(t) })
+		jobs = append(jobs, func() { l.tableJob(ctx, r, t) })
 	}
+	runJobs(min(max(1, l.cfg.Workers), len(jobs)), jobs)
+	if indexFirst {
+		l.cellsAfterIndex(ctx, r, kinds)
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return nil, err
+	}
+	if err := l.applyStoreChanges(ctx, p); err != nil {
+		return nil, err
+	}
+	l.sum.IndexRows, l.sum.IndexEntries = r.rows, r.entries
+	l.sum.BytesWritten += r.written
+	slices.SortFunc(r.pairs, func(a, b [2]uint64) int { return slices.Compare(a[:], b[:]) })
+	return slices.Compact(r.pairs), nil
+}
+
+// speculate starts the id count beside a merge phase run without a plan:
+// the run's commits wait for it (idsCounted). The returned end, called
+// with the run's error on every return, joins the count and, when the run
+// succeeded, records that the load needs no plan, as ensurePlan records
+// it.
+func (l *loader) speculate(ctx context.Context) (end func(err error) error) {
+	done := make(chan struct{})
+	l.idsCounted = done
+	go func() {
+		defer close(done)
+		_, _ = l.idCount(ctx) // cached: commit reads it
+	}()
+	return func(err error) error {
+		<-done
+		l.idsCounted = nil
+		if err == nil {
+			l.cp.PlanDone, l.cp.HasPlan = true, false
+			if serr := l.saveCheckpoint(); serr != nil {
+				err = fmt.Errorf("bulkload: checkpoint: %w", serr)
+			}
+		}
+		return err
+	}
+}
+
+// runJobs runs jobs on n goroutines, each taking the next job not yet
+// started, and returns when every job is done.
+func runJobs(n int, jobs []func()) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(max(1, l.cfg.Workers), len(jobs)) {
+	for range n {
 		wg.Go(func() {
 			for j := next.Add(1) - 1; j < int64(len(jobs)); j = next.Add(1) - 1 {
 				jobs[j]()
@@ -155,40 +174,71 @@ func (l *loader) phase2Run(ctx context.Context, speculate bool) (pairs [][2]uint
 		})
 	}
 	wg.Wait()
-	if indexFirst {
-		// The index's write order, for stores that servers read during
-		// the load: every index row, then the fp cells, then the docs
-		// cells, so that no document is visible before its fingerprint
-		// is findable.
-		docsStart, docsCPU := time.Now(), processCPU()
-		l.cfg.Logger.Info("index tables written", "rows", rows, "entries", entries, "seconds", docsStart.Sub(start).Seconds(),
-			"cpu_seconds", (docsCPU - startCPU).Seconds())
-		l.phase.Store("docs")
-		if l.cfg.onPhase != nil {
-			l.cfg.onPhase("docs")
-		}
-		for _, i := range kinds {
-			if len(errs) > 0 {
-				break
-			}
-			cells(i)
-		}
-		l.cfg.Logger.Info("fp, band and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := l.applyStoreChanges(ctx, p); err != nil {
-		return nil, err
-	}
-	l.sum.IndexRows, l.sum.IndexEntries = rows, entries
-	l.sum.BytesWritten += written
-	slices.SortFunc(pairs, func(a, b [2]uint64) int { return slices.Compare(a[:], b[:]) })
-	return slices.Compact(pairs), nil
 }
 
+// cellsJob writes the cells of kind i (cellFP, cellBand, cellDoc) and adds
+// the outcome to r.
+func (l *loader) cellsJob(ctx context.Context, r *mergeRun, i int) {
+	js := time.Now()
+	b, err := l.writeCells(ctx, i, r.plan)
+	l.cfg.Logger.Debug("cells written", "table", cellKinds[i], "started", js.Sub(r.start).Seconds(), "seconds", time.Since(js).Seconds())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	r.written += b
+}
+
+// tableJob merges and writes index table t and adds the outcome to r.
+func (l *loader) tableJob(ctx context.Context, r *mergeRun, t int) {
+	js := time.Now()
+	st, pairs, err := l.mergeTable(ctx, t, r.noIndex)
+	l.cfg.Logger.Debug("index table written", "table", l.kindName(t), "started", js.Sub(r.start).Seconds(), "seconds", time.Since(js).Seconds())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	r.rows += st.rows
+	r.entries += st.entries
+	r.written += st.bytes
+	r.pairs = append(r.pairs, pairs...)
+}
+
+// cellsAfterIndex writes the cell tables of kinds one after the other,
+// once every index table is written: the index's write order, for stores
+// that servers read during the load. Every index row comes first, then
+// the fp cells, then the band cells, then the docs cells, so that no
+// document is visible before its fingerprint is findable. It stops at the
+// first error.
+func (l *loader) cellsAfterIndex(ctx context.Context, r *mergeRun, kinds []int) {
+	docsStart, docsCPU := time.Now(), processCPU()
+	l.cfg.Logger.Info("index tables written", "rows", r.rows, "entries", r.entries, "seconds", docsStart.Sub(r.start).Seconds(),
+		"cpu_seconds", (docsCPU - r.startCPU).Seconds())
+	l.phase.Store("docs")
+	if l.cfg.onPhase != nil {
+		l.cfg.onPhase("docs")
+	}
+	for _, i := range kinds {
+		if len(r.errs) > 0 {
+			break
+		}
+		l.cellsJob(ctx, r, i)
+	}
+	l.cfg.Logger.Info("fp, band and docs cells written", "seconds", time.Since(docsStart).Seconds(), "cpu_seconds", (processCPU() - docsCPU).Seconds())
+}
+
+// tableStats is what mergeTable wrote: rows, index entries (residuals)
+// and bytes.
 type tableStats struct{ rows, entries, bytes int64 }
 
+// mergeTable merges index table t's runs into rows and writes them,
+// leaving out the fingerprints in noIndex. It returns what it wrote and,
+// when a dedup report is asked for, the near-duplicate pairs within the
+// rows.
 func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool) (tableStats, [][2]uint64, error) {
 	var st tableStats
 	var pairs [][2]uint64
@@ -209,9 +259,10 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 		}()
 	}
 	// The merge runs on a goroutine of its own, a batch of rows ahead of
-	// the rows' encoding and writing here: the last table of the merge
-	// phase otherwise ran on one core (~0.6 s of a 10^7 load's ~6.4 s
-	// phase). stop ends it early; it is joined before mergeTable returns.
+	// the rows' encoding and writing here: otherwise the last table of
+	// the merge phase would run on one core (~0.6 s of a 10^7 load's
+	// ~6.4 s phase). stop ends it early; it is joined before mergeTable
+	// returns.
 	full, free, stop := make(chan *rowRun, 1), make(chan *rowRun, 2), make(chan struct{})
 	for range 2 {
 		free <- &rowRun{}
@@ -229,21 +280,8 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 		if err := ctx.Err(); err != nil {
 			return st, nil, err
 		}
-		start := 0
-		for _, end := range b.ends {
-			row := b.es[start:end]
-			start = end
-			n, bytes, err := l.writeRow(ctx, t, row, &rb)
-			if err != nil {
-				return st, nil, err
-			}
-			st.rows++
-			st.entries += int64(n)
-			st.bytes += bytes
-			l.pRows.Add(1)
-			if l.cfg.DedupPath != "" {
-				pairs = l.rowPairs(t, row, pairs)
-			}
+		if pairs, err = l.writeRowRun(ctx, t, b, &rb, &st, pairs); err != nil {
+			return st, nil, err
 		}
 		select {
 		case free <- b:
@@ -256,6 +294,29 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 		return st, pairs, err
 	}
 	return st, pairs, nil
+}
+
+// writeRowRun writes the rows of a batch from the merge of table t,
+// counting them in st, and appends their near-duplicate pairs to pairs
+// when a dedup report is asked for.
+func (l *loader) writeRowRun(ctx context.Context, t int, b *rowRun, rb *rowBatch, st *tableStats, pairs [][2]uint64) ([][2]uint64, error) {
+	start := 0
+	for _, end := range b.ends {
+		row := b.es[start:end]
+		start = end
+		n, bytes, err := l.writeRow(ctx, t, row, rb)
+		if err != nil {
+			return pairs, err
+		}
+		st.rows++
+		st.entries += int64(n)
+		st.bytes += bytes
+		l.pRows.Add(1)
+		if l.cfg.DedupPath != "" {
+			pairs = l.rowPairs(t, row, pairs)
+		}
+	}
+	return pairs, nil
 }
 
 // rowRun is a batch of whole index rows from the merge: es holds the

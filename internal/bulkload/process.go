@@ -48,6 +48,8 @@ func (l *loader) processBatch(batch []item, format string) {
 	wg.Wait()
 }
 
+// processItem parses one line (a document's is fingerprinted too) and
+// encodes the record's cells, or sets it.err.
 func (l *loader) processItem(it *item, format string, doc *kvindex.Document) {
 	if it.long {
 		it.err = fmt.Errorf("line longer than %d bytes", MaxLineBytes)
@@ -57,21 +59,22 @@ func (l *loader) processItem(it *item, format string, doc *kvindex.Document) {
 		l.processFPItem(it, doc)
 		return
 	}
-	var rec record
-	var err error
+	l.processDocItem(it)
+}
+
+// processDocItem is processItem for a JSON document line: the document is
+// fingerprinted, and its cells (fp, docs and, when the index keeps band
+// rows, band cells) are encoded as the mutations an online insert writes.
+func (l *loader) processDocItem(it *item) {
+	rec, err := parseDocLine(it.text)
 	var text string // a short document's normalized text, for its docs cell (decide.Rule.KeepText)
-	if format == FormatDocs {
-		rec, err = parseDocLine(it.text)
-		if err == nil {
-			var res fingerprint.Result
-			res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
-			rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
-			rec.sketch, rec.chars, rec.bands = res.Sketch, res.Chars, res.Bands
-			text = decide.DefaultRule().KeepText(res.Chars, res.Text, kvindex.MaxTextBytes)
-			rec.title, rec.text = "", ""
-		}
-	} else {
-		rec, err = parseFPLine(it.text)
+	if err == nil {
+		var res fingerprint.Result
+		res, err = l.fpr.Fingerprint(fingerprint.Document{Title: rec.title, Body: rec.text})
+		rec.fp, rec.titleFP, rec.exact = res.Simhash, res.TitleSimhash, res.ExactHash
+		rec.sketch, rec.chars, rec.bands = res.Sketch, res.Chars, res.Bands
+		text = decide.DefaultRule().KeepText(res.Chars, res.Text, kvindex.MaxTextBytes)
+		rec.title, rec.text = "", ""
 	}
 	it.text = nil
 	if err != nil {
@@ -81,8 +84,8 @@ func (l *loader) processItem(it *item, format string, doc *kvindex.Document) {
 	it.rec = rec
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
 	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands, Text: text}
-	// DocMutations validates the id (the same ValidateID error as a
-	// separate check gave: the first thing it checks), time and attributes.
+	// DocMutations validates the id first (a bad one is rejected with
+	// ValidateID's error), then the time and attributes.
 	muts, err := l.ix.DocMutations(d)
 	if err != nil {
 		it.err = err

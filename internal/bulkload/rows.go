@@ -5,14 +5,20 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 )
 
 // rowBatch takes the cells of rows written without a read (into a fresh
-// index), in key order, and holds the buffers writeRow reuses.
+// index), in key order, and holds the buffers writeRow reuses from row to
+// row.
 type rowBatch struct {
-	w       kvindex.CellWriter
-	slot    []int32 // bucket - lo -> position in buckets (writeRow)
+	w    kvindex.CellWriter
+	slot []int32 // bucket - lo -> position in buckets (bySlot)
+	// bySlot: the current row's buckets are indexed through slot, from
+	// bucket lo; otherwise by a binary search of buckets.
+	bySlot  bool
+	lo      uint32
 	flat    []uint64
 	pairs   []bucketResidual
 	sorted  []bucketResidual
@@ -38,18 +44,86 @@ type bucketSet struct {
 	residuals []uint64
 }
 
-// writeRow writes one row's base sets. Into an index that had no rows in
-// this shard's range when the load started, the cells are put directly (a
-// resumed load rewrites identical cells); otherwise they are merged under
-// the row lock with what the row holds.
+// writeRow writes one row's base sets and returns the number of entries
+// (distinct bucket and residual pairs) and the bytes written. Into an
+// index that had no rows in this shard's range when the load started, the
+// cells are put directly (a resumed load rewrites identical cells);
+// otherwise they are merged under the row lock with what the row holds.
 func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) (int, int64, error) {
 	p := l.perms[t]
 	prefix := p.Prefix(es[0].key)
 	row := kvindex.IndexRowKey(nil, t, prefix, p.PrefixBits)
-	// es is sorted by (residual, bucket): regroup by (bucket, residual)
-	// with a stable counting placement over the row's few buckets.
-	pairs, ours, bs := rb.pairs[:0], rb.ours[:0], rb.buckets[:0]
-	lo, hi := es[0].aux, es[0].aux
+	sets, ours, n := rb.bucketSets(p, es)
+	rbits := 64 - p.PrefixBits
+	if l.cp.FreshIndex {
+		written, err := l.putRow(rb.w, row, rbits, sets)
+		if err != nil {
+			return 0, 0, err
+		}
+		return n, written, nil
+	}
+	written, err := l.updateRow(ctx, row, rbits, sets, ours)
+	return n, written, err
+}
+
+// putRow writes the base sets of a row known to be empty straight to w
+// (what BaseSetMutations would put, without the mutations) and returns
+// the bytes written.
+func (l *loader) putRow(w kvindex.CellWriter, row []byte, rbits int, sets []bucketSet) (int64, error) {
+	var written int64
+	for _, bs := range sets {
+		cells, err := kvindex.EncodeBaseSet(bs.residuals, rbits, l.maxCellBytes)
+		if err != nil {
+			return 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
+		}
+		for i, c := range cells {
+			q := kvindex.BaseQualifier(bs.bucket, i)
+			written += int64(len(row) + len(q) + len(c))
+			if err := w.Put(row, q, c); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return written, nil
+}
+
+// updateRow merges a row's base sets with what the row holds, under the
+// row lock (UpdateRow), and returns the bytes written.
+func (l *loader) updateRow(ctx context.Context, row []byte, rbits int, sets []bucketSet, ours []uint64) (int64, error) {
+	var written int64
+	err := l.ix.UpdateRow(ctx, row, func(cur kvindex.Row) ([]kvindex.Mutation, error) {
+		muts, err := l.rowMutations(row, rbits, sets, ours, &cur)
+		written = 0
+		for _, m := range muts {
+			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
+		}
+		return muts, err
+	})
+	return written, err
+}
+
+// bucketSets regroups a row's entries, sorted by (residual, bucket), into
+// one set of sorted, distinct residuals per time bucket, buckets in
+// order. It also returns the row's distinct residuals (ours) and the
+// number of distinct (bucket, residual) pairs. The results live in rb's
+// buffers until the next call.
+func (rb *rowBatch) bucketSets(p fingerprint.Permuter, es []entry) (sets []bucketSet, ours []uint64, n int) {
+	pairs, ours, lo, hi := rb.pairsOf(p, es)
+	rb.indexBuckets(pairs, lo, hi)
+	if len(rb.buckets) > 1 {
+		pairs = rb.sortByBucket(pairs)
+	}
+	pairs = slices.Compact(pairs)
+	sets = rb.setsOf(pairs)
+	rb.pairs, rb.sets, rb.ours = pairs, sets, ours
+	return sets, ours, len(pairs)
+}
+
+// pairsOf lists a row's (bucket, residual) pairs in the order of es, its
+// distinct residuals, and its lowest and highest bucket.
+func (rb *rowBatch) pairsOf(p fingerprint.Permuter, es []entry) (pairs []bucketResidual, ours []uint64, lo, hi uint32) {
+	pairs, ours = rb.pairs[:0], rb.ours[:0]
+	lo, hi = es[0].aux, es[0].aux
 	for i, e := range es {
 		r := p.Residual(e.key)
 		pairs = append(pairs, bucketResidual{e.aux, r})
@@ -58,12 +132,18 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 		}
 		lo, hi = min(lo, e.aux), max(hi, e.aux)
 	}
-	// The row's buckets and each one's position among them: through a
-	// table over lo..hi when the span is small (a row's buckets are
-	// usually a few consecutive ones), else by binary search.
-	var slot []int32
+	return pairs, ours, lo, hi
+}
+
+// indexBuckets lists the row's distinct buckets in order (rb.buckets) and
+// sets up bucketIndex: through a table over lo..hi when the span is small
+// (a row's buckets are usually a few consecutive ones), else by binary
+// search.
+func (rb *rowBatch) indexBuckets(pairs []bucketResidual, lo, hi uint32) {
+	bs := rb.buckets[:0]
+	rb.bySlot, rb.lo = false, lo
 	if span := uint64(hi-lo) + 1; span <= maxSlotSpan {
-		slot = slices.Grow(rb.slot[:0], int(span))[:span]
+		slot := slices.Grow(rb.slot[:0], int(span))[:span]
 		clear(slot)
 		for _, pr := range pairs {
 			slot[pr.bucket-lo] = 1
@@ -74,7 +154,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 				bs = append(bs, lo+uint32(j))
 			}
 		}
-		rb.slot = slot
+		rb.slot, rb.bySlot = slot, true
 	} else {
 		for _, pr := range pairs {
 			if k, found := slices.BinarySearch(bs, pr.bucket); !found {
@@ -82,40 +162,50 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 			}
 		}
 	}
-	bucketIndex := func(b uint32) int {
-		if slot != nil {
-			return int(slot[b-lo])
-		}
-		k, _ := slices.BinarySearch(bs, b)
-		return k
-	}
-	if len(bs) > 1 {
-		counts := rb.counts[:0]
-		for range bs {
-			counts = append(counts, 0)
-		}
-		for _, pr := range pairs {
-			counts[bucketIndex(pr.bucket)]++
-		}
-		pos := 0
-		for k, c := range counts {
-			counts[k] = pos
-			pos += c
-		}
-		sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
-		for _, pr := range pairs {
-			k := bucketIndex(pr.bucket)
-			sorted[counts[k]] = pr
-			counts[k]++
-		}
-		rb.sorted, rb.counts = pairs, counts
-		pairs = sorted
-	}
 	rb.buckets = bs
-	pairs = slices.Compact(pairs)
-	n := len(pairs)
-	// The residual slices of all buckets share one backing array, reused
-	// across rows (the sets are encoded before writeRow returns).
+}
+
+// bucketIndex is bucket b's position among the row's buckets
+// (indexBuckets).
+func (rb *rowBatch) bucketIndex(b uint32) int {
+	if rb.bySlot {
+		return int(rb.slot[b-rb.lo])
+	}
+	k, _ := slices.BinarySearch(rb.buckets, b)
+	return k
+}
+
+// sortByBucket orders pairs, sorted by residual, by (bucket, residual)
+// with a stable counting placement over the row's few buckets. The sorted
+// pairs go into rb's spare buffer, which pairs' buffer then becomes.
+func (rb *rowBatch) sortByBucket(pairs []bucketResidual) []bucketResidual {
+	counts := rb.counts[:0]
+	for range rb.buckets {
+		counts = append(counts, 0)
+	}
+	for _, pr := range pairs {
+		counts[rb.bucketIndex(pr.bucket)]++
+	}
+	pos := 0
+	for k, c := range counts {
+		counts[k] = pos
+		pos += c
+	}
+	sorted := slices.Grow(rb.sorted[:0], len(pairs))[:len(pairs)]
+	for _, pr := range pairs {
+		k := rb.bucketIndex(pr.bucket)
+		sorted[counts[k]] = pr
+		counts[k]++
+	}
+	rb.sorted, rb.counts = pairs, counts
+	return sorted
+}
+
+// setsOf cuts pairs, sorted by (bucket, residual) and distinct, into one
+// set per bucket. The residual slices of all buckets share one backing
+// array, reused across rows (the sets are encoded before writeRow
+// returns).
+func (rb *rowBatch) setsOf(pairs []bucketResidual) []bucketSet {
 	flat := slices.Grow(rb.flat[:0], len(pairs))[:len(pairs)]
 	rb.flat = flat
 	sets := rb.sets[:0]
@@ -128,36 +218,7 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 			last.residuals = flat[i-len(last.residuals) : i+1 : i+1]
 		}
 	}
-	rb.pairs, rb.sets, rb.ours = pairs, sets, ours
-	if l.cp.FreshIndex {
-		// The row is empty: its base sets go straight to the writer
-		// (what BaseSetMutations would put, without the mutations).
-		var written int64
-		for _, bs := range sets {
-			cells, err := kvindex.EncodeBaseSet(bs.residuals, 64-p.PrefixBits, l.maxCellBytes)
-			if err != nil {
-				return 0, 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
-			}
-			for i, c := range cells {
-				q := kvindex.BaseQualifier(bs.bucket, i)
-				written += int64(len(row) + len(q) + len(c))
-				if err := rb.w.Put(row, q, c); err != nil {
-					return 0, 0, err
-				}
-			}
-		}
-		return n, written, nil
-	}
-	var written int64
-	err := l.ix.UpdateRow(ctx, row, func(cur kvindex.Row) ([]kvindex.Mutation, error) {
-		muts, err := l.rowMutations(row, 64-p.PrefixBits, sets, ours, &cur)
-		written = 0
-		for _, m := range muts {
-			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-		}
-		return muts, err
-	})
-	return n, written, err
+	return sets
 }
 
 // rowMutations builds a row's base-set mutations, merged with the row's

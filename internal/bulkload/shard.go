@@ -1,10 +1,10 @@
 package bulkload
 
-import (
-	"math/bits"
-)
+import "math/bits"
 
-// docShard is the shard that writes fp's fp and docs cells.
+// docShard is the shard that writes the fp, band and docs cells of the
+// documents with fingerprint fp: fp's position in the 64-bit space, times
+// n.
 func (l *loader) docShard(fp uint64) int {
 	hi, _ := bits.Mul64(fp, uint64(l.cfg.Shards))
 	return int(hi)

@@ -14,8 +14,12 @@ import (
 // buffers' size to the memory charged; two keep two cores busy).
 func (l *loader) spillWorkers() int { return max(1, min(l.cfg.Workers, 2)) }
 
+// runName is the file name of spill n's run of kind (an entry kind,
+// kindName, or a cell kind, cellKinds).
 func runName(n int, kind string) string { return fmt.Sprintf("run-%06d-%s.sdx", n, kind) }
 
+// kindName names entry buffer b: index table b ("t00".."tNN"), the id
+// hashes ("ids") or the fingerprints ("fps").
 func (l *loader) kindName(b int) string {
 	switch b {
 	case l.T:
@@ -24,6 +28,27 @@ func (l *loader) kindName(b int) string {
 		return "fps"
 	}
 	return fmt.Sprintf("t%02d", b)
+}
+
+// runPaths lists the run files of one kind over every spill.
+func (l *loader) runPaths(kind string) []string {
+	var out []string
+	for n := range l.cp.Runs {
+		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, kind)))
+	}
+	return out
+}
+
+// spillRunPaths lists the run files of spill n (what spill writes).
+func (l *loader) spillRunPaths(n int) []string {
+	var out []string
+	for _, k := range cellKinds {
+		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, k)))
+	}
+	for b := range l.entryKinds() {
+		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, l.kindName(b))))
+	}
+	return out
 }
 
 // spill sorts and writes every buffer as run number cp.Runs, on the
@@ -42,13 +67,34 @@ func (l *loader) spill() error {
 	return nil
 }
 
+// spillLast spills what the buffers hold at the end of the input, on the
+// calling goroutine, and waits until every spill's runs are synced and its
+// checkpoint saved: the read phase's next save is its last.
+func (l *loader) spillLast() error {
+	// The background spill first: it uses the sort scratches too.
+	if err := l.waitSpillSaved(); err != nil {
+		return err
+	}
+	runs := l.cp.Runs
+	if err := l.spill(); err != nil {
+		return err
+	}
+	if l.cp.Runs > runs {
+		if err := syncRuns(l.cfg.CheckpointDir, l.spillRunPaths(runs)); err != nil {
+			return fmt.Errorf("bulkload: spill: %w", err)
+		}
+	}
+	return l.waitSynced()
+}
+
 // spillAsync starts the spill of the buffers as run number cp.Runs in the
 // background and gives the input the other set of buffers. The background
 // goroutine then hands the runs to syncSpill with the checkpoint of this
-// moment (l.cp as it is now, counting the run), while reading goes on. A
-// spill used to stop the reading: ~0.2-0.35 s per spill, about half of a
-// 10^7 load's read phase. The previous spill is joined first (it owns the
-// other set and the sort scratches), so spills happen in order.
+// moment (l.cp as it is now, counting the run), while reading goes on: a
+// spill on the reading goroutine would stop the reading for ~0.2-0.35 s
+// each time, about half of a 10^7 load's read phase in all. The previous
+// spill is joined first (it owns the other set and the sort scratches), so
+// spills happen in order.
 func (l *loader) spillAsync(capN int) error {
 	if err := l.waitSpillSaved(); err != nil {
 		return err
@@ -84,11 +130,11 @@ func (l *loader) spillAsync(capN int) error {
 // save is done the previous checkpoint stands: a load killed meanwhile
 // resumes from the previous spill and rewrites this one's runs under the
 // same names. Nothing waits for these goroutines until the end of the
-// read phase (waitSynced): at 10^8 a spill's ~200 MB took 1.2-2 s to
+// read phase (waitSynced): at 10^8 a spill's ~200 MB takes 1.2-2 s to
 // reach the disk, and a spill that waited for the previous one's sync
-// made the disk the read phase's pace (~60 s instead of ~40 s of CPU).
-// A failed sync or save is reported at the next spill and the end; no
-// later checkpoint is saved after it.
+// would make the disk the read phase's pace (~60 s instead of ~40 s of
+// CPU). A failed sync or save is reported at the next spill and the end;
+// no later checkpoint is saved after it.
 func (l *loader) syncSpill(paths []string, cp checkpoint) {
 	prev := l.syncTail
 	done := make(chan struct{})
@@ -108,75 +154,6 @@ func (l *loader) syncSpill(paths []string, cp checkpoint) {
 	})
 }
 
-// waitSynced joins every spill's sync and checkpoint save and returns the
-// first error of one.
-func (l *loader) waitSynced() error {
-	l.syncWG.Wait()
-	l.syncTail = nil
-	if e := l.syncErr.Load(); e != nil {
-		return fmt.Errorf("bulkload: saving a spill's checkpoint: %w", *e)
-	}
-	return nil
-}
-
-// writeSpill sorts and writes the buffers of b as run number run and
-// empties them.
-func (l *loader) writeSpill(b *spillBufs, run int) error {
-	// The T+4 buffers are sorted and written by spillWorkers goroutines,
-	// each with its own sort scratch (charged to the memory bound in
-	// bufferCap), so that a spill keeps the cores busy.
-	type job struct {
-		cell int // index into b.cells, or -1
-		buf  int // index into b.bufs, or -1
-	}
-	jobs := make(chan job, len(b.cells)+len(b.bufs))
-	for i := range b.cells {
-		jobs <- job{cell: i, buf: -1}
-	}
-	for i := range b.bufs {
-		jobs <- job{cell: -1, buf: i}
-	}
-	close(jobs)
-	spillStart := time.Now()
-	n := l.spillWorkers()
-	for len(l.scratches) < n {
-		l.scratches = append(l.scratches, nil)
-		l.cellScratches = append(l.cellScratches, nil)
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for w := range n {
-		wg.Go(func() {
-			for j := range jobs {
-				if errs[w] != nil {
-					continue
-				}
-				if j.cell >= 0 {
-					c := &b.cells[j.cell]
-					l.cellScratches[w] = c.sort(l.cellScratches[w])
-					if _, err := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(run, cellKinds[j.cell])), c); err != nil {
-						errs[w] = fmt.Errorf("bulkload: spill: %w", err)
-					}
-					c.reset()
-					continue
-				}
-				es := b.bufs[j.buf]
-				l.scratches[w] = sortEntries(es, l.scratches[w])
-				if _, err := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(run, l.kindName(j.buf))), es); err != nil {
-					errs[w] = fmt.Errorf("bulkload: spill: %w", err)
-				}
-				b.bufs[j.buf] = es[:0]
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	l.cfg.Logger.Debug("spilled run", "run", run, "seconds", time.Since(spillStart).Seconds())
-	return nil
-}
-
 // waitSpillSaved joins the pending spill save, if any, and returns its
 // error.
 func (l *loader) waitSpillSaved() error {
@@ -191,16 +168,84 @@ func (l *loader) waitSpillSaved() error {
 	return nil
 }
 
-// spillRunPaths lists the run files of spill n (what spill writes).
-func (l *loader) spillRunPaths(n int) []string {
-	var out []string
-	for _, k := range cellKinds {
-		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, k)))
+// waitSynced joins every spill's sync and checkpoint save and returns the
+// first error of one.
+func (l *loader) waitSynced() error {
+	l.syncWG.Wait()
+	l.syncTail = nil
+	if e := l.syncErr.Load(); e != nil {
+		return fmt.Errorf("bulkload: saving a spill's checkpoint: %w", *e)
 	}
-	for b := range l.entryKinds() {
-		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, l.kindName(b))))
+	return nil
+}
+
+// spillJob is one buffer of a spill to sort and write: a cell buffer or an
+// entry buffer.
+type spillJob struct {
+	cell int // index into spillBufs.cells, or -1
+	buf  int // index into spillBufs.bufs, or -1
+}
+
+// writeSpill sorts and writes the buffers of b as run number run and
+// empties them.
+func (l *loader) writeSpill(b *spillBufs, run int) error {
+	// The buffers (each cell kind's and each entry kind's) are sorted and
+	// written by spillWorkers goroutines, each with its own sort scratch
+	// (charged to the memory bound in bufferCap), so that a spill keeps
+	// the cores busy.
+	jobs := make(chan spillJob, len(b.cells)+len(b.bufs))
+	for i := range b.cells {
+		jobs <- spillJob{cell: i, buf: -1}
 	}
-	return out
+	for i := range b.bufs {
+		jobs <- spillJob{cell: -1, buf: i}
+	}
+	close(jobs)
+	spillStart := time.Now()
+	n := l.spillWorkers()
+	for len(l.scratches) < n {
+		l.scratches = append(l.scratches, nil)
+		l.cellScratches = append(l.cellScratches, nil)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			for j := range jobs {
+				if errs[w] == nil {
+					errs[w] = l.writeSpillJob(b, run, w, j)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	l.cfg.Logger.Debug("spilled run", "run", run, "seconds", time.Since(spillStart).Seconds())
+	return nil
+}
+
+// writeSpillJob sorts one buffer of b with worker w's scratch, writes it
+// as its run of spill run and empties it.
+func (l *loader) writeSpillJob(b *spillBufs, run, w int, j spillJob) error {
+	var err error
+	if j.cell >= 0 {
+		c := &b.cells[j.cell]
+		l.cellScratches[w] = c.sort(l.cellScratches[w])
+		if _, werr := writeCellRun(filepath.Join(l.cfg.CheckpointDir, runName(run, cellKinds[j.cell])), c); werr != nil {
+			err = fmt.Errorf("bulkload: spill: %w", werr)
+		}
+		c.reset()
+		return err
+	}
+	es := b.bufs[j.buf]
+	l.scratches[w] = sortEntries(es, l.scratches[w])
+	if _, werr := writeRun(filepath.Join(l.cfg.CheckpointDir, runName(run, l.kindName(j.buf))), es); werr != nil {
+		err = fmt.Errorf("bulkload: spill: %w", werr)
+	}
+	b.bufs[j.buf] = es[:0]
+	return err
 }
 
 // removeRuns deletes the spill runs of a finished load.
@@ -219,12 +264,4 @@ func (l *loader) removeRuns() error {
 		return fmt.Errorf("bulkload: removing the runs of a finished load: %w", err)
 	}
 	return nil
-}
-
-func (l *loader) runPaths(kind string) []string {
-	var out []string
-	for n := range l.cp.Runs {
-		out = append(out, filepath.Join(l.cfg.CheckpointDir, runName(n, kind)))
-	}
-	return out
 }
