@@ -1,10 +1,11 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,16 @@ import (
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// run is the command as cmd/bulkload's main runs it: the arguments parsed
+// into a Config, then the load.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := ParseArgs(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	return Run(ctx, cfg, stdin, stderr)
+}
 
 // TestStoreFlags: the store flags and their SIMDEX_* variables are checked
 // before anything is opened; a flag wins over the environment.
