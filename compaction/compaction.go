@@ -1,5 +1,5 @@
 // Package compaction keeps a simdex index compact and inside its retention
-// window (DESIGN.md section 3). A run:
+// window (docs/ARCHITECTURE.md, "Bulk load and compaction"). A run:
 //
 //  1. expires documents older than the retention window (when one is set):
 //     each is deleted through the index, exactly as a DELETE request would,

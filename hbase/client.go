@@ -23,7 +23,8 @@ import (
 // lookups/s from independent clients is about half of them (the store
 // call's p99 was 1.4-2x the RPC's on a 2-core machine); at 4 few wait, and
 // at 16 busy clients they still share RPCs (lookups/s 0-18% below 1's in
-// interleaved rounds, far above never sharing; BENCHMARKS.md, session 13).
+// interleaved rounds, far above never sharing;
+// benchmarks/2026-11-26-hbase-lookups.md).
 const DefaultMultiInFlight = 4
 
 // Config configures a Client. The zero value is not usable: ZooKeeper is

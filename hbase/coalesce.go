@@ -26,7 +26,7 @@ import (
 // RPCs to matter. Counted in RPCs, a limit of 1 made a lookup that came
 // while another one was in flight wait for it: at 2,000 lookups/s from
 // independent clients that is most of them, and it doubled the p99 of the
-// store call (BENCHMARKS.md, session 13). Counted in callers, a few
+// store call (benchmarks/2026-11-26-hbase-lookups.md). Counted in callers, a few
 // concurrent lookups each go at once, while at 16 busy clients nearly
 // every call is beyond the limit and they share RPCs as before.
 //

@@ -10,7 +10,7 @@ import (
 // table of its own; in the embedded store each is a key range.
 type Table uint8
 
-// The logical tables (DESIGN.md section 2, docs/FORMAT.md).
+// The logical tables (docs/ARCHITECTURE.md; byte layouts in docs/FORMAT.md).
 const (
 	// TableIndex holds one row per (permutation table, prefix): base-set,
 	// delta and tombstone cells of residuals.

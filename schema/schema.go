@@ -146,14 +146,15 @@ func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t
 //     Not on the index family (NONE): its rows are a few short cells with
 //     long values, so the encoding saves little space, and seeking in a
 //     FAST_DIFF block decodes keys on every Get of a lookup; NONE cut the
-//     region server's CPU per lookup by about a third (BENCHMARKS.md,
-//     "HBase-side cost per lookup").
+//     region server's CPU per lookup by about a third
+//     (benchmarks/2026-11-23-hbase-lookup-cost.md).
 //   - BLOCKSIZE=4096 (index only; HBase's default is 64 KiB): a Get finds
 //     its row by a linear scan of the cells of one data block, and with
 //     64 KiB blocks of ~500 index rows that scan was ~70% of the region
 //     server's handler CPU (JFR); 4 KiB blocks cut the HBase CPU per
-//     lookup by about 40% (BENCHMARKS.md, area hbperf). The block index
-//     grows 16x (a few MB per 10^8 fingerprints) and is cached like data.
+//     lookup by about 40% (benchmarks/2026-11-23-hbase-region-server.md).
+//     The block index grows 16x (a few MB per 10^8 fingerprints) and is
+//     cached like data.
 //   - BLOOMFILTER=ROW: every read is a whole-row Get.
 //   - VERSIONS=1: simdex never reads old versions.
 //   - NEW_VERSION_BEHAVIOR=true: a delete marker does not hide a later put

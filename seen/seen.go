@@ -1,4 +1,4 @@
-// Package seen keeps per-user seen sets for feeds (simdex issue 10): which
+// Package seen keeps per-user seen sets for feeds: which
 // items a user has been shown, so a candidate list can drop them, and, since
 // simdex knows fingerprints, which candidates are near-duplicates of
 // something the user has seen.

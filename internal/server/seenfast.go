@@ -25,7 +25,7 @@ import (
 //
 // Why: encoding/json decoded the 500 ids of a filter through reflection,
 // scanning the body twice and allocating one string per id: about half of
-// the handler's CPU (BENCHMARKS.seenrest.md). Here the body is converted
+// the handler's CPU (benchmarks/2026-11-23-seen.md). Here the body is converted
 // to one string once and every id without escapes is a substring of it,
 // so decoding allocates a handful of slices however many ids there are.
 

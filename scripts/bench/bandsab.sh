@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A/B of check by text with LSH band rows on and off (BENCHMARKS.md, "Session 4:
-# check by text with LSH band rows", and BENCHMARKS.bandcost.md), runs interleaved so
+# A/B of check by text with LSH band rows on and off (benchmarks/2026-11-23-rest.md,
+# "Check by text with LSH band rows", and benchmarks/2026-11-23-lsh-cost.md), runs interleaved so
 # that every variant sees the same minutes of machine load. Each run: a fresh embedded
 # store of SEED documents seeded by fingerprint through the batch endpoint, one server
 # process, then `loadgen --mode check-text` (the ~1.2 KB Chinese article, varied per

@@ -31,7 +31,7 @@
 # at first). SIMDEX_BENCH_STORES (default "hbase pebble") picks the stores measured.
 # SIMDEX_BENCH_ROUNDS (default 1) repeats the closed and open
 # loops that many times per store: on a 2-core VM one 15 s run's p99 varies
-# by 2x from run to run (BENCHMARKS.md, session 9), so judge a tail by
+# by 2x from run to run (benchmarks/2026-11-25-hbase-lookups.md), so judge a tail by
 # several rounds. Each run prints loadgen's own lateness (open loop) and
 # the server's histograms: the handler, the store call and the HBase Multi
 # RPC, to see where a request's time went. Then, with the server stopped,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The REST numbers of BENCHMARKS.md ("Quiet-machine run"): a fresh embedded store
+# The REST numbers of BENCHMARKS.md (detail: benchmarks/2026-11-24-rest.md): a fresh embedded store
 # of 10^6 documents seeded through the batch endpoint, then check by fingerprint
 # (8 and 16 connections), check by text, and the fingerprinting ceiling, all with
 # scripts/bench/loadgen on loopback. Run from the repository root; takes ~7 minutes.

@@ -23,7 +23,8 @@
 #   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
 #
 # The handler, Netty, RPC server and collector knobs are for experiments; the
-# defaults stay HBase's (BENCHMARKS.md: 8 handlers instead of 30 and ZGC
+# defaults stay HBase's (benchmarks/2026-11-23-hbase-rest.md and
+# benchmarks/2026-11-26-hbase-lookups.md: 8 handlers instead of 30 and ZGC
 # instead of G1 made no measurable difference to lookups on a 2-core machine;
 # SimpleRpcServer spent ~10% less region-server CPU per lookup at 2,000/s,
 # with no difference in p99 that the host's noise let show).

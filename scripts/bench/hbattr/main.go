@@ -1,6 +1,6 @@
 // Command hbattr creates simdex's tables in a new namespace with the index
 // family's attributes overridden, for measuring what each attribute costs a
-// lookup (BENCHMARKS.md, "HBase-side cost per lookup"). Load the namespace
+// lookup (benchmarks/2026-11-23-hbase-lookup-cost.md). Load the namespace
 // afterwards with scripts/bench/hbsrvload (which finds the tables there).
 //
 //	go run ./scripts/bench/hbattr -namespace e1 IS_MOB=- NEW_VERSION_BEHAVIOR=false

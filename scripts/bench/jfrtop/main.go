@@ -1,7 +1,7 @@
 // Command jfrtop sums a Java Flight Recorder CPU profile of the HBase region
 // server by thread group, by what a Get spends its time on, and by top
 // frame, so "where does a lookup's HBase CPU go" has numbers
-// (BENCHMARKS.md, area hbperf).
+// (benchmarks/2026-11-23-hbase-region-server.md).
 //
 //	jcmd <jvm pid> JFR.start duration=30s filename=/tmp/rs.jfr settings=profile
 //	jfr print --events jdk.ExecutionSample --stack-depth 96 /tmp/rs.jfr | go run ./scripts/bench/jfrtop

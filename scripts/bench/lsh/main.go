@@ -12,8 +12,8 @@
 // the text. Band hashes are drawn from a pool sized so that a query meets
 // -false-cands unrelated documents in its band rows on average: the rate of
 // band collisions between unrelated texts measured on the evaluation corpus
-// (BENCHMARKS.lsh.md: 4.4e-6 per stored document for b=32, r=4, i.e. 4.4 per
-// lookup at 10^6 documents).
+// (benchmarks/2026-11-23-lsh-quality.md: 4.4e-6 per stored document for
+// b=32, r=4, i.e. 4.4 per lookup at 10^6 documents).
 package main
 
 import (

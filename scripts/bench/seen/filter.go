@@ -51,9 +51,8 @@ type filterRun struct {
 // Content-Length, the body; RESP: the array reply) and decodes it fully
 // into a seen flag per candidate; the flags (and, for REST, the user, the
 // kept and dropped ids) are compared with the store's answers after it.
-// (Session 5's client timed REST through net/http's client and stopped the
-// clock before decoding either answer; until session 5 the Redis client
-// also formatted its command with fmt inside the clock.)
+// Neither client uses a general-purpose library inside the clock (net/http's
+// client, fmt for RESP): that would time the client, not the server.
 
 // restForms are the REST variants measured: the route and the request's
 // "answer" field.
