@@ -7,7 +7,7 @@
 //	go run ./scripts/bench/bulkload -n 10000000 -kind fp | gzip -1 > fps.csv.gz
 //	go run ./scripts/bench/bulkload -n 1000000 -kind docs > docs.jsonl
 //
-// The loader's benchmark (BENCHMARKS.md, "Bulk load"): load with
+// The loader's benchmark (BENCHMARKS.md; benchmarks/*-bulkload.md): load with
 // cmd/bulkload under /usr/bin/time (wall, CPU, peak RSS against --memory),
 // then check with scripts/bench/indexcheck (bytes per fingerprint per
 // table, sampled lookups against brute force). The times span one year; for
