@@ -80,6 +80,12 @@ func (ix *Index) insertOne(ctx context.Context, doc Document, mode InsertMode, k
 // docs[i] alone (bad id, bad attributes, id repeated in the batch); err is a
 // failure of the whole call (bad k, store down), in which case nothing of the
 // batch was acknowledged.
+//
+// The phases: prepare (validate and order the documents), lock the ids and
+// read their stored versions, lock every row the batch reads or writes,
+// look up the candidates, decide each document, write. The locks are
+// held from before the lookup until the writes are acknowledged: an
+// insert that locks a row after this one sees what this one wrote.
 func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMode, k int) (results []InsertResult, errs []error, err error) {
 	if err := ix.checkK(k); err != nil {
 		return nil, nil, err
@@ -87,14 +93,111 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 	if mode != InsertAlways && mode != InsertIfUnique {
 		return nil, nil, fmt.Errorf("%w: unknown insert mode %d", ErrBadDocument, mode)
 	}
-	results = make([]InsertResult, len(docs))
-	errs = make([]error, len(docs))
+	b := ix.prepareInsert(docs, mode, k)
+	if len(b.order) == 0 {
+		return b.results, b.errs, nil
+	}
+	// The ids first: their stored versions say which other rows the batch
+	// changes (a replaced version's), and must not change before the
+	// writes.
+	unlockIDs, err := ix.lock(ctx, b.idLocks)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlockIDs()
+	if err := b.readStored(ctx); err != nil {
+		return nil, nil, err
+	}
+	b.gatherRows()
+	if len(b.order) == 0 {
+		return b.results, b.errs, nil
+	}
+	// Then the rows (after the ids, as every operation takes them).
+	unlockRows, err := ix.lock(ctx, b.rowLocks)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlockRows()
+	if err := b.lookup(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := b.decide(ctx); err != nil {
+		return nil, nil, err
+	}
+	if len(b.stored) == 0 {
+		ix.countInserts(b.results, b.errs)
+		return b.results, b.errs, nil
+	}
+	if err := ix.mutateReleasing(ctx, b.mutations(), b.idLocks, b.rowLocks); err != nil {
+		return nil, nil, err
+	}
+	ix.countInserts(b.results, b.errs)
+	return b.results, b.errs, nil
+}
+
+// insertBatch is the state of one InsertBatch call, phase by phase.
+type insertBatch struct {
+	ix   *Index
+	mode InsertMode
+	k    int
+	// docs are the caller's documents, copied and completed (time,
+	// stored band signature); results and errs are the answer, by
+	// position in docs.
+	docs    []Document
+	results []InsertResult
+	errs    []error
+	// order lists the positions of the documents still to decide, in
+	// (time, id) order.
+	order []int
+
+	// idLocks locks the ids of the documents in order (as prepared);
+	// old holds the stored versions of those ids (readStored).
+	idLocks lockSet
+	old     map[string]Document
+
+	// Set by gatherRows, for the documents in order: rowLocks locks every
+	// row the batch reads or writes; newFPs and newBands are the queries
+	// of the lookup, one per document; touched lists the fingerprints
+	// whose fp rows the batch may change (new and replaced ones).
+	rowLocks lockSet
+	newFPs   []fingerprint.Fingerprint
+	newBands []fingerprint.Bands
+	touched  []uint64
+	// useBands: band rows are candidates too (the index keeps them and
+	// a Confirm judges what they find).
+	useBands bool
+
+	// Set by lookup: cands[n] are the candidate fingerprints of
+	// docs[order[n]], keyDocs[n] its text keys' document counts (nil
+	// without band rows), bandDocs the documents found in band rows,
+	// state the documents carrying each candidate and touched
+	// fingerprint, and before whether a touched fingerprint was carried
+	// before the batch.
+	cands    [][]uint64
+	keyDocs  []map[uint64]int
+	bandDocs map[string]Document
+	state    map[uint64][]fpEntry
+	before   map[uint64]bool
+
+	// Set by decide: stored lists the positions of the documents stored,
+	// in order; storedDocs the candidates' docs cells and the documents
+	// stored so far, for Confirm (nil without one).
+	stored     []int
+	storedDocs map[string]Document
+}
+
+// prepareInsert copies docs (the caller's stay untouched) and prepares
+// each: a zero Time becomes now, and the document keeps what this index
+// stores (its band signature when it keeps band rows, its short text when
+// its format has text cells). A document that is invalid or repeats an
+// earlier one's id gets its error; the others are ordered by (time, id).
+func (ix *Index) prepareInsert(docs []Document, mode InsertMode, k int) *insertBatch {
+	b := &insertBatch{ix: ix, mode: mode, k: k, results: make([]InsertResult, len(docs)), errs: make([]error, len(docs))}
 	now := time.Now().UTC()
-	docs = slices.Clone(docs)
+	b.docs = slices.Clone(docs)
 	firstIdx := make(map[string]int, len(docs))
-	var order []int
-	for i := range docs {
-		d := &docs[i]
+	for i := range b.docs {
+		d := &b.docs[i]
 		if d.Time.IsZero() {
 			d.Time = now
 		}
@@ -103,218 +206,263 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 		if !ix.text {
 			d.Text = "" // an index of format 1 or 2 has no 0x04 cells
 		}
-		if errs[i] = d.validate(); errs[i] != nil {
+		if b.errs[i] = d.validate(); b.errs[i] != nil {
 			continue
 		}
 		if j, dup := firstIdx[d.ID]; dup {
-			errs[i] = fmt.Errorf("%w: id %q appears more than once in the batch (items %d and %d)", ErrBadDocument, d.ID, j, i)
+			b.errs[i] = fmt.Errorf("%w: id %q appears more than once in the batch (items %d and %d)", ErrBadDocument, d.ID, j, i)
 			continue
 		}
 		firstIdx[d.ID] = i
-		order = append(order, i)
+		b.order = append(b.order, i)
 	}
-	if len(order) == 0 {
-		return results, errs, nil
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := docs[a].Time.Compare(docs[b].Time); c != 0 {
+	slices.SortFunc(b.order, func(x, y int) int {
+		if c := b.docs[x].Time.Compare(b.docs[y].Time); c != 0 {
 			return c
 		}
-		if docs[a].ID < docs[b].ID {
+		if b.docs[x].ID < b.docs[y].ID {
 			return -1
 		}
 		return 1
 	})
+	b.idLocks = lockSet{kind: lockKindID}
+	for _, i := range b.order {
+		b.idLocks.hashes = append(b.idLocks.hashes, idHash(b.docs[i].ID))
+	}
+	return b
+}
 
-	// Lock the ids, read their current versions, then lock every index row
-	// the old and new fingerprints live in.
-	idLocks := lockSet{kind: lockKindID}
-	for _, i := range order {
-		idLocks.hashes = append(idLocks.hashes, idHash(docs[i].ID))
-	}
-	unlockIDs, err := ix.lock(ctx, idLocks)
+// readStored reads the stored versions of the ids (under their locks). A
+// document whose stored version is unreadable (a corrupt docs cell) gets
+// that error and leaves the batch.
+func (b *insertBatch) readStored(ctx context.Context) error {
+	old, oldErrs, err := b.ix.readDocs(ctx, b.docs, b.order)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	defer unlockIDs()
-	old, oldErrs, err := ix.readDocs(ctx, docs, order)
-	if err != nil {
-		return nil, nil, err
+	b.old = old
+	for i, e := range oldErrs {
+		b.errs[i] = e
 	}
-	// With bands (and a Confirm to judge what they find), the band rows of
-	// the new documents are candidates too, so they are locked like the
-	// index rows: two near-copies that could find each other through a
-	// band share that band's row, and the second to lock it sees the
-	// first. Old versions' band rows are locked because their cells are
-	// removed.
-	useBands := ix.bands && ix.cfg.Confirm != nil
-	rowLocks := lockSet{kind: lockKindRow}
-	var newFPs []fingerprint.Fingerprint
-	var newBands []fingerprint.Bands
-	var touched []uint64 // fingerprints whose fp rows this batch may change
-	for _, i := range order {
-		if oldErrs[i] != nil {
-			errs[i] = oldErrs[i]
-			continue
-		}
-		rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, docs[i].Fingerprint)
-		rowLocks.hashes = appendBandRowHashes(rowLocks.hashes, docs[i].Bands)
-		newFPs = append(newFPs, docs[i].Fingerprint)
-		newBands = append(newBands, docs[i].Bands)
-		touched = append(touched, uint64(docs[i].Fingerprint))
-		if o, ok := old[docs[i].ID]; ok {
-			rowLocks.hashes = ix.appendRowHashes(rowLocks.hashes, o.Fingerprint)
+	b.order = slices.DeleteFunc(b.order, func(i int) bool { return b.errs[i] != nil })
+	return nil
+}
+
+// gatherRows lists the rows to lock before the lookup, and the lookup's
+// queries. Two fingerprints within K share the index row of at least one
+// table, so two racing near-duplicate inserts both lock that row and the
+// second sees the first. With bands (and a Confirm to judge what they
+// find), the band rows of the new documents are candidates too, so they
+// are locked like the index rows: two near-copies that could find each
+// other through a band share that band's row. A replaced version's index
+// and band rows are locked because its cells are removed.
+func (b *insertBatch) gatherRows() {
+	ix := b.ix
+	b.useBands = ix.bands && ix.cfg.Confirm != nil
+	b.rowLocks = lockSet{kind: lockKindRow}
+	for _, i := range b.order {
+		d := &b.docs[i]
+		b.rowLocks.hashes = ix.appendRowHashes(b.rowLocks.hashes, d.Fingerprint)
+		b.rowLocks.hashes = appendBandRowHashes(b.rowLocks.hashes, d.Bands)
+		b.newFPs = append(b.newFPs, d.Fingerprint)
+		b.newBands = append(b.newBands, d.Bands)
+		b.touched = append(b.touched, uint64(d.Fingerprint))
+		if o, ok := b.old[d.ID]; ok {
+			b.rowLocks.hashes = ix.appendRowHashes(b.rowLocks.hashes, o.Fingerprint)
 			if ix.bands {
-				rowLocks.hashes = appendBandRowHashes(rowLocks.hashes, o.Bands)
+				b.rowLocks.hashes = appendBandRowHashes(b.rowLocks.hashes, o.Bands)
 			}
-			touched = append(touched, uint64(o.Fingerprint))
+			b.touched = append(b.touched, uint64(o.Fingerprint))
 		}
 	}
-	order = slices.DeleteFunc(order, func(i int) bool { return errs[i] != nil })
-	if len(order) == 0 {
-		return results, errs, nil
-	}
-	unlockRows, err := ix.lock(ctx, rowLocks)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlockRows()
+}
 
-	if !useBands {
+// lookup finds each document's candidates (under the row locks): the
+// stored fingerprints within k in the index rows, the documents in its
+// band rows, and which documents carry each candidate and touched
+// fingerprint now.
+func (b *insertBatch) lookup(ctx context.Context) error {
+	ix := b.ix
+	newBands := b.newBands
+	if !b.useBands {
 		newBands = nil
 	}
-	cands, _, byBand, keyDocs, err := ix.candidates(ctx, newFPs, newBands, k, bucketWindow{0, 1<<32 - 1})
+	cands, _, byBand, keyDocs, err := ix.candidates(ctx, b.newFPs, newBands, b.k, bucketWindow{0, 1<<32 - 1})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	// Documents found in band rows join the candidates through their
 	// current fingerprints (read from their docs cells): from there on they
 	// are decided like index candidates, by Confirm, at their distance.
 	bandDocs, err := ix.bandCandidateDocs(ctx, byBand, cands)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	var all []uint64
 	for _, c := range cands {
 		all = append(all, c...)
 	}
-	all = append(all, touched...)
+	all = append(all, b.touched...)
 	state, err := ix.readFPs(ctx, all)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	before := make(map[uint64]bool, len(touched))
-	for _, f := range touched {
-		before[f] = len(state[f]) > 0
+	b.before = make(map[uint64]bool, len(b.touched))
+	for _, f := range b.touched {
+		b.before[f] = len(state[f]) > 0
 	}
+	b.cands, b.keyDocs, b.bandDocs, b.state = cands, keyDocs, bandDocs, state
+	return nil
+}
 
-	// Decide each document in (time, id) order against the evolving state.
-	var stored []int
-	candOf := make(map[int][]uint64, len(order))
-	keysOf := make(map[int]map[uint64]int, len(order))
-	for n, i := range order {
-		candOf[i] = cands[n]
-		if keyDocs != nil {
-			keysOf[i] = keyDocs[n]
+// decide decides each document in (time, id) order against the evolving
+// state: a document stored is a candidate of the later ones it is near,
+// and a replaced version no longer carries its fingerprint.
+func (b *insertBatch) decide(ctx context.Context) error {
+	if b.ix.cfg.Confirm != nil {
+		var err error
+		if b.storedDocs, err = b.ix.candidateDocs(ctx, b.cands, b.state, b.bandDocs); err != nil {
+			return err
 		}
 	}
-	var storedDocs map[string]Document // docs cells of candidates, for Confirm
-	if ix.cfg.Confirm != nil {
-		if storedDocs, err = ix.candidateDocs(ctx, cands, state, bandDocs); err != nil {
-			return nil, nil, err
+	for n, i := range b.order {
+		var keys map[uint64]int
+		if b.keyDocs != nil {
+			keys = b.keyDocs[n]
 		}
-	}
-	for _, i := range order {
-		d := docs[i]
-		fps := candOf[i]
-		for _, j := range stored { // documents stored earlier in this batch
-			f := uint64(docs[j].Fingerprint)
-			near := bits.OnesCount64(f^uint64(d.Fingerprint)) <= k || useBands && fingerprint.SharesBand(docs[j].Bands, d.Bands)
-			if near && !slices.Contains(fps, f) {
-				fps = append(fps, f)
-			}
-		}
-		var dups []Hit
-		var judge func(stored Document, distance int) bool
-		if ix.cfg.Confirm != nil {
-			judge = ix.cfg.Confirm(d, keysOf[i], k)
-		}
-		for _, f := range fps {
-			for _, e := range state[f] {
-				if e.id == d.ID {
-					continue
-				}
-				if ix.cfg.Confirm != nil {
-					sd, ok := storedDocs[e.id]
-					if !ok || sd.Fingerprint != fingerprint.Fingerprint(f) {
-						sd = Document{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Time: e.time}
-					}
-					if !judge(sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
-						continue
-					}
-				}
-				dups = append(dups, Hit{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Distance: bits.OnesCount64(f ^ uint64(d.Fingerprint)), Time: e.time,
-					Exact: f == uint64(d.Fingerprint) && d.ExactHash != 0 && e.exact == d.ExactHash})
-			}
-		}
-		slices.SortFunc(dups, hitCmp)
+		d := b.docs[i]
+		dups := b.duplicates(d, b.candidateFPs(d, b.cands[n]), keys)
 		r := InsertResult{Duplicates: dups}
-		for n := range dups {
-			if r.Original == nil || earlier(dups[n], *r.Original) {
-				h := dups[n]
+		for j := range dups {
+			if r.Original == nil || earlier(dups[j], *r.Original) {
+				h := dups[j]
 				r.Original = &h
 			}
 		}
-		r.Stored = mode == InsertAlways || len(dups) == 0
+		r.Stored = b.mode == InsertAlways || len(dups) == 0
 		if r.Stored {
-			if o, ok := old[d.ID]; ok {
-				r.Replaced = true
-				state[uint64(o.Fingerprint)] = slices.DeleteFunc(state[uint64(o.Fingerprint)], func(e fpEntry) bool { return e.id == d.ID })
-			}
-			state[uint64(d.Fingerprint)] = append(state[uint64(d.Fingerprint)], fpEntry{id: d.ID, time: d.Time, exact: d.ExactHash})
-			stored = append(stored, i)
-			if storedDocs != nil {
-				storedDocs[d.ID] = d
-			}
+			r.Replaced = b.store(i)
 		}
-		results[i] = r
+		b.results[i] = r
 	}
-	if len(stored) == 0 {
-		ix.countInserts(results, errs)
-		return results, errs, nil
-	}
+	return nil
+}
 
-	// Writes, ordered so that a store without multi-row atomicity never
-	// exposes a document whose fingerprint is not findable: index cells
-	// first, then fp cells, then band cells, then docs; removals after
-	// additions.
-	var adds, removes []Mutation
-	var newDocs int64
-	for _, i := range stored {
-		d := docs[i]
-		bucket := ix.buckets.Of(d.Time)
-		ts := ix.buckets.Start(bucket)
-		for t, p := range ix.perms {
+// candidateFPs are the fingerprints d is compared with: its candidates
+// from the lookup, and those of the documents stored earlier in this
+// batch that are within k of it or share a band with it.
+func (b *insertBatch) candidateFPs(d Document, fps []uint64) []uint64 {
+	for _, j := range b.stored {
+		f := uint64(b.docs[j].Fingerprint)
+		near := bits.OnesCount64(f^uint64(d.Fingerprint)) <= b.k || b.useBands && fingerprint.SharesBand(b.docs[j].Bands, d.Bands)
+		if near && !slices.Contains(fps, f) {
+			fps = append(fps, f)
+		}
+	}
+	return fps
+}
+
+// duplicates are the documents carrying the fingerprints fps (other than
+// d's own id) that Confirm, when set, judges duplicates of d, sorted like
+// lookup hits. keys are d's text keys' document counts, for Confirm.
+func (b *insertBatch) duplicates(d Document, fps []uint64, keys map[uint64]int) []Hit {
+	confirm := b.ix.cfg.Confirm
+	var dups []Hit
+	var judge func(stored Document, distance int) bool
+	if confirm != nil {
+		judge = confirm(d, keys, b.k)
+	}
+	for _, f := range fps {
+		for _, e := range b.state[f] {
+			if e.id == d.ID {
+				continue
+			}
+			if confirm != nil {
+				sd, ok := b.storedDocs[e.id]
+				if !ok || sd.Fingerprint != fingerprint.Fingerprint(f) {
+					sd = Document{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Time: e.time}
+				}
+				if !judge(sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
+					continue
+				}
+			}
+			dups = append(dups, Hit{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Distance: bits.OnesCount64(f ^ uint64(d.Fingerprint)), Time: e.time,
+				Exact: f == uint64(d.Fingerprint) && d.ExactHash != 0 && e.exact == d.ExactHash})
+		}
+	}
+	slices.SortFunc(dups, hitCmp)
+	return dups
+}
+
+// store records docs[i] as stored in the state the later documents are
+// decided against, and reports whether it replaces a stored version.
+func (b *insertBatch) store(i int) (replaced bool) {
+	d := b.docs[i]
+	if o, ok := b.old[d.ID]; ok {
+		replaced = true
+		b.state[uint64(o.Fingerprint)] = slices.DeleteFunc(b.state[uint64(o.Fingerprint)], func(e fpEntry) bool { return e.id == d.ID })
+	}
+	b.state[uint64(d.Fingerprint)] = append(b.state[uint64(d.Fingerprint)], fpEntry{id: d.ID, time: d.Time, exact: d.ExactHash})
+	b.stored = append(b.stored, i)
+	if b.storedDocs != nil {
+		b.storedDocs[d.ID] = d
+	}
+	return replaced
+}
+
+// mutations are the writes of the stored documents, ordered so that a
+// store without multi-row atomicity never exposes a document whose
+// fingerprint is not findable: index cells first, then fp cells, then
+// band cells, then docs; removals after additions; the counters last.
+func (b *insertBatch) mutations() []Mutation {
+	adds := b.indexAdds()
+	for _, i := range b.stored {
+		d := b.docs[i]
+		adds = append(adds, Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, b.ix.compact)})
+	}
+	for _, i := range b.stored {
+		d := b.docs[i]
+		adds = append(adds, b.ix.bandPuts(d, b.ix.buckets.Start(b.ix.buckets.Of(d.Time)))...)
+	}
+	for _, i := range b.stored {
+		d := b.docs[i]
+		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, b.ix.compact)})
+	}
+	removes, newDocs := b.replacedCells()
+	removes, fpDelta := b.fpChanges(removes)
+	muts := append(adds, removes...)
+	return append(muts, b.ix.counterMuts(newDocs, fpDelta)...)
+}
+
+// indexAdds are the index cells of the stored documents: a delta cell in
+// each table's row, and the deletion of the tombstone a fingerprint no
+// document carried before may have there.
+func (b *insertBatch) indexAdds() []Mutation {
+	var adds []Mutation
+	for _, i := range b.stored {
+		d := b.docs[i]
+		bucket := b.ix.buckets.Of(d.Time)
+		ts := b.ix.buckets.Start(bucket)
+		for t, p := range b.ix.perms {
 			v := p.Permute(d.Fingerprint)
 			row := IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits)
 			adds = append(adds, Mutation{Kind: Put, Table: TableIndex, Row: row, Qualifier: DeltaQualifier(bucket, p.Residual(v)), Value: []byte{}, Timestamp: ts})
-			if !before[uint64(d.Fingerprint)] {
+			if !b.before[uint64(d.Fingerprint)] {
 				adds = append(adds, Mutation{Kind: DeleteCell, Table: TableIndex, Row: row, Qualifier: TombstoneQualifier(p.Residual(v))})
 			}
 		}
 	}
-	for _, i := range stored {
-		d := docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, ix.compact)})
-	}
-	for _, i := range stored {
-		d := docs[i]
-		adds = append(adds, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
-	}
-	for _, i := range stored {
-		d := docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, ix.compact)})
-		o, ok := old[d.ID]
+	return adds
+}
+
+// replacedCells are the removals of the replaced versions' cells that the
+// new versions do not overwrite: the fp cell of a changed fingerprint and
+// the band cells the new signature does not have. newDocs counts the
+// stored documents that replace nothing.
+func (b *insertBatch) replacedCells() (removes []Mutation, newDocs int64) {
+	for _, i := range b.stored {
+		d := b.docs[i]
+		o, ok := b.old[d.ID]
 		if !ok {
 			newDocs++
 			continue
@@ -322,31 +470,33 @@ func (ix *Index) InsertBatch(ctx context.Context, docs []Document, mode InsertMo
 		if o.Fingerprint != d.Fingerprint {
 			removes = append(removes, Mutation{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(o.Fingerprint)), Qualifier: []byte(d.ID)})
 		}
-		removes = append(removes, ix.bandDeletes(o, d.Bands)...)
+		removes = append(removes, b.ix.bandDeletes(o, d.Bands)...)
 	}
+	return removes, newDocs
+}
+
+// fpChanges compares, for each touched fingerprint, whether a document
+// carries it after the batch with before it: fpDelta is the change of the
+// fingerprint counter, and a fingerprint no document carries any more
+// gets its tombstones, appended to removes.
+func (b *insertBatch) fpChanges(removes []Mutation) ([]Mutation, int64) {
 	var fpDelta int64
-	seen := make(map[uint64]bool, len(touched))
-	for _, f := range touched {
+	seen := make(map[uint64]bool, len(b.touched))
+	for _, f := range b.touched {
 		if seen[f] {
 			continue
 		}
 		seen[f] = true
-		after := len(state[f]) > 0
+		after := len(b.state[f]) > 0
 		switch {
-		case after && !before[f]:
+		case after && !b.before[f]:
 			fpDelta++
-		case !after && before[f]:
+		case !after && b.before[f]:
 			fpDelta--
-			removes = append(removes, ix.tombstones(fingerprint.Fingerprint(f))...)
+			removes = append(removes, b.ix.tombstones(fingerprint.Fingerprint(f))...)
 		}
 	}
-	muts := append(adds, removes...)
-	muts = append(muts, ix.counterMuts(newDocs, fpDelta)...)
-	if err := ix.mutateReleasing(ctx, muts, idLocks, rowLocks); err != nil {
-		return nil, nil, err
-	}
-	ix.countInserts(results, errs)
-	return results, errs, nil
+	return removes, fpDelta
 }
 
 func (ix *Index) countInserts(results []InsertResult, errs []error) {
