@@ -75,8 +75,8 @@ func (c *cellBuf) reset() { c.arena, c.refs = c.arena[:0], c.refs[:0] }
 // cost a counting pass, not a placement), then a comparison sort of each
 // run of equal prefixes (rows longer than 8 bytes that share them, or one
 // row's several cells). scratch is reused across calls. Random 8-byte rows
-// (the fp cells) are placed in two passes where the LSD sort this replaced
-// made eight (BenchmarkCellSort).
+// (the fp cells) are placed in two passes where an LSD sort makes eight
+// (BenchmarkCellSort).
 func (c *cellBuf) sort(scratch []cellRef) []cellRef {
 	refs := c.refs
 	if len(refs) < 2 {
@@ -398,7 +398,7 @@ func (m *cellMerger) pop() error {
 	}
 	// Replay w's path. Where the two rows' first 8 bytes differ (nearly
 	// every match of the fp cells' random rows) the match is branch-free,
-	// as in merger.next: a coin toss as a branch cost more than the
+	// as in merger.next: a coin toss as a branch costs more than the
 	// comparison. Equal prefixes (the docs cells' ids, exhausted runs)
 	// take beats.
 	wp := m.pfx[w]

@@ -46,7 +46,7 @@ import (
 // block in memory (no per-record reads). Runs are written to a temporary
 // name and renamed; the checkpoint that names a spill's runs is saved only
 // after syncRuns has synced them and the directory (on a goroutine, while
-// reading goes on: load.go's saveSpillAsync), so a run named in a
+// reading goes on: spill.go's syncSpill), so a run named in a
 // checkpoint is complete even after a power loss.
 // Version 2 (SDXRUN02) differs in the entry record only: uvarint aux
 // whole. An index run's aux is a time bucket (~20,000 for 2026 in days,
