@@ -1,7 +1,6 @@
 package decide
 
 import (
-	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -26,9 +25,17 @@ type token struct {
 	kind tokKind
 }
 
-// maxAlignTokens bounds the alignment's work (a table of n x m cells): a
-// text with more tokens is not compared by alignment.
-const maxAlignTokens = 1024
+// maxAlignTokens bounds the texts the alignment reads: a text with more
+// tokens is not compared by alignment. It covers TextChars of Chinese (a
+// token per character).
+const maxAlignTokens = 16384
+
+// maxAlignCells bounds the alignment's work: the table of n x m cells it
+// fills for the middle of the texts, between their common head and tail.
+// Two long texts that differ in a few places (a sibling page: another
+// name in the first lines) have a small middle; two that differ
+// throughout are not compared.
+const maxAlignCells = 1 << 20
 
 // tokenize splits normalized text into alignment tokens. Punctuation other
 // than sentence ends is dropped: quotes, commas, dashes and brackets are
@@ -146,7 +153,8 @@ type Alignment struct {
 }
 
 // Align aligns normalized texts a and b; ok is false when either text has
-// more than maxAlignTokens tokens (the check does not apply). It is
+// more than maxAlignTokens tokens, or their differing middle would take
+// more than maxAlignCells (the check does not apply). It is
 // symmetric: Align(b, a) is Align(a, b) with the sides' counts swapped
 // (the texts are aligned in one canonical order, since where a tie puts an
 // edit can change how it reads).
@@ -163,10 +171,10 @@ func Align(a, b string) (al Alignment, ok bool) {
 	if len(ta) > maxAlignTokens || len(tb) > maxAlignTokens {
 		return Alignment{}, false
 	}
-	return align(ta, tb), true
+	return align(ta, tb)
 }
 
-func align(ta, tb []token) Alignment {
+func align(ta, tb []token) (Alignment, bool) {
 	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb)), WeightA: weight(ta), WeightB: weight(tb)}
 	// Trim the common head and tail: the table covers only the middle.
 	lo := 0
@@ -190,6 +198,9 @@ func align(ta, tb []token) Alignment {
 	}
 	ma, mb := ta[lo:hiA], tb[lo:hiB]
 	n, m := len(ma), len(mb)
+	if (n+1)*(m+1) > maxAlignCells {
+		return Alignment{}, false
+	}
 	// lcs[i][j] = LCS length of ma[i:], mb[j:], row-major (n+1) x (m+1).
 	w := m + 1
 	lcs := make([]uint16, (n+1)*w)
@@ -233,31 +244,42 @@ func align(ta, tb []token) Alignment {
 	flush()
 	moved := al.moves(ta, tb, hunks)
 	var swaps [][2]string // the single Han characters replaced, in order
-	lastSent := -1        // the sentence of a's last content difference
+	var swapSent []int    // the sentence of a each swap stands in
+	changed := map[int]bool{}
 	for k, h := range hunks {
 		if moved[k] {
 			continue
 		}
-		before := al.Changed
+		before, n := al.Changed, len(swaps)
 		swaps = al.hunk(ta, tb, h[0], h[1], h[2], h[3], swaps)
+		s := sentenceOf(ta, h[0])
+		for range swaps[n:] {
+			swapSent = append(swapSent, s)
+		}
 		if al.Changed > before {
-			if s := sentenceOf(ta, h[0]); s != lastSent {
-				al.ChangedSentences++
-				lastSent = s
-			}
+			changed[s] = true
 		}
 	}
 	// A wrong character from the input method is a slip, and slips do not
 	// repeat: the same character replaced by the same other one twice
-	// (余割 for 余弦, and again) is a word changed throughout.
-	for x := range swaps {
-		if slices.Contains(swaps[x+1:], swaps[x]) {
-			al.Typos--
-			al.Changed++
-			break
+	// (余割 for 余弦, and again) is a word changed throughout, and every
+	// sentence it stands in is changed.
+	repeated := false
+	first := make(map[[2]string]int, len(swaps)) // swap -> its first index
+	for x, sw := range swaps {
+		if f, ok := first[sw]; ok {
+			repeated = true
+			changed[swapSent[f]], changed[swapSent[x]] = true, true
+		} else {
+			first[sw] = x
 		}
 	}
-	return al
+	if repeated {
+		al.Typos--
+		al.Changed++
+	}
+	al.ChangedSentences = len(changed)
+	return al, true
 }
 
 // minMoveTokens is the shortest stretch a move may carry: a clause, not a

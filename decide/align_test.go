@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,6 +68,22 @@ func TestAlignTooLong(t *testing.T) {
 	long := strings.Repeat("word ", maxAlignTokens+1)
 	if _, ok := Align(long, "word"); ok {
 		t.Error("a text over maxAlignTokens was aligned")
+	}
+	// Two long texts that differ throughout: the middle is too large.
+	var a, b strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&a, "alpha%d ", i)
+		fmt.Fprintf(&b, "beta%d ", i)
+	}
+	if _, ok := Align(a.String(), b.String()); ok {
+		t.Error("two texts differing throughout a middle over maxAlignCells were aligned")
+	}
+	// A long page and its sibling: only the first sentence differs, so the
+	// middle is small and the difference is found.
+	body := strings.Repeat("the structure line defines how entries in the index are composed. ", 150)
+	al, ok := Align("entry for the user index. "+body, "entry for the object table. "+body)
+	if !ok || al.Changed == 0 || al.ChangedSentences != 1 {
+		t.Errorf("sibling pages: ok %v, %+v; want one changed sentence", ok, al)
 	}
 }
 

@@ -101,9 +101,12 @@ type Rule struct {
 	ExcerptMinShare float64
 	// TextChars: documents under this many normalized characters keep
 	// their normalized text (Side.Text, the docs cell's text) for the
-	// alignment clause (0: the clause is off). Default 1000: a mail of a
-	// few lines under a signature and a list footer is short once its
-	// template is left out, and only its text can be aligned.
+	// alignment clause and the rewritten veto (0: both are off). Default
+	// 4000: a mail of a few lines under a signature and a list footer is
+	// short once its template is left out, and only its text can be
+	// aligned; a help or manual page and its sibling (another function in
+	// the same words) resemble each other closely, and only their texts
+	// tell them apart.
 	TextChars int
 	// AlignMinJaccard is the least estimated Jaccard of the alignment
 	// clause. Default 0.3.
@@ -148,7 +151,7 @@ type Rule struct {
 func DefaultRule() Rule {
 	return Rule{FallbackK: 3, ShortChars: 200, ShortK: 3, ShortMinJaccard: 0.9, MinJaccard: 0.6,
 		MinContainment: 0.9, ExcerptMinChars: 50, ExcerptRatio: 1.25, ExcerptMinShare: 0.5,
-		TextChars: 1000, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
+		TextChars: 4000, AlignMinJaccard: 0.3, AlignMinCommon: 0.6, ContainMaxOwn: 0.1, ContainMinWeight: 16,
 		TemplateMinDocs: 5, TemplateRatio: 3, TemplateMinContent: 8, MaxChangedWords: 3}
 }
 
@@ -435,7 +438,7 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		// handful of content words) is related by its words, never by
 		// set overlap: two of them sharing their two words say nothing.
 		if r.alignable(q, s, qChars, sChars) {
-			if rel, ok := r.aligned(q, s, v, false); ok {
+			if rel := r.aligned(q, s, v, false); rel != "" && rel != Overlap {
 				v.Relation, v.Clause = rel, ClauseAlignment
 			}
 		}
@@ -447,7 +450,14 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 		return v
 	}
 	if r.alignable(q, s, qChars, sChars) {
-		if rel, ok := r.aligned(q, s, v, true); ok {
+		switch rel := r.aligned(q, s, v, true); rel {
+		case "":
+		case Overlap:
+			// The texts were aligned and differ in content, or neither
+			// holds the other: the sketch clauses below estimate what the
+			// alignment has read word by word.
+			return v
+		default:
 			v.Relation, v.Clause = rel, ClauseAlignment
 			return v
 		}
@@ -555,38 +565,43 @@ func (r Rule) alignable(q, s Side, qChars, sChars int) bool {
 // typos, whole sentences or lines) and most of the longer text is the
 // other one (near-identical), or one text is contained in the other
 // (almost all of its tokens aligned: a copy cut short, or inside a longer
-// page).
-func (r Rule) aligned(q, s Side, v Verdict, guard bool) (Relation, bool) {
+// page). It returns "" when the clause does not apply (the guard, or texts
+// too long or too different to align) and Overlap when the texts were
+// aligned and are neither.
+func (r Rule) aligned(q, s Side, v Verdict, guard bool) Relation {
 	// The cheap guard before the alignment: whole-set overlap, or for the
 	// containment clause the overlap of the smaller set with the larger.
 	// Without it (low-information texts, whose few features say too little
 	// to guard anything) the alignment alone decides.
 	contain := r.ContainMaxOwn > 0 && (!guard || max(v.QueryContainment, v.StoredContainment) >= r.AlignMinJaccard)
 	if guard && v.Resemblance < r.AlignMinJaccard && !contain {
-		return "", false
+		return ""
 	}
 	qt, st := q.Text, s.Text
 	if len(q.Template.Keys) > 0 {
 		qt, st = stripTemplate(qt, q.Template.Keys), stripTemplate(st, q.Template.Keys)
 	}
 	al, ok := Align(qt, st)
-	if !ok || al.Changed > 0 {
-		return "", false
+	if !ok {
+		return ""
+	}
+	if al.Changed > 0 {
+		return Overlap
 	}
 	longer := max(al.WordsA, al.WordsB)
 	if (!guard || v.Resemblance >= r.AlignMinJaccard) && longer > 0 && float64(al.Common) >= r.AlignMinCommon*float64(longer) {
-		return NearIdentical, true
+		return NearIdentical
 	}
 	if !contain {
-		return "", false
+		return Overlap
 	}
 	switch {
 	case r.contains(al.WordsA, al.WeightA, al.OnlyA) && (float64(al.WordsB-al.OnlyB) >= r.ExcerptMinShare*float64(al.WordsB) || sameLead(q, s)):
-		return QueryIsExcerpt, true
+		return QueryIsExcerpt
 	case r.contains(al.WordsB, al.WeightB, al.OnlyB):
-		return StoredIsExcerpt, true
+		return StoredIsExcerpt
 	}
-	return "", false
+	return Overlap
 }
 
 // contains is the containment clause for one text of an alignment without

@@ -169,3 +169,38 @@ func TestRewrittenIsNotNearIdentical(t *testing.T) {
 		t.Errorf("without the stored text the resemblance decides: %+v", v)
 	}
 }
+
+// TestRewrittenChineseSibling: two help pages for opposite commands (置于顶层
+// / 置于底层) differ in one character, the same way, in every sentence: a
+// term swapped throughout, not a slip, so not near-identical however
+// closely their sketches resemble.
+func TestRewrittenChineseSibling(t *testing.T) {
+	r := DefaultRule()
+	top := "将选中对象移到堆叠顺序的顶层，使其位于其他对象之前。\n要访问此命令...\n选择「格式 - 排列 - 置于顶层」。\n选择「形状 - 排列 - 置于顶层」。\n打开右键菜单 - 选择「排列 - 置于顶层」。\n" +
+		strings.Repeat("对象的排列顺序决定了它们在页面上的叠放方式，您可以随时在排列菜单中更改它。\n", 5)
+	bottom := strings.NewReplacer("顶层", "底层", "之前", "之后").Replace(top)
+	typo := strings.Replace(top, "堆叠顺序的顶层", "堆叠顺序的底层", 1)
+	sk := seq(0, 40)
+	q := Side{Sketch: sk, Chars: len([]rune(top)), Text: top}
+	near := seq(0, 32) // resemblance 0.8
+	if v := r.Judge(q, Side{Sketch: near, Chars: len([]rune(bottom)), Text: bottom}, 8, 3); v.Relation == NearIdentical {
+		t.Errorf("a sibling page: %+v, want not near-identical", v)
+	}
+	if v := r.Judge(q, Side{Sketch: near, Chars: len([]rune(typo)), Text: typo}, 8, 3); v.Relation != NearIdentical {
+		t.Errorf("one wrong character: %+v, want near-identical", v)
+	}
+}
+
+// TestAlignmentIsFinal: when two short texts are aligned and differ in
+// content, the sketch clauses do not overrule the alignment (a sketch of a
+// few features contains the other's by chance).
+func TestAlignmentIsFinal(t *testing.T) {
+	r := DefaultRule()
+	bold := "将选中的文本设为粗体。如果光标位于词中，则整个词将变为粗体。如果选中的文字或光标所在的词已经是粗体，则取消粗体格式。"
+	italic := "将选中的文本变为斜体。如果光标位于某个字词中，则整个字词将变为斜体。如果选择的文字或光标所在的字词已经是斜体，则取消斜体。"
+	q := Side{Sketch: seq(0, 20), Chars: len([]rune(bold)), Text: bold}
+	s := Side{Sketch: seq(1, 21), Chars: len([]rune(italic)) * 2, Text: italic}
+	if v := r.Judge(q, s, 20, 3); v.Relation != Overlap {
+		t.Errorf("sibling short pages with contained sketches: %+v, want overlap", v)
+	}
+}

@@ -4,7 +4,7 @@
 // (Hamming distance, parsing and formatting, and the block-permutation layout
 // that the pigeonhole index is built on).
 //
-// # Recipe (RecipeVersion 3)
+// # Recipe (RecipeVersion 4)
 //
 // A Fingerprinter (New; about 4-5 s and 200 MiB on a 2-core machine, see
 // BENCHMARKS) computes, for the body and separately for the title:
@@ -27,8 +27,10 @@
 //     punctuation or a colon at the head and tail of the text, before the
 //     first and after the last longer or punctuated line, are dropped
 //     (recipe 3: mastheads, section labels, footer links of any site). For
-//     the body, lines repeating the title (a page's headline) are dropped as
-//     well (recipe 2). ExactHash is xxhash64 of
+//     the body, lines repeating the title (a page's headline: the title as
+//     a whole word, with at most a short site name and no sentence around
+//     it; recipe 4, where recipe 2 also dropped short sentences using the
+//     title's words) are dropped as well. ExactHash is xxhash64 of
 //     this text; Chars its length in characters.
 //  2. Tokenize: runs of Han characters go to gse's dictionary segmenter
 //     (simplified and traditional dictionaries, shortest path, never HMM;

@@ -22,7 +22,7 @@ import (
 // whenever any step changes the output for some input; the golden tests in
 // testdata/golden.json enforce that. Fingerprints from different recipes are
 // not comparable.
-const RecipeVersion uint32 = 3
+const RecipeVersion uint32 = 4
 
 var (
 	// ErrLowInformation means the document has nothing to fingerprint; it
@@ -657,7 +657,7 @@ func dropHeadline(body, title string) string {
 	var b strings.Builder
 	for line := range strings.Lines(body) {
 		l := strings.TrimSuffix(line, "\n")
-		if strings.Contains(l, title) && len(l) <= len(title)+40 {
+		if isHeadline(l, title) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -669,4 +669,40 @@ func dropHeadline(body, title string) string {
 		return body // the body is just the headline: keep it
 	}
 	return b.String()
+}
+
+// maxHeadlineExtra bounds what a headline line may hold besides the title:
+// a site or section name.
+const maxHeadlineExtra = 40
+
+// isHeadline reports whether line l is title, alone or with a site name
+// around it ("big news - daily tribune"), rather than text that uses the
+// title's words: the title must stand as a whole word (no letter, digit or
+// Han character joined to it: a short title such as "删除" is a word that
+// the page's sentences use, "从表格中删除选中的列。" is not a headline), and
+// what is left must be short and hold no sentence mark.
+func isHeadline(l, title string) bool {
+	i := strings.Index(l, title)
+	if i < 0 || len(l) > len(title)+maxHeadlineExtra {
+		return false
+	}
+	before, after := l[:i], l[i+len(title):]
+	if r, _ := utf8.DecodeLastRuneInString(before); before != "" && joins(r) {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(after); after != "" && joins(r) {
+		return false
+	}
+	return !sentence(before) && !sentence(after)
+}
+
+// sentence reports whether s holds a sentence mark (a '.' only before a
+// space: "example.com" is a site name).
+func sentence(s string) bool {
+	return strings.ContainsAny(s, "。！？!?；;") || strings.Contains(s, ". ")
+}
+
+// joins reports whether r continues a word it touches.
+func joins(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || isHan(r)
 }

@@ -13,7 +13,7 @@ import (
 // folds full-width forms to half-width), lower case, typographic apostrophes
 // folded to ', whitespace collapsed to single spaces within a line, a
 // trailing "read more" link cut off its line (the teaser stays), empty
-// lines, short boilerplate lines (copyright notices, share buttons,
+// lines, quoted lines ("> ", recipe 4), short boilerplate lines (copyright notices, share buttons,
 // "上一篇/下一篇", editor credits, ads...), navigation bars and breadcrumbs
 // (three or more very short entries), and "related articles" blocks (a list
 // heading and the unpunctuated lines after it) dropped, lines joined with
@@ -29,7 +29,31 @@ func normalize(s string) string {
 	}
 	s = stripMarkup(s)
 	s = nfkcString(s)
-	return trimEdgeLines(cleanLines(s))
+	return trimEdgeLines(dropQuoted(cleanLines(s)))
+}
+
+// dropQuoted drops the lines a mail quotes ("> ..."), unless every line is
+// quoted (recipe 4): a reply's own text is its content, and the mail it
+// quotes is another document (stored on its own, it is found as that
+// one). A reply that quotes a whole mail and adds a line is not that
+// mail's copy.
+func dropQuoted(text string) string {
+	if !strings.HasPrefix(text, ">") && !strings.Contains(text, "\n>") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, ">") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	own := strings.TrimSuffix(b.String(), "\n")
+	if own == "" {
+		return text
+	}
+	return own
 }
 
 // maxEdgeRunes bounds the lines trimEdgeLines may drop.
@@ -56,7 +80,13 @@ func trimEdgeLines(text string) string {
 		} else {
 			end += off
 		}
-		if l := text[off:end]; utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) {
+		l := text[off:end]
+		if first < 0 && l == "--" {
+			// A mail's signature separator: what stands above it is the
+			// mail's own text, however short, not a masthead (recipe 4).
+			first = 0
+		}
+		if utf8.RuneCountInString(l) > maxEdgeRunes || hasSentenceMark(l) {
 			if first < 0 {
 				first = off
 			}
@@ -70,10 +100,30 @@ func trimEdgeLines(text string) string {
 	return text[first:last]
 }
 
-// hasSentenceMark reports whether l contains sentence punctuation or a
-// colon: a label line ("Weather", "南方日报") has none.
+// hasSentenceMark reports whether l contains sentence punctuation, a
+// colon, or (in Chinese) a clause comma: a label line ("Weather",
+// "南方日报") has none, where a short line of text ("前一张幻灯片，无效果",
+// a one-line mail) has (recipe 4).
 func hasSentenceMark(l string) bool {
-	return strings.ContainsAny(l, ".!?;:。！？；：")
+	if strings.ContainsAny(l, ".!?;:。！？；：、") {
+		return true
+	}
+	// NFKC has folded '，' to ','; a Latin comma counts beside Han text
+	// only ("Reuters, London" is a dateline).
+	i := strings.IndexByte(l, ',')
+	return i >= 0 && (hanNear(l[:i], false) || hanNear(l[i+1:], true))
+}
+
+// hanNear reports whether the rune of s next to a comma (its last, or
+// with first its first) is a Han character.
+func hanNear(s string, first bool) bool {
+	var r rune
+	if first {
+		r, _ = utf8.DecodeRuneInString(s)
+	} else {
+		r, _ = utf8.DecodeLastRuneInString(s)
+	}
+	return isHan(r)
 }
 
 // blockTags become a line break when stripped, so text in separate blocks

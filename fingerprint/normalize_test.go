@@ -99,6 +99,10 @@ func TestDropHeadline(t *testing.T) {
 		{"mentioned in a sentence", "the story. big news is what everyone in the town and beyond talked about for a week.", "big news", "the story. big news is what everyone in the town and beyond talked about for a week."},
 		{"body is the headline", "big news", "big news", "big news"},
 		{"no title", "big news\nthe story.", "", "big news\nthe story."},
+		{"chinese headline with site", "删除 - 环球视点\n从表格中删除选中的列。", "删除", "从表格中删除选中的列。"},
+		{"title word inside a short sentence", "从表格中删除选中的列。\n选择「表格 - 删除 - 列」。\n删除栏", "删除", "从表格中删除选中的列。\n选择「表格 - 删除 - 列」。\n删除栏"},
+		{"title inside a longer word", "newsroom notes\nthe story.", "news", "newsroom notes\nthe story."},
+		{"short sentence with the title", "big news. it rained.\nthe story.", "big news", "big news. it rained.\nthe story."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,6 +110,24 @@ func TestDropHeadline(t *testing.T) {
 				t.Errorf("dropHeadline(%q, %q) = %q, want %q", tc.body, tc.title, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDropQuoted(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"reply", "thanks, that works.\non monday jane wrote:\n> the old text.\n> more of it.\n--\njoe", "thanks, that works.\non monday jane wrote:\n--\njoe"},
+		{"first line quoted", "> the old text.\nmy answer.", "my answer."},
+		{"all quoted", "> the old text.\n> more of it.", "> the old text.\n> more of it."},
+		{"no quotes", "a > b\nc", "a > b\nc"},
+	} {
+		if got := dropQuoted(tc.in); got != tc.want {
+			t.Errorf("%s: dropQuoted(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+	// Through Normalize: a reply and the mail it quotes share nothing but
+	// the quoted lines, which the reply's text leaves out.
+	if got := normalize("Thanks.\n> The budget passed.\n"); got != "thanks." {
+		t.Errorf("normalize(reply) = %q", got)
 	}
 }
 
@@ -118,6 +140,9 @@ func TestTrimEdgeLines(t *testing.T) {
 		{"inner short lines stay", prose + "\nsection two\n" + prose, prose + "\nsection two\n" + prose},
 		{"one line", "daily tribune", "daily tribune"},
 		{"only short lines", "weather\nsports\nopinion", "weather\nsports\nopinion"},
+		{"Chinese clause comma is text", "前一张幻灯片,无效果\n" + prose, "前一张幻灯片,无效果\n" + prose},
+		{"Latin comma is a dateline", "reuters, london\n" + prose, prose},
+		{"mail above a signature", "show track changes\n--\njane roe\n" + prose + "\nlist footer", "show track changes\n--\njane roe\n" + prose},
 	} {
 		if got := trimEdgeLines(tc.in); got != tc.want {
 			t.Errorf("%s: trimEdgeLines(%q) = %q, want %q", tc.name, tc.in, got, tc.want)

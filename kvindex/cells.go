@@ -69,9 +69,9 @@ type Document struct {
 const MaxChars = 16 << 20
 
 // MaxTextBytes bounds Document.Text: the text is kept for short documents
-// only (under the decision rule's TextChars, 1000 characters by default;
+// only (under the decision rule's TextChars, 4000 characters by default;
 // a longer text in bytes is not kept).
-const MaxTextBytes = 4096
+const MaxTextBytes = 16384
 
 // ValidateID reports whether id can be a document id.
 func ValidateID(id string) error {
