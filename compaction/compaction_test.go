@@ -321,10 +321,13 @@ func TestRetention(t *testing.T) {
 	var docs []kvindex.Document
 	for i := range 400 {
 		age := time.Duration(i%20) * 24 * time.Hour            // 0..19 days old
-		bands := make(fingerprint.Bands, fingerprint.NumBands) // LSH band cells expire with the document
+		// LSH band cells and text-key cells (the template counts) expire
+		// with the document: three text keys, one shared by every document.
+		bands := make(fingerprint.Bands, fingerprint.NumBands+3)
 		for b := range bands {
 			bands[b] = r.Uint64()
 		}
+		bands[fingerprint.NumBands] = 42
 		docs = append(docs, kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: now.Add(-age), Bands: bands})
 	}
 	if _, errs, err := ix.InsertBatch(bg, docs, kvindex.InsertAlways, 3); err != nil || errors.Join(errs...) != nil {
@@ -378,8 +381,8 @@ func TestRetention(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || bandCells != kept*fingerprint.NumBands {
-		t.Errorf("band cells after retention: %d (%v), want %d", bandCells, err, kept*fingerprint.NumBands)
+	if err != nil || bandCells != kept*(fingerprint.NumBands+3) {
+		t.Errorf("band and text-key cells after retention: %d (%v), want %d", bandCells, err, kept*(fingerprint.NumBands+3))
 	}
 	// No cell of an expired bucket is left.
 	err = ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(row kvindex.Row) error {
