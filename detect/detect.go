@@ -145,6 +145,10 @@ type Options struct {
 type Hit struct {
 	kvindex.Hit
 	decide.Verdict
+	// Template lists the query's template lines (of Result.Template)
+	// that the stored document holds too (by its text keys): the parts of
+	// the pair left out of the comparison.
+	Template []string
 }
 
 // Result is the answer to one query.
@@ -211,14 +215,16 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 		side := querySide(q.Sketch, q.Chars, q.ExactHash, q.Text, q.Bands.TextKeys(), len(res[n].Hits))
 		var lines []string
 		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
+		shared := templateSentences(q.Text, side.Template.Keys)
 		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
 		for _, h := range res[n].Hits {
-			v := d.Rule.Judge(side, SideOf(res[n].Docs[h.ID]), h.Distance, lo.K)
+			doc := res[n].Docs[h.ID]
+			v := d.Rule.Judge(side, SideOf(doc), h.Distance, lo.K)
 			switch {
 			case v.Duplicate(opt.Policy):
-				r.Duplicates = append(r.Duplicates, Hit{h, v})
+				r.Duplicates = append(r.Duplicates, Hit{h, v, shared.lines(doc, lines)})
 			case v.Relation != decide.Overlap:
-				r.Related = append(r.Related, Hit{h, v})
+				r.Related = append(r.Related, Hit{h, v, shared.lines(doc, lines)})
 			}
 		}
 		r.Duplicates, r.Truncated = limit(r.Duplicates, lo.Limit)
@@ -243,7 +249,7 @@ func (d *Detector) checkBare(ctx context.Context, qs []Query, idx []int, opt Opt
 		for _, h := range res[n].Hits {
 			v := d.Rule.Judge(decide.Side{}, decide.Side{}, h.Distance, lo.K)
 			if v.Duplicate(opt.Policy) {
-				r.Duplicates = append(r.Duplicates, Hit{h, v})
+				r.Duplicates = append(r.Duplicates, Hit{Hit: h, Verdict: v})
 			}
 		}
 		out[i] = r
@@ -343,4 +349,48 @@ func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, erro
 		}
 	}
 	return out, nil
+}
+
+// keyedSentence is a template sentence of a query: its text key and its
+// text.
+type keyedSentence struct {
+	key  uint64
+	text string
+}
+
+type keyedSentences []keyedSentence
+
+// templateSentences returns the keyed sentences of normalized text whose
+// keys are template (keys sorted), each once.
+func templateSentences(text string, keys []uint64) keyedSentences {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, sents := fingerprint.Sentences(text)
+	var out keyedSentences
+	for _, s := range sents {
+		if _, ok := slices.BinarySearch(keys, s.Key); ok && !slices.ContainsFunc(out, func(k keyedSentence) bool { return k.key == s.Key }) {
+			out = append(out, keyedSentence{s.Key, strings.TrimSpace(text[s.Start:s.End])})
+		}
+	}
+	return out
+}
+
+// lines returns the template lines (of the answer's) that hold a
+// sentence whose key doc's text keys hold, in the query's order.
+func (ks keyedSentences) lines(doc kvindex.Document, lines []string) []string {
+	if len(ks) == 0 {
+		return nil
+	}
+	dks := doc.Bands.TextKeys()
+	var out []string
+	for _, l := range lines {
+		for _, k := range ks {
+			if strings.Contains(l, k.text) && slices.Contains(dks, k.key) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
 }

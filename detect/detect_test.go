@@ -3,6 +3,7 @@ package detect_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -129,6 +130,18 @@ func TestTemplateAndRoutesAgree(t *testing.T) {
 				for _, l := range r.Template {
 					if strings.Contains(l, "test farm") || strings.Contains(l, "signing key") {
 						t.Errorf("%s: a body sentence taken for template: %q", tc.name, l)
+					}
+				}
+				// Each hit says which of the template sentences it shares:
+				// the stored mail has the same signature and footer.
+				for _, h := range r.Duplicates {
+					if len(h.Template) == 0 {
+						t.Errorf("%s: hit %s lists no shared template sentence", tc.name, h.ID)
+					}
+					for _, l := range h.Template {
+						if !slices.Contains(r.Template, l) {
+							t.Errorf("%s: hit %s lists %q, not in the answer's template %q", tc.name, h.ID, l, r.Template)
+						}
 					}
 				}
 			}

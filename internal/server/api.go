@@ -59,11 +59,12 @@ type hitJSON struct {
 // relates to the query (package decide).
 type checkHitJSON struct {
 	hitJSON
-	Relation          string  `json:"relation"`
-	Resemblance       float64 `json:"resemblance"`
-	QueryContainment  float64 `json:"query_containment"`
-	StoredContainment float64 `json:"stored_containment"`
-	Clause            string  `json:"clause,omitempty"`
+	Relation          string   `json:"relation"`
+	Resemblance       float64  `json:"resemblance"`
+	QueryContainment  float64  `json:"query_containment"`
+	StoredContainment float64  `json:"stored_containment"`
+	Clause            string   `json:"clause,omitempty"`
+	Template          []string `json:"template,omitempty"`
 }
 
 type checkResponse struct {
@@ -371,7 +372,8 @@ func toCheckHits(hs []detect.Hit) []checkHitJSON {
 	out := make([]checkHitJSON, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, checkHitJSON{hitJSON: toHit(h.Hit), Relation: string(h.Relation), Resemblance: round3(h.Resemblance),
-			QueryContainment: round3(h.QueryContainment), StoredContainment: round3(h.StoredContainment), Clause: h.Clause})
+			QueryContainment: round3(h.QueryContainment), StoredContainment: round3(h.StoredContainment), Clause: h.Clause,
+			Template: h.Template})
 	}
 	return out
 }
