@@ -357,6 +357,7 @@ func (s *Server) check(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.metrics.observeCheck(res[0])
 	writeJSON(c, http.StatusOK, "application/json", checkResult(r, opt.K, policy, res[0]))
 }
 
@@ -510,6 +511,7 @@ func (s *Server) checkBatch(c *gin.Context) {
 			return
 		}
 		for j, r := range res {
+			s.metrics.observeCheck(r)
 			out.Results[idx[j]] = checkResult(rs[j], opt.K, policy, r)
 		}
 	}

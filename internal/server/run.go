@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return errors.Join(fmt.Errorf("server: opening index: %w", err), st.Close())
 	}
+	if err := reg.Register(newIndexCollector(ix.Stats)); err != nil {
+		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+	}
 	if ix.Layout() != cfg.Layout {
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}
