@@ -120,6 +120,7 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	w.POST("/documents/batch", s.insertBatch)
 	w.DELETE("/documents/*id", s.deleteDocument)
 	s.seenRoutes(v1, w)
+	s.uiRoutes(e, v1)
 	s.engine = e
 	return s, nil
 }
