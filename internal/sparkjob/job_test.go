@@ -1,0 +1,393 @@
+package sparkjob
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/kvindex"
+)
+
+var bg = context.Background()
+
+var fprOnce struct {
+	sync.Once
+	f   *fingerprint.Fingerprinter
+	err error
+}
+
+func sharedFingerprinter(t testing.TB) *fingerprint.Fingerprinter {
+	t.Helper()
+	fprOnce.Do(func() { fprOnce.f, fprOnce.err = fingerprint.New(fingerprint.DefaultConfig()) })
+	if fprOnce.err != nil {
+		t.Fatal(fprOnce.err)
+	}
+	return fprOnce.f
+}
+
+// testIndex is the index both loads create: small base-set chunks so that
+// rows are cut, one-day buckets.
+var testIndex = IndexConfig{BucketWidth: 24 * time.Hour, MaxCellBytes: 1024}
+
+type input struct {
+	path, format string
+}
+
+// writeInputs writes documents (with near-copies, ids repeated within a
+// file and across files, short and long texts, bad lines) and fingerprint
+// lines (some ids of documents again).
+func writeInputs(t *testing.T, dir string) []input {
+	t.Helper()
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 800)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("%c%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
+	}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var texts []string
+	line := func(id string, i int) string {
+		var text string
+		switch {
+		case i%7 == 3 && len(texts) > 0: // a near-copy
+			w := strings.Fields(texts[r.IntN(len(texts))])
+			w[r.IntN(len(w))] = vocab[r.IntN(len(vocab))]
+			text = strings.Join(w, " ")
+		case i%11 == 5:
+			text = "A short note. " + vocab[r.IntN(len(vocab))]
+		default:
+			var w []string
+			for range 40 + r.IntN(200) {
+				w = append(w, vocab[r.IntN(len(vocab))])
+			}
+			text = strings.Join(w, " ") + "."
+		}
+		texts = append(texts, text)
+		m := map[string]any{"id": id, "text": text, "time": t0.Add(time.Duration(r.IntN(96)) * time.Hour).Format(time.RFC3339)}
+		if i%3 == 0 {
+			m["title"] = strings.Join(strings.Fields(text)[:3], " ")
+			m["attrs"] = map[string]string{"src": fmt.Sprint("s", i%4)}
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	var a, b strings.Builder
+	for i := range 120 {
+		fmt.Fprintln(&a, line(fmt.Sprintf("doc-%04d", i), i))
+		if i%17 == 4 {
+			fmt.Fprintln(&a, line(fmt.Sprintf("doc-%04d", i-3), i+1000)) // repeated within the file
+		}
+		if i%29 == 9 {
+			fmt.Fprintln(&a, `{"id":"bad","text":"x","time":"soon"}`)
+			fmt.Fprintln(&a, `{"id": 7}`)
+		}
+	}
+	fmt.Fprintln(&a)
+	for i := range 60 {
+		id := fmt.Sprintf("doc-%04d", 200+i)
+		if i%5 == 0 {
+			id = fmt.Sprintf("doc-%04d", i*2) // repeats an id of the first file
+		}
+		fmt.Fprintln(&b, line(id, i+2000))
+	}
+	var c strings.Builder
+	for i := range 150 {
+		id := fmt.Sprintf("fp-%04d", i)
+		if i%13 == 0 {
+			id = fmt.Sprintf("doc-%04d", 240+i%20) // replaces a text
+		}
+		fmt.Fprintf(&c, "%s,%016x,%d\n", id, r.Uint64(), t0.Add(time.Duration(r.IntN(96))*time.Hour).Unix())
+	}
+	c.WriteString("x,notafingerprint,1\n# comment\n")
+	ins := []input{{filepath.Join(dir, "a.jsonl"), bulkload.FormatDocs}, {filepath.Join(dir, "b.jsonl"), bulkload.FormatDocs}, {filepath.Join(dir, "c.csv"), bulkload.FormatFingerprints}}
+	for i, s := range []string{a.String(), b.String(), c.String()} {
+		if err := os.WriteFile(ins[i].path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ins
+}
+
+// bulkLoad loads the inputs as cmd/bulkload does.
+func bulkLoad(t *testing.T, dataDir string, ins []input) bulkload.Summary {
+	t.Helper()
+	st, err := openStore(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := openIndex(bg, st, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, in := range ins {
+		paths = append(paths, in.path)
+	}
+	fpr := sharedFingerprinter(t)
+	sum, err := bulkload.Run(bg, ix, bulkload.Config{Inputs: paths, CheckpointDir: dataDir + ".cp", Memory: bulkload.MinMemory,
+		NewFingerprinter: func() (*fingerprint.Fingerprinter, error) { return fpr, nil }})
+	if err = errors.Join(err, ix.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// jobResult is what the simulated job's driver gathered.
+type jobResult struct {
+	records, rejects int64
+	counts           Counts
+}
+
+// runJob does what the Spark job does, in-process: map partitions (the
+// first input cut in two), decide the superseded records, write every
+// part (the first write of failPart fails halfway and is run again), and
+// ingest.
+func runJob(t *testing.T, dataDir, work string, ins []input, failPart int) jobResult {
+	t.Helper()
+	metaPath := filepath.Join(work, "meta.json")
+	done, err := Prepare(bg, dataDir, testIndex, "load-1", metaPath)
+	if err != nil || done {
+		t.Fatal(done, err)
+	}
+	meta, err := ReadMeta(metaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Map partitions: (input, first line, last line).
+	type split struct {
+		in    int
+		lines []string
+		first int
+	}
+	var splits []split
+	var ids []string
+	for i, in := range ins {
+		b, err := os.ReadFile(in.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for _, l := range lines {
+			var d struct{ ID string }
+			if json.Unmarshal([]byte(l), &d) == nil && d.ID != "" {
+				ids = append(ids, d.ID)
+			}
+		}
+		if i == 0 {
+			splits = append(splits, split{i, lines[:50], 0}, split{i, lines[50:], 50})
+		} else {
+			splits = append(splits, split{i, lines, 0})
+		}
+	}
+	parts := Parts{Index: 3, FP: 2, Bands: 3, DocBounds: DocBoundsOf(ids, 3)}
+	fpr := sharedFingerprinter(t)
+	var res jobResult
+	type rec struct {
+		id    string
+		order uint64
+		fp    uint64
+	}
+	var recs []rec
+	runs := make([][]byte, parts.Total())
+	for _, s := range splits {
+		var in bytes.Buffer
+		for j, l := range s.lines {
+			fmt.Fprintf(&in, "%d\t%s:%d\t%s\n", uint64(s.in)<<40|uint64(s.first+j), ins[s.in].path, s.first+j+1, l)
+		}
+		var out bytes.Buffer
+		_, err := Map(bg, MapConfig{Meta: meta, Parts: parts, Format: ins[s.in].format, NewFingerprinter: func() (*fingerprint.Fingerprinter, error) { return fpr, nil }}, &in, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(&out)
+		ended := false
+		for {
+			kind, p, err := readFrame(br, nil)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch kind {
+			case FrameRecord:
+				recs = append(recs, rec{string(p[16:]), binary.BigEndian.Uint64(p), binary.BigEndian.Uint64(p[8:])})
+			case FrameReject:
+				res.rejects++
+			case FrameRun:
+				part := binary.BigEndian.Uint32(p)
+				var f bytes.Buffer
+				if err := writeFrame(&f, FrameRun, p); err != nil {
+					t.Fatal(err)
+				}
+				runs[part] = append(runs[part], f.Bytes()...)
+			case FrameEnd:
+				ended = true
+			}
+		}
+		if !ended {
+			t.Fatal("map output without its end frame")
+		}
+	}
+	// The last record of each id wins.
+	res.records = int64(len(recs))
+	last := map[string]rec{}
+	for _, r := range recs {
+		if w, ok := last[r.id]; !ok || r.order > w.order {
+			last[r.id] = r
+		}
+	}
+	winFPs := map[uint64]bool{}
+	for _, w := range last {
+		winFPs[w.fp] = true
+	}
+	var sup Superseded
+	noIndex := map[uint64]bool{}
+	for _, r := range recs {
+		if last[r.id].order != r.order {
+			sup.Records = append(sup.Records, RecordRef{r.id, r.order})
+			if !winFPs[r.fp] && !noIndex[r.fp] {
+				noIndex[r.fp] = true
+				sup.NoIndex = append(sup.NoIndex, r.fp)
+			}
+		}
+	}
+	res.counts = Counts{Documents: int64(len(last)), Fingerprints: int64(len(winFPs))}
+	out := filepath.Join(work, "sst")
+	for p := range parts.Total() {
+		cfg := WriteConfig{Meta: meta, Parts: parts, Part: p, Superseded: sup, OutDir: out}
+		if p == failPart {
+			fc := cfg
+			fc.FailAfter = 10
+			if _, err := Write(bg, fc, bytes.NewReader(runs[p])); !errors.Is(err, ErrFailAsked) {
+				t.Fatalf("part %d: a write told to fail: %v", p, err)
+			}
+		}
+		if _, err := Write(bg, cfg, bytes.NewReader(runs[p])); err != nil {
+			t.Fatalf("part %d: %v", p, err)
+		}
+		if p == failPart { // a retried task whose first attempt finished
+			if _, err := Write(bg, cfg, bytes.NewReader(runs[p])); err != nil {
+				t.Fatalf("part %d again: %v", p, err)
+			}
+		}
+	}
+	if _, err := Ingest(bg, dataDir, out, parts.Total(), "load-1", res.counts); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestJobEqualsBulkLoad: the job's steps build, on the embedded store, the
+// index cmd/bulkload builds from the same inputs, cell for cell (repeated
+// ids, rejects, texts and fingerprints, band and text-key rows); a write
+// that fails halfway and is run again changes nothing.
+func TestJobEqualsBulkLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the dictionaries")
+	}
+	dir := t.TempDir()
+	ins := writeInputs(t, dir)
+	sum := bulkLoad(t, filepath.Join(dir, "bulk"), ins)
+	if sum.DuplicateIDs == 0 || sum.Rejected == 0 {
+		t.Fatalf("the input should repeat ids and have rejects: %v", sum)
+	}
+	for _, failPart := range []int{-1, 1} {
+		name := fmt.Sprintf("job%d", failPart+1)
+		res := runJob(t, filepath.Join(dir, name), filepath.Join(dir, name+".work"), ins, failPart)
+		if res.records != sum.Records || res.rejects != sum.Rejected || res.counts.Documents != sum.Documents || res.counts.Fingerprints != sum.Fingerprints {
+			t.Errorf("job counted %+v, the load %v", res, sum)
+		}
+		diffs, err := CompareStores(bg, filepath.Join(dir, "bulk"), filepath.Join(dir, name), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(diffs) > 0 {
+			t.Fatalf("the job's index differs from the load's:\n%s", strings.Join(diffs, "\n"))
+		}
+	}
+	st, err := openStore(filepath.Join(dir, "bulk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := dump(bg, st)
+	if err = errors.Join(err, st.Close()); err != nil {
+		t.Fatal(err)
+	}
+	perTable := map[string]int{}
+	for k := range cells {
+		perTable[strings.SplitN(k, "/", 2)[0]]++
+	}
+	t.Logf("compared %d cells: %v; load: %v", len(cells), perTable, sum)
+	for _, tb := range []kvindex.Table{kvindex.TableIndex, kvindex.TableFP, kvindex.TableDocs, kvindex.TableBands} {
+		if perTable[tb.String()] == 0 {
+			t.Fatalf("no %s cells compared", tb)
+		}
+	}
+}
+
+// TestPrepareRefusesNonEmpty: the job loads into an empty index only, and
+// a load already ingested is reported done.
+func TestPrepareRefusesNonEmpty(t *testing.T) {
+	dir := t.TempDir()
+	st, err := openStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := openIndex(bg, st, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ix.Apply(bg, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte{1}},
+		{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: []byte("done-load"), Value: []byte("x")}})
+	if err = errors.Join(err, ix.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(bg, dir, testIndex, "other", filepath.Join(dir, "m.json")); !errors.Is(err, ErrNotEmpty) {
+		t.Fatalf("prepare of a non-empty index: %v", err)
+	}
+	if done, err := Prepare(bg, dir, testIndex, "done-load", filepath.Join(dir, "m.json")); err != nil || !done {
+		t.Fatalf("prepare of a loaded load: %v %v", done, err)
+	}
+}
+
+// TestDocBounds: bounds cut a sample into about equal parts and the parts
+// follow key order.
+func TestDocBounds(t *testing.T) {
+	var ids []string
+	for i := range 1000 {
+		ids = append(ids, fmt.Sprintf("id-%05d", (i*7919)%1000))
+	}
+	b := DocBoundsOf(ids, 4)
+	if len(b) != 3 || b[0] != "id-00250" || b[2] != "id-00750" {
+		t.Fatalf("bounds %v", b)
+	}
+	p := Parts{Index: 1, FP: 1, Bands: 1, DocBounds: b}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	prev := 0
+	for i := range 1000 {
+		k := p.docPart(fmt.Appendf(nil, "id-%05d", i))
+		if k < prev || p.Table(k) != kvindex.TableDocs {
+			t.Fatalf("id %d: part %d after %d", i, k, prev)
+		}
+		prev = k
+	}
+	if DocBoundsOf(nil, 3) != nil || len(DocBoundsOf([]string{"a", "a", "a"}, 3)) != 1 {
+		t.Fatal("bounds of a degenerate sample")
+	}
+}

@@ -1,0 +1,396 @@
+package sparkjob
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/kvindex/pebblestore"
+)
+
+// Superseded names the records that a later record of the same id
+// replaces (the last record of an id in input order wins, as in a load)
+// and the fingerprints only such records carry, whose index entries are
+// left out: what a load leaves out for repeated ids.
+type Superseded struct {
+	Records []RecordRef `json:"records"`
+	NoIndex []uint64    `json:"no_index"`
+}
+
+// RecordRef names one input record.
+type RecordRef struct {
+	ID    string `json:"id"`
+	Order uint64 `json:"order"`
+}
+
+// WriteConfig configures a write worker.
+type WriteConfig struct {
+	Meta       Meta
+	Parts      Parts
+	Part       int
+	Superseded Superseded
+	// OutDir is the job's directory of parts: the part's sstables end up
+	// in OutDir/part-NNNNN (PartDir), renamed there when complete.
+	OutDir string
+	// FailAfter, when positive, makes Write fail after that many cells,
+	// as a killed task would (for tests of the job's retries).
+	FailAfter int64
+}
+
+// WriteStats are what a write worker wrote.
+type WriteStats struct {
+	Part    int    `json:"part"`
+	Table   string `json:"table"`
+	Runs    int    `json:"runs"`
+	Files   int    `json:"files"`
+	Cells   int64  `json:"cells"`
+	Rows    int64  `json:"rows"`
+	Entries int64  `json:"entries"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// PartDir is where part's sstables are once written.
+func PartDir(outDir string, part int) string {
+	return filepath.Join(outDir, fmt.Sprintf("part-%05d", part))
+}
+
+// Write reads the part's run frames from in, merges them and writes the
+// part's cells as sstables into PartDir(OutDir, Part). It works in a
+// temporary directory beside it and renames that into place at the end, so
+// a rerun of the same part (a retried task) replaces it whole.
+func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, error) {
+	st := WriteStats{Part: cfg.Part}
+	if err := cfg.Parts.Validate(); err != nil {
+		return st, err
+	}
+	if cfg.Part < 0 || cfg.Part >= cfg.Parts.Total() {
+		return st, fmt.Errorf("%w: part %d of %d", ErrConfig, cfg.Part, cfg.Parts.Total())
+	}
+	table := cfg.Parts.Table(cfg.Part)
+	st.Table = table.String()
+	ix, err := cfg.Meta.WorkerIndex(ctx)
+	if err != nil {
+		return st, err
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return st, err
+	}
+	tmp, err := os.MkdirTemp(cfg.OutDir, fmt.Sprintf(".part-%05d-", cfg.Part))
+	if err != nil {
+		return st, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	runs, spool, err := spoolRuns(in, cfg.Part, filepath.Join(tmp, "spool"))
+	if err != nil {
+		return st, err
+	}
+	defer spool.Close()
+	st.Runs = len(runs)
+	w, err := pebblestore.NewFileWriter(table, tmp, cfg.Meta.TableFormat, 0)
+	if err != nil {
+		return st, err
+	}
+	pw := &partWriter{cfg: cfg, w: w, st: &st, perms: ix.Layout().Permuters(), maxCell: cfg.Meta.MaxCellBytes, table: table}
+	pw.index(cfg.Superseded)
+	if err := mergeRuns(ctx, spool, runs, pw.put); err != nil {
+		return st, errors.Join(err, w.Abort())
+	}
+	if err := pw.flush(); err != nil {
+		return st, errors.Join(err, w.Abort())
+	}
+	paths, err := w.Finish()
+	if err != nil {
+		return st, err
+	}
+	st.Files = len(paths)
+	if err := errors.Join(spool.Close(), os.Remove(filepath.Join(tmp, "spool"))); err != nil {
+		return st, err
+	}
+	if err := writeJSON(filepath.Join(tmp, "_SUCCESS"), st); err != nil {
+		return st, err
+	}
+	final := PartDir(cfg.OutDir, cfg.Part)
+	if err := os.RemoveAll(final); err != nil {
+		return st, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return st, err
+	}
+	ok = true
+	return st, nil
+}
+
+// section is one run's place in the spool file.
+type section struct{ off, n int64 }
+
+// spoolRuns copies the run frames of in to a spool file and returns where
+// each run is in it, and the file, open for reading.
+func spoolRuns(in io.Reader, part int, path string) ([]section, *os.File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	br := bufio.NewReaderSize(in, 1<<20)
+	var runs []section
+	var off int64
+	var buf []byte
+	for {
+		kind, payload, err := readFrame(br, buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && (kind != FrameRun || len(payload) < 4) {
+			err = fmt.Errorf("%w: frame %q on a write worker's input, want runs", ErrConfig, kind)
+		}
+		if err == nil && int(binary.BigEndian.Uint32(payload)) != part {
+			err = fmt.Errorf("%w: a run of part %d on the writer of part %d", ErrConfig, binary.BigEndian.Uint32(payload), part)
+		}
+		if err == nil {
+			_, err = bw.Write(payload[4:])
+		}
+		if err != nil {
+			return nil, nil, errors.Join(err, f.Close())
+		}
+		buf = payload
+		runs = append(runs, section{off, int64(len(payload) - 4)})
+		off += int64(len(payload) - 4)
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, nil, errors.Join(err, f.Close())
+	}
+	return runs, f, nil
+}
+
+// cursor is one run being merged.
+type cursor struct {
+	rr  runReader
+	c   cell
+	idx int
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	if c := compareCells(&h[i].c, &h[j].c); c != 0 {
+		return c < 0
+	}
+	return h[i].idx < h[j].idx
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// mergeRuns calls put with every cell of the runs in (row, qualifier,
+// order) order. The cell's slices are valid during the call only.
+func mergeRuns(ctx context.Context, f *os.File, runs []section, put func(*cell) error) error {
+	bufSize := 64 << 10
+	if len(runs) > 1024 {
+		bufSize = max(4<<10, (64<<20)/len(runs))
+	}
+	h := make(cursorHeap, 0, len(runs))
+	for i, s := range runs {
+		cur := &cursor{rr: runReader{r: bufio.NewReaderSize(io.NewSectionReader(f, s.off, s.n), bufSize)}, idx: i}
+		more, err := cur.rr.next(&cur.c)
+		if err != nil {
+			return err
+		}
+		if more {
+			h = append(h, cur)
+		}
+	}
+	heap.Init(&h)
+	for n := 0; len(h) > 0; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		cur := h[0]
+		if err := put(&cur.c); err != nil {
+			return err
+		}
+		more, err := cur.rr.next(&cur.c)
+		if err != nil {
+			return err
+		}
+		if more {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	return nil
+}
+
+// partWriter turns the merged cells of a part into the stored cells: base
+// sets of index rows, or the last cell of each key of the other tables,
+// without superseded records.
+type partWriter struct {
+	cfg     WriteConfig
+	w       *pebblestore.FileWriter
+	st      *WriteStats
+	perms   []fingerprint.Permuter
+	maxCell int
+	table   kvindex.Table
+	skip    map[RecordRef]bool
+	noIndex map[uint64]bool
+
+	// index rows: the row and bucket being gathered and its residuals.
+	row       []byte
+	bucket    uint32
+	residuals []uint64
+	// other tables: the cell held until a cell of another key comes.
+	pending  cell
+	havePend bool
+}
+
+func (pw *partWriter) index(s Superseded) {
+	if len(s.Records) > 0 {
+		pw.skip = make(map[RecordRef]bool, len(s.Records))
+		for _, r := range s.Records {
+			pw.skip[r] = true
+		}
+	}
+	if len(s.NoIndex) > 0 {
+		pw.noIndex = make(map[uint64]bool, len(s.NoIndex))
+		for _, f := range s.NoIndex {
+			pw.noIndex[f] = true
+		}
+	}
+}
+
+func (pw *partWriter) put(c *cell) error {
+	if pw.cfg.FailAfter > 0 && pw.st.Cells >= pw.cfg.FailAfter {
+		return ErrFailAsked
+	}
+	if pw.table == kvindex.TableIndex {
+		return pw.putEntry(c)
+	}
+	id := c.qual
+	if pw.table == kvindex.TableDocs {
+		id = c.row
+	}
+	if pw.skip != nil && pw.skip[RecordRef{string(id), c.order}] {
+		return nil
+	}
+	if pw.havePend && bytes.Equal(pw.pending.row, c.row) && bytes.Equal(pw.pending.qual, c.qual) {
+		// The same cell from a later record: the later one's value.
+		pw.pending.val = append(pw.pending.val[:0], c.val...)
+		return nil
+	}
+	if err := pw.flushCell(); err != nil {
+		return err
+	}
+	pw.pending.row = append(pw.pending.row[:0], c.row...)
+	pw.pending.qual = append(pw.pending.qual[:0], c.qual...)
+	pw.pending.val = append(pw.pending.val[:0], c.val...)
+	pw.havePend = true
+	return nil
+}
+
+func (pw *partWriter) flushCell() error {
+	if !pw.havePend {
+		return nil
+	}
+	pw.havePend = false
+	p := &pw.pending
+	if !bytes.Equal(p.row, pw.lastRow()) {
+		pw.st.Rows++
+		pw.row = append(pw.row[:0], p.row...)
+	}
+	val := p.val
+	if pw.table == kvindex.TableBands {
+		val = nil // the run value is the bucket; the stored cell is empty
+	}
+	pw.st.Cells++
+	pw.st.Bytes += int64(len(p.row) + len(p.qual) + len(val))
+	return pw.w.Put(p.row, p.qual, val)
+}
+
+func (pw *partWriter) lastRow() []byte { return pw.row }
+
+// putEntry gathers an index entry into its row's bucket set.
+func (pw *partWriter) putEntry(c *cell) error {
+	if len(c.qual) != 12 || len(c.row) < 1 || int(c.row[0]) >= len(pw.perms) {
+		return fmt.Errorf("sparkjob: corrupt index entry %x/%x", c.row, c.qual)
+	}
+	bucket, r := binary.BigEndian.Uint32(c.qual), binary.BigEndian.Uint64(c.qual[4:])
+	if pw.noIndex != nil {
+		p := pw.perms[c.row[0]]
+		var prefix uint64
+		for _, b := range c.row[1:] {
+			prefix = prefix<<8 | uint64(b)
+		}
+		if pw.noIndex[uint64(p.Unpermute(p.Join(prefix, r)))] {
+			return nil
+		}
+	}
+	switch {
+	case !bytes.Equal(c.row, pw.row):
+		if err := pw.flushSet(); err != nil {
+			return err
+		}
+		pw.row = append(pw.row[:0], c.row...)
+		pw.bucket = bucket
+		pw.st.Rows++
+	case bucket != pw.bucket:
+		if err := pw.flushSet(); err != nil {
+			return err
+		}
+		pw.bucket = bucket
+	case len(pw.residuals) > 0 && pw.residuals[len(pw.residuals)-1] == r:
+		return nil // the same entry from another record
+	}
+	pw.residuals = append(pw.residuals, r)
+	return nil
+}
+
+// flushSet writes the gathered bucket set of the current row.
+func (pw *partWriter) flushSet() error {
+	if len(pw.residuals) == 0 {
+		return nil
+	}
+	rbits := 64 - pw.perms[pw.row[0]].PrefixBits
+	cells, err := kvindex.EncodeBaseSet(pw.residuals, rbits, pw.maxCell)
+	if err != nil {
+		return fmt.Errorf("sparkjob: row %x bucket %d: %w", pw.row, pw.bucket, err)
+	}
+	for i, c := range cells {
+		q := kvindex.BaseQualifier(pw.bucket, i)
+		pw.st.Cells++
+		pw.st.Bytes += int64(len(pw.row) + len(q) + len(c))
+		if err := pw.w.Put(pw.row, q, c); err != nil {
+			return err
+		}
+	}
+	pw.st.Entries += int64(len(pw.residuals))
+	pw.residuals = pw.residuals[:0]
+	return nil
+}
+
+// flush writes what is held at the end.
+func (pw *partWriter) flush() error {
+	if pw.table == kvindex.TableIndex {
+		return pw.flushSet()
+	}
+	return pw.flushCell()
+}
