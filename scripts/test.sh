@@ -47,6 +47,38 @@ if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
 	fi
 fi
 
+# Chromium for the browser test of the editor's page (internal/server,
+# TestEditorPageInChromium): Debian's chromium, and a Chinese font for the
+# page's Chinese text, installed with apt-get when missing (as root, or with
+# sudo that needs no password). SIMDEX_BROWSER_TEST=require makes that test
+# fail, not skip, without a browser: it is set when Chromium is there, and
+# always under CI.
+echo "== chromium"
+if ! command -v chromium >/dev/null 2>&1 || ! { fc-list :lang=zh 2>/dev/null | grep -q .; }; then
+	apt_get=()
+	if command -v apt-get >/dev/null 2>&1; then
+		if [ "$(id -u)" = 0 ]; then
+			apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
+		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+			apt_get=(sudo -n env DEBIAN_FRONTEND=noninteractive apt-get)
+		fi
+	fi
+	if [ ${#apt_get[@]} -gt 0 ]; then
+		echo "== chromium: installing Debian's chromium and fonts-wqy-zenhei"
+		{ "${apt_get[@]}" update -qq && "${apt_get[@]}" install -y -qq chromium fonts-wqy-zenhei; } >/dev/null ||
+			echo "== chromium: apt-get install failed" >&2
+	fi
+fi
+if command -v chromium >/dev/null 2>&1; then
+	export SIMDEX_BROWSER_TEST=require
+	echo "== chromium: $(chromium --version 2>/dev/null || echo installed)"
+elif [ "${CI:-}" = true ]; then
+	export SIMDEX_BROWSER_TEST=require
+	echo "== chromium: missing under CI; the browser test will fail" >&2
+else
+	echo "== chromium: missing and not installable here; the browser test will skip"
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 if [ -n "$unformatted" ]; then

@@ -119,7 +119,7 @@ const fmtScore = (x) => (x === undefined || x === null ? "–" : Number(x).toFix
 function fmtTime(t) {
   if (!t) return "–";
   const d = new Date(t);
-  return isNaN(d) ? t : d.toISOString().replace("T", " ").replace(/\.\d+Z$|Z$/, " UTC");
+  return isNaN(d) ? t : d.toISOString().replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, " UTC");
 }
 
 function fmtBytes(n) {
@@ -212,7 +212,7 @@ function hitRows(hits, kind) {
     el("td", {}, h.clause || "–"),
     el("td", { class: "num" }, h.distance),
     el("td", {}, fmtTime(h.time)),
-    el("td", {}, el("button", { type: "button", class: "compare-btn", onclick: () => busy($("check-btn"), () => compare(h.id)) }, "Compare")),
+    el("td", { class: "nowrap" }, el("button", { type: "button", class: "compare-btn", onclick: () => busy($("check-btn"), () => compare(h.id)) }, "Compare")),
   ));
 }
 
@@ -221,9 +221,10 @@ function hitTable(title, hits, kind) {
   const templ = hits.filter((h) => h.template && h.template.length);
   return el("div", { class: "hits " + kind },
     el("h3", { class: "hits-title" }, title),
-    el("table", { id: kind + "-table" },
-      el("thead", {}, el("tr", {}, ["id", "relation", "resemblance", "query in stored", "stored in query", "clause", "distance", "time", ""].map((t) => el("th", {}, t)))),
-      el("tbody", {}, hitRows(hits, kind))),
+    el("div", { class: "table-wrap" }, el("table", { id: kind + "-table" },
+      el("thead", {}, el("tr", {}, [["id"], ["relation"], ["resemblance"], ["in stored", "share of this text's features in the stored one"],
+        ["in this", "share of the stored text's features in this one"], ["clause"], ["distance"], ["time"], [""]].map(([t, title]) => el("th", { title }, t)))),
+      el("tbody", {}, hitRows(hits, kind)))),
     templ.length ? el("p", { class: "muted" }, templ.map((h) => `${h.id} shares ${h.template.length} template line${h.template.length > 1 ? "s" : ""} with this text. `)) : null,
   );
 }
@@ -233,7 +234,7 @@ function renderCheck(res) {
   box.replaceChildren();
   $("doc-result").replaceChildren();
   const dup = res.duplicate;
-  box.append(
+  box.append(...[
     el("h2", {}, "Check"),
     el("div", { class: "summary" },
       el("span", { class: "badge " + (dup ? "dup" : "unique"), id: "check-verdict" }, dup ? (res.exact_duplicate ? "exact duplicate" : "duplicate") : "no duplicate"),
@@ -252,7 +253,7 @@ function renderCheck(res) {
       : null,
     hitTable("Near-duplicates", res.duplicates, "duplicates") || el("p", { class: "muted" }, "No near-duplicate under this policy."),
     hitTable("Related (a relation this policy does not count)", res.related, "related"),
-  );
+  ].filter(Boolean));
 }
 
 // segmentNodes renders a side's text: each segment a span of its kind.
@@ -318,6 +319,13 @@ function renderCompare(res) {
   box.scrollIntoView({ block: "nearest" });
 }
 
+// clearCheck removes a check's answer and comparison, which no longer
+// belong to what the page shows next.
+function clearCheck() {
+  $("check-result").replaceChildren();
+  $("compare").hidden = true;
+}
+
 async function store() {
   const q = queryInput();
   const id = $("doc-id").value.trim();
@@ -326,6 +334,7 @@ async function store() {
   const mode = $("mode").value;
   status("Storing…");
   const res = await api("POST", "/v1/documents", { id, ...q, mode });
+  clearCheck();
   const box = $("doc-result");
   const dups = res.duplicates || [];
   box.replaceChildren(el("div", { id: "store-result" },
@@ -348,6 +357,7 @@ async function lookup() {
   if (!id) { status("Give an id to look up.", "error"); return; }
   status("Looking up…");
   const [doc, ex] = await Promise.all([api("GET", docPath(id)), api("POST", "/v1/explain", { id })]);
+  clearCheck();
   const attrs = Object.entries(doc.attrs || {});
   $("doc-result").replaceChildren(el("div", { id: "lookup-result" },
     el("h2", {}, "Stored document"),
@@ -374,6 +384,7 @@ async function del() {
   const id = $("lookup-id").value.trim();
   if (!id) { status("Give the id of the document to delete.", "error"); return; }
   await api("DELETE", docPath(id));
+  clearCheck();
   $("doc-result").replaceChildren(el("p", { id: "delete-result" }, "Deleted ", el("code", {}, id), "."));
   status(`Deleted ${id}.`, "ok");
 }
