@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/simdex/simdex/fingerprint"
 )
@@ -285,4 +286,42 @@ func TestAlignSpansNotAligned(t *testing.T) {
 	if _, ok := AlignSpans(strings.Repeat("word ", maxAlignTokens+1), "word", nil); ok {
 		t.Error("a text over maxAlignTokens was aligned")
 	}
+}
+
+// FuzzAlignSpans: any two texts that Align aligns get spans that agree
+// with its counts (checkSpans), start and end on character boundaries (of
+// valid UTF-8, as normalized texts are), and swap with the texts.
+func FuzzAlignSpans(f *testing.F) {
+	f.Add(enBase, strings.Replace(enBase, "council", "senate", 1))
+	f.Add(zhBase, zhBase+"详情稍后公布。")
+	f.Add("after a long debate, the council met. the vote was close.", "the council met, after a long debate. the vote was close.")
+	f.Add("3.5, 1,200 don't '", "..\n\n!!")
+	f.Add("\xff\xfe a", "a")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, ok := AlignSpans(a, b, nil)
+		ba, ok2 := AlignSpans(b, a, nil)
+		if ok != ok2 {
+			t.Fatalf("aligned one way only")
+		}
+		if !ok {
+			return
+		}
+		checkSpans(t, "fuzz", a, b, ab)
+		for _, x := range []struct {
+			text  string
+			spans []Span
+		}{{a, ab.A}, {b, ab.B}} {
+			if !utf8.ValidString(x.text) {
+				continue
+			}
+			for _, s := range x.spans {
+				if !utf8.RuneStart(x.text[s.Start]) || s.End < len(x.text) && !utf8.RuneStart(x.text[s.End]) {
+					t.Fatalf("span %+v cuts a character", s)
+				}
+			}
+		}
+		if !slices.Equal(spanTexts(a, ab.A), swapKinds(spanTexts(a, ba.B))) || !slices.Equal(spanTexts(b, ab.B), swapKinds(spanTexts(b, ba.A))) {
+			t.Fatalf("not symmetric")
+		}
+	})
 }
