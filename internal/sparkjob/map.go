@@ -33,7 +33,8 @@ type MapConfig struct {
 
 // MapStats are a map worker's counts, its end frame.
 type MapStats struct {
-	Lines      int64 `json:"lines"`
+	Lines int64 `json:"lines"`
+	// InputBytes: the input lines' bytes, each with one end-of-line byte.
 	Records    int64 `json:"records"`
 	Rejected   int64 `json:"rejected"`
 	InputBytes int64 `json:"input_bytes"`
@@ -85,7 +86,6 @@ func Map(ctx context.Context, cfg MapConfig, in io.Reader, out io.Writer) (MapSt
 		}
 		if len(line) > 0 {
 			st.Lines++
-			st.InputBytes += int64(len(line))
 			if cfg.FailAfter > 0 && st.Lines > cfg.FailAfter {
 				return st, ErrFailAsked
 			}
@@ -130,6 +130,7 @@ func (m *mapper) line(line []byte, w io.Writer, st *MapStats) error {
 	if err != nil {
 		return fmt.Errorf("%w: order %q: %v", ErrConfig, orderField, err)
 	}
+	st.InputBytes += int64(len(raw)) + 1
 	rec, err := m.enc.Encode(raw, m.cfg.Format)
 	switch {
 	case errors.Is(err, bulkload.ErrNotRecord):
