@@ -1,0 +1,71 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/simdex/simdex/kvindex/hbasestore"
+)
+
+// DefaultHBaseNamespace is the namespace of the simdex tables unless
+// --hbase-namespace says otherwise.
+const DefaultHBaseNamespace = "simdex"
+
+// HBase is the connection to HBase that the server, the bulk loader and
+// simdexctl share: the same flags, defaults, checks and store
+// configuration in each. Commands embed it in their Config, so the fields
+// read as the Config's own (cfg.HBaseZK).
+type HBase struct {
+	// HBaseZK is the ZooKeeper quorum, host:port[,host:port...] (--hbase-zk).
+	HBaseZK string
+	// HBaseNamespace holds the simdex tables (--hbase-namespace).
+	HBaseNamespace string
+	// HBaseCreateTables creates missing tables with the default schema
+	// (--hbase-create-tables, where the command declares it); without it
+	// a missing table is refused, naming `simdexctl schema create`.
+	HBaseCreateTables bool
+}
+
+// DefaultHBase is the HBase configuration of a command line without the
+// HBase flags.
+func DefaultHBase() HBase { return HBase{HBaseNamespace: DefaultHBaseNamespace} }
+
+// Flags declares --hbase-zk and --hbase-namespace on fs, bound to h, and
+// --hbase-create-tables when refusal (what a missing table does without
+// it, e.g. "else refuse to start") is not empty. Every help text starts
+// with prefix (e.g. "with --store hbase: ").
+func (h *HBase) Flags(fs *flag.FlagSet, prefix, refusal string) {
+	fs.StringVar(&h.HBaseZK, "hbase-zk", h.HBaseZK, prefix+"ZooKeeper quorum of HBase, host:port[,host:port...]")
+	fs.StringVar(&h.HBaseNamespace, "hbase-namespace", h.HBaseNamespace, prefix+"namespace of the simdex tables")
+	if refusal != "" {
+		fs.BoolVar(&h.HBaseCreateTables, "hbase-create-tables", h.HBaseCreateTables, prefix+"create missing tables with the default schema ("+refusal+")")
+	}
+}
+
+// Quorum is HBaseZK split at commas, blanks trimmed, empty items dropped.
+func (h HBase) Quorum() []string {
+	var out []string
+	for _, a := range strings.Split(h.HBaseZK, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// StoreConfig is the HBase store's configuration of h (the quorum, the
+// namespace, CreateTables); the command sets the rest.
+func (h HBase) StoreConfig() hbasestore.Config {
+	return hbasestore.Config{ZooKeeper: h.Quorum(), Namespace: h.HBaseNamespace, CreateTables: h.HBaseCreateTables}
+}
+
+// Validate reports what is wrong with h for user, what needs HBase (e.g.
+// "--store hbase"): no quorum, an address without a port, a bad
+// namespace.
+func (h HBase) Validate(user string) error {
+	if len(h.Quorum()) == 0 {
+		return fmt.Errorf("%s needs --hbase-zk (%s): the ZooKeeper quorum, host:port[,host:port...]", user, EnvName("hbase-zk"))
+	}
+	return h.StoreConfig().WithDefaults().Validate()
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/simdex/simdex/kvindex/hbasestore"
+)
+
+// TestHBaseFlags: the HBase flags, their variables and file keys, as every
+// command declares them.
+func TestHBaseFlags(t *testing.T) {
+	file := writeConfig(t, `{"hbase_zk": "f1:2181", "hbase_namespace": "from_file"}`)
+	tests := []struct {
+		name    string
+		refusal string
+		args    []string
+		env     map[string]string
+		want    HBase
+	}{
+		{"defaults", "else refuse", nil, nil, HBase{HBaseNamespace: "simdex"}},
+		{"flags", "else refuse", []string{"--hbase-zk", "a:1,b:2", "--hbase-namespace", "ns", "--hbase-create-tables"}, nil, HBase{"a:1,b:2", "ns", true}},
+		{"env", "else refuse", nil, map[string]string{"SIMDEX_HBASE_ZK": "e:1", "SIMDEX_HBASE_NAMESPACE": "ens", "SIMDEX_HBASE_CREATE_TABLES": "true"}, HBase{"e:1", "ens", true}},
+		{"file under env", "", []string{"--config", file}, map[string]string{"SIMDEX_HBASE_ZK": "e:1"}, HBase{"e:1", "from_file", false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DefaultHBase()
+			s := NewSet("tool", errTest, io.Discard, Usage{})
+			got.Flags(s.Flags(), "with --store hbase: ", tt.refusal)
+			if err := s.Parse(tt.args, getenv(tt.env)); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("%+v, want %+v", got, tt.want)
+			}
+			if (s.Flags().Lookup("hbase-create-tables") != nil) != (tt.refusal != "") {
+				t.Errorf("--hbase-create-tables declared: %v, refusal %q", s.Flags().Lookup("hbase-create-tables") != nil, tt.refusal)
+			}
+		})
+	}
+	var h HBase
+	s := NewSet("tool", errTest, io.Discard, Usage{})
+	h.Flags(s.Flags(), "with --store hbase: ", "else refuse to start")
+	for name, usage := range map[string]string{
+		"hbase-zk":            "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]",
+		"hbase-namespace":     "with --store hbase: namespace of the simdex tables",
+		"hbase-create-tables": "with --store hbase: create missing tables with the default schema (else refuse to start)",
+	} {
+		if got := s.Flags().Lookup(name).Usage; got != usage {
+			t.Errorf("-%s usage %q, want %q", name, got, usage)
+		}
+	}
+}
+
+func TestHBaseValidate(t *testing.T) {
+	tests := []struct {
+		h    HBase
+		want string
+	}{
+		{HBase{HBaseZK: "127.0.0.1:2181,127.0.0.2:2181", HBaseNamespace: "simdex"}, ""},
+		{HBase{HBaseZK: " h:1 , ", HBaseNamespace: ""}, ""},
+		{HBase{HBaseNamespace: "simdex"}, "--store hbase needs --hbase-zk (SIMDEX_HBASE_ZK): the ZooKeeper quorum, host:port[,host:port...]"},
+		{HBase{HBaseZK: " , ", HBaseNamespace: "simdex"}, "needs --hbase-zk"},
+		{HBase{HBaseZK: "zkhost", HBaseNamespace: "simdex"}, `ZooKeeper address "zkhost" has no port`},
+		{HBase{HBaseZK: "h:1", HBaseNamespace: "a:b"}, `namespace "a:b"`},
+	}
+	for _, tt := range tests {
+		err := tt.h.Validate("--store hbase")
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%+v: %v", tt.h, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want one saying %q", tt.h, err, tt.want)
+		}
+	}
+	if err := (HBase{HBaseZK: "zkhost"}).Validate("x"); !errors.Is(err, hbasestore.ErrConfig) {
+		t.Errorf("bad address: %v, want hbasestore.ErrConfig", err)
+	}
+}
+
+func TestHBaseStoreConfig(t *testing.T) {
+	h := HBase{HBaseZK: " a:1,, b:2 ", HBaseNamespace: "ns", HBaseCreateTables: true}
+	want := hbasestore.Config{ZooKeeper: []string{"a:1", "b:2"}, Namespace: "ns", CreateTables: true}
+	if got := h.StoreConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("StoreConfig = %+v, want %+v", got, want)
+	}
+	if q := (HBase{}).Quorum(); q != nil {
+		t.Errorf("empty quorum %q", q)
+	}
+}
