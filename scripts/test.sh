@@ -113,3 +113,21 @@ go test -race -count=1 -timeout 30m ./... "$@"
 # slows them tenfold); run them natively.
 echo "== go test (exactness against brute force, no -race)"
 go test -count=1 -timeout 20m -run 'TestExactnessAgainstBruteForce' ./kvindex/ "$@"
+
+# ---- Spark backfill -----------------------------------------------------
+# scripts/spark/test.sh runs the Spark job (spark/) on a local master and
+# compares the index it builds with cmd/bulkload's, cell for cell, with task
+# failures retried. It needs java and python3 (it installs PySpark into
+# .spark/ itself). Under CI a missing one fails the run; elsewhere the step
+# then skips, and SIMDEX_SPARK=off skips it.
+echo "== spark backfill (scripts/spark/test.sh)"
+if [ "${CI:-}" != true ] && [ "${SIMDEX_SPARK:-}" = off ]; then
+	echo "== spark: off (SIMDEX_SPARK=off)"
+elif command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+	scripts/spark/test.sh
+elif [ "${CI:-}" = true ]; then
+	echo "== spark: CI=true but java or python3 is missing" >&2
+	exit 1
+else
+	echo "== spark: java or python3 missing; skipped"
+fi
