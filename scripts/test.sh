@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole simdex test suite: formatting, vet, and every test under the race
-# detector. It installs what the tests need (Go modules; Apache HBase through
-# scripts/hbase/) and starts what they talk to.
+# The whole simdex test suite: formatting, vet, the Prometheus alerting rules,
+# and every test under the race detector. It installs what the tests need (Go
+# modules; Apache HBase through scripts/hbase/; promtool through
+# scripts/prometheus/) and starts what they talk to.
 #
 # HBase: unless SIMDEX_HBASE_ZK already names a running HBase (host:port of its
 # ZooKeeper), this installs and starts a throwaway standalone HBase when java
@@ -89,6 +90,12 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+# The alerting rules operators load (deploy/prometheus/): promtool's own
+# checks and the rules' unit tests. Installs promtool (Debian's prometheus
+# package, its daemon not started) when it is missing; see the script.
+echo "== prometheus rules"
+scripts/prometheus/check-rules.sh
 
 if [ -n "$hbase_log" ]; then
 	go test -race -count=1 -run '^$' ./... >/dev/null # build test binaries while HBase boots
