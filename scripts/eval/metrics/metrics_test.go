@@ -201,3 +201,24 @@ func TestF(t *testing.T) {
 		t.Error("F formatting")
 	}
 }
+
+func TestWriteMarkdownPeers(t *testing.T) {
+	kinds := Kinds{Order: []string{"mirror"}, Positive: func(string) bool { return true }, Describe: func(string) string { return "" }}
+	var plain, with bytes.Buffer
+	meta := Meta{DefaultK: 3, CurveMax: 3}
+	if err := WriteMarkdown(&plain, meta, sample(), kinds); err != nil {
+		t.Fatal(err)
+	}
+	meta.Peers = []Peer{{Name: "peer: X", Counts: Counts{TP: 3, FP: 1, TN: 2, FN: 1}}}
+	if err := WriteMarkdown(&with, meta, sample(), kinds); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "| detector |") {
+		t.Error("summary without peers has a detector column")
+	}
+	for _, want := range []string{"| detector | pairs | TP | FP | TN | FN | precision | recall | F1 |", "| simdex (service answer) | 7 |", "| peer: X | 7 | 3 | 1 | 2 | 1 | 0.750 | 0.750 | 0.750 |"} {
+		if !strings.Contains(with.String(), want) {
+			t.Errorf("summary with a peer lacks %q", want)
+		}
+	}
+}

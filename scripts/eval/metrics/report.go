@@ -28,6 +28,15 @@ type Meta struct {
 	// Method is Markdown explaining the benchmark (corpus, pairs, rule,
 	// how to reproduce); it is printed after the results.
 	Method string
+	// Peers are other detectors run on the same pairs (a pair called a
+	// duplicate when the peer returned its original): one summary row each.
+	Peers []Peer
+}
+
+// Peer is another detector's confusion counts on the benchmark's pairs.
+type Peer struct {
+	Name   string
+	Counts Counts
 }
 
 // Kinds tells the report about pair kinds: report order, polarity and a
@@ -75,8 +84,20 @@ func WriteMarkdown(w io.Writer, m Meta, os []Outcome, kinds Kinds) error {
 	}
 	p("\n## Summary at the default rule (service answer, k = %d)\n\n", m.DefaultK)
 	tot := Total(os, rule)
-	p("| pairs | TP | FP | TN | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|\n")
-	p("| %d | %d | %d | %d | %d | %s | %s | %s |\n\n", tot.N(), tot.TP, tot.FP, tot.TN, tot.FN, F(tot.Precision()), F(tot.Recall()), F(tot.F1()))
+	if len(m.Peers) == 0 {
+		p("| pairs | TP | FP | TN | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|\n")
+		p("| %d | %d | %d | %d | %d | %s | %s | %s |\n\n", tot.N(), tot.TP, tot.FP, tot.TN, tot.FN, F(tot.Precision()), F(tot.Recall()), F(tot.F1()))
+	} else {
+		p("| detector | pairs | TP | FP | TN | FN | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|---|\n")
+		row := func(name string, c Counts) {
+			p("| %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", name, c.N(), c.TP, c.FP, c.TN, c.FN, F(c.Precision()), F(c.Recall()), F(c.F1()))
+		}
+		row("simdex (service answer)", tot)
+		for _, pr := range m.Peers {
+			row(pr.Name, pr.Counts)
+		}
+		p("\n")
+	}
 	byBucket := Tally(os, rule, func(o Outcome) string { return o.Bucket })
 	p("| target (pair benchmark) | measured | met |\n|---|---|---|\n")
 	for _, t := range Targets {

@@ -103,23 +103,9 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, sto
 		}
 		p("| %s | P %s (%d of %d hits), R %s | %s |\n", t.Name, f3(c.HitPrecision()), c.CorrectHits, c.Hits, f3(c.Recall()), yes[c.HitPrecision() >= t.Precision && c.Recall() >= t.Recall])
 	}
-	table := func(title string, m map[string]Counts, order []string, all bool) {
-		p("\n### %s\n\n", title)
-		p("| group | queries | hits | correct | hit precision | edited copies | found | recall | answered duplicate | false duplicates | query precision | never-stored | called duplicates | rate |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-		row := func(k string, c Counts) {
-			p("| %s | %d | %d | %d | %s | %d | %d | %s | %d | %d | %s | %d | %d | %s |\n", k, c.Queries, c.Hits, c.CorrectHits, f3(c.HitPrecision()),
-				c.Positives, c.Found, f3(c.Recall()), c.Flagged, c.FalseDup, f3(c.QueryPrecision()), c.Unstored, c.UnstoredFalseDup, pct(c.UnstoredRate()))
-		}
-		if all {
-			row("all", tot)
-		}
-		for _, k := range metrics.KeysIn(m, order) {
-			row(k, m[k])
-		}
-	}
-	table("By language and length", byCell, Cells(), true)
-	table("By source of the query", Tally(rs, func(r QueryResult) string { return r.Query.Source }), nil, false)
-	table("By kind of query", Tally(rs, func(r QueryResult) string { return r.Query.Kind }), kindOrder, false)
+	WriteTable(&b, "By language and length", &tot, byCell, Cells())
+	WriteTable(&b, "By source of the query", nil, Tally(rs, func(r QueryResult) string { return r.Query.Source }), nil)
+	WriteTable(&b, "By kind of query", nil, Tally(rs, func(r QueryResult) string { return r.Query.Kind }), kindOrder)
 
 	// Wrong hits by why they are wrong.
 	type key struct{ a, b string }
@@ -188,6 +174,23 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, sto
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteTable writes a "### title" table of the figures of every group of m
+// (in order, then the rest sorted), after an "all" row when all is given.
+func WriteTable(w io.Writer, title string, all *Counts, m map[string]Counts, order []string) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintf(w, "| group | queries | hits | correct | hit precision | edited copies | found | recall | answered duplicate | false duplicates | query precision | never-stored | called duplicates | rate |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	row := func(k string, c Counts) {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %s | %d | %d | %s | %d | %d | %s |\n", k, c.Queries, c.Hits, c.CorrectHits, f3(c.HitPrecision()),
+			c.Positives, c.Found, f3(c.Recall()), c.Flagged, c.FalseDup, f3(c.QueryPrecision()), c.Unstored, c.UnstoredFalseDup, pct(c.UnstoredRate()))
+	}
+	if all != nil {
+		row("all", *all)
+	}
+	for _, k := range metrics.KeysIn(m, order) {
+		row(k, m[k])
+	}
 }
 
 // WrongHit is one judged hit for the machine-readable lists.

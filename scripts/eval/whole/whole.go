@@ -65,6 +65,9 @@ type Judged struct {
 	Judge           judge.Verdict `json:"judge"`
 	ServiceRelation string        `json:"service_relation,omitempty"`
 	Clause          string        `json:"clause,omitempty"`
+	// SameDoc: the stored document was made from the query's Doc (a
+	// positive query's hit on it finds its source).
+	SameDoc bool `json:"-"`
 }
 
 // QueryResult is one query's judged answer.
@@ -123,13 +126,38 @@ func Judge(j *judge.Judge, stored []Stored, queries []Query, answers []Answer) [
 			if jh.Correct {
 				r.Correct++
 			}
-			if q.Positive && ok && s.Doc == q.Doc {
-				r.Found = true
+			if ok && s.Doc == q.Doc {
+				jh.SameDoc = true
+				if q.Positive {
+					r.Found = true
+				}
 			}
 			r.Hits = append(r.Hits, jh)
 		}
 		out[i] = r
 	}
+	return out
+}
+
+// Keep returns r with only the hits keep selects (by their position in
+// r.Hits), Correct and Found recomputed and Duplicate true when a hit is
+// left: the answer of a detector that says "duplicate" exactly when it
+// returns a hit, at a stricter threshold.
+func (r QueryResult) Keep(keep func(i int) bool) QueryResult {
+	out := QueryResult{Query: r.Query, Failure: r.Failure}
+	for i, h := range r.Hits {
+		if !keep(i) {
+			continue
+		}
+		out.Hits = append(out.Hits, h)
+		if h.Correct {
+			out.Correct++
+		}
+		if h.SameDoc && r.Query.Positive {
+			out.Found = true
+		}
+	}
+	out.Duplicate = len(out.Hits) > 0
 	return out
 }
 

@@ -175,3 +175,52 @@ func TestWriteWrongHits(t *testing.T) {
 		t.Errorf("wrong hits %v, want %s", got, want)
 	}
 }
+
+func TestKeep(t *testing.T) {
+	rs := judged(t)
+	p1 := rs[0] // two correct hits, both on copies of its source
+	if len(p1.Hits) != 2 || !p1.Found || p1.Correct != 2 {
+		t.Fatalf("fixture changed: %+v", p1)
+	}
+	one := p1.Keep(func(h int) bool { return h == 1 })
+	if len(one.Hits) != 1 || one.Hits[0].Stored != "A@t1" || one.Correct != 1 || !one.Found || !one.Duplicate {
+		t.Errorf("Keep(second hit) = %+v", one)
+	}
+	none := p1.Keep(func(int) bool { return false })
+	if len(none.Hits) != 0 || none.Correct != 0 || none.Found || none.Duplicate {
+		t.Errorf("Keep(nothing) = %+v", none)
+	}
+	// A never-stored query keeps its false duplicate, and loses it.
+	u1 := rs[2]
+	if k := u1.Keep(func(int) bool { return true }); !k.FalseDuplicate() || k.Found {
+		t.Errorf("Keep(all) of a never-stored false duplicate = %+v", k)
+	}
+	if k := u1.Keep(func(int) bool { return false }); k.FalseDuplicate() {
+		t.Errorf("Keep(nothing) of a never-stored false duplicate is still one: %+v", k)
+	}
+	// Counting kept results agrees with counting the originals when all
+	// hits are kept and every answer with hits said duplicate.
+	var all []QueryResult
+	for _, r := range rs {
+		all = append(all, r.Keep(func(int) bool { return true }))
+	}
+	if got, want := Total(all), Total(rs); got != want {
+		t.Errorf("Total of kept = %+v, want %+v", got, want)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	rs := judged(t)
+	tot := Total(rs)
+	var b strings.Builder
+	WriteTable(&b, "By cell", &tot, Tally(rs, func(r QueryResult) string { return r.Query.Lang + "/" + r.Query.Bucket }), Cells())
+	out := b.String()
+	for _, want := range []string{"\n### By cell\n", "| all | 6 |", "| en/short | 4 |", "| zh/long | 1 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "| zh/long") > strings.Index(out, "| en/short") {
+		t.Errorf("rows not in Cells order:\n%s", out)
+	}
+}

@@ -5,6 +5,7 @@
 //	simdex-eval run    -pairs pairs.jsonl -out docs/QUALITY.md
 //	simdex-eval explain -pairs pairs.jsonl -kind mirror   # why a kind's pairs are far apart
 //	simdex-eval sample -hits content-hits.jsonl -lines content-hits.jsonl.lines -select sel.tsv -out sample.jsonl
+//	simdex-eval spotsigs -pairs pairs.jsonl -whole whole.jsonl [-d 2 -c 3]   # the SpotSigs peer alone
 //
 // scripts/eval/run.sh runs all three after scripts/eval/install.sh; see
 // docs/QUALITY.md for what is measured.
@@ -30,7 +31,7 @@ func main() {
 
 func run(ctx context.Context, log *slog.Logger, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: simdex-eval corpus|pairs|run|explain|sample [flags]")
+		return fmt.Errorf("usage: simdex-eval corpus|pairs|run|explain|sample|spotsigs [flags]")
 	}
 	switch args[0] {
 	case "corpus":
@@ -43,6 +44,8 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return cmdExplain(ctx, log, args[1:])
 	case "sample":
 		return cmdSample(ctx, log, args[1:])
+	case "spotsigs":
+		return cmdSpotSigs(log, args[1:])
 	}
-	return fmt.Errorf("unknown command %q (want corpus, pairs, run, explain or sample)", args[0])
+	return fmt.Errorf("unknown command %q (want corpus, pairs, run, explain, sample or spotsigs)", args[0])
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/simdex/simdex/scripts/eval/metrics"
 	"github.com/simdex/simdex/scripts/eval/pairs"
 	"github.com/simdex/simdex/scripts/eval/runner"
+	"github.com/simdex/simdex/scripts/eval/spotsigs"
+	"github.com/simdex/simdex/scripts/eval/whole"
 )
 
 // method explains the benchmark at the end of the report.
@@ -42,6 +44,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	command := fs.String("command", "", "command line to print in the report (default: this one)")
 	wholeIn := fs.String("whole", "", "whole-corpus additions from `simdex-eval pairs -whole`: store them too, check the probes, and judge every hit against the whole stored corpus")
 	contentOut := fs.String("content-hits", "", "with -whole, write every hit judged by content (not provenance), both texts whole, as JSON Lines here (for choosing thresholds and labelling)")
+	peer := fs.Bool("spotsigs", false, "with -whole, also run the SpotSigs peer (scripts/eval/spotsigs) on the same stored documents and queries, judge its hits the same way and report it beside the service")
 	wrongOut := fs.String("wrong-hits", "", "with -whole, write every wrong hit (ids, relations, both texts' first 300 characters) as JSON Lines here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -119,11 +122,21 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored+res.Background, len(ps)+len(set.Probes), cfg.Batch)},
 	}
 	if *wholeIn != "" {
-		top, err := wholeSection(log, ps, set, res, *wrongOut, *contentOut)
+		wc := newWholeCorpus(ps, set)
+		rs := whole.Judge(wc.judge, wc.stored, wc.queries, serviceAnswers(ps, set, res))
+		top, err := wholeSection(log, wc, rs, *wrongOut, *contentOut)
 		if err != nil {
 			return err
 		}
 		meta.Top = top
+		if *peer {
+			pr, err := runSpotSigs(log, spotsigs.DefaultConfig(), ps, wc)
+			if err != nil {
+				return err
+			}
+			meta.Top += pr.section(rs)
+			meta.Peers = append(meta.Peers, pr.summary())
+		}
 	}
 	if *url != "" {
 		meta.Service = "the service at " + *url

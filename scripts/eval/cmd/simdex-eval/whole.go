@@ -12,28 +12,56 @@ import (
 	"github.com/simdex/simdex/scripts/eval/whole"
 )
 
-// wholeSection judges every hit of the run against the whole stored
-// corpus and returns the report's "Whole-corpus quality" section; with
-// wrongOut it also writes every wrong hit there.
-func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res runner.Result, wrongOut, contentOut string) (string, error) {
-	var stored []whole.Stored
+// wholeCorpus is what the whole-corpus benchmark judges against: every
+// stored document (the pairs' originals, then the other stored documents),
+// every query (the pair queries, then the never-stored probes), and the
+// judge's template lines learned from the stored texts.
+type wholeCorpus struct {
+	stored  []whole.Stored
+	sources map[string]string // stored id -> source
+	queries []whole.Query
+	judge   *judge.Judge
+}
+
+func newWholeCorpus(ps []pairs.Pair, set pairs.WholeSet) wholeCorpus {
+	wc := wholeCorpus{sources: map[string]string{}}
 	seen := map[string]bool{}
-	sources := map[string]string{}
 	for _, p := range ps {
 		if !seen[p.Original.ID] {
 			seen[p.Original.ID] = true
-			stored = append(stored, whole.Stored{ID: p.Original.ID, Doc: p.Doc, Source: p.Source, Title: p.Original.Title, Body: p.Original.Body})
-			sources[p.Original.ID] = p.Source
+			wc.stored = append(wc.stored, whole.Stored{ID: p.Original.ID, Doc: p.Doc, Source: p.Source, Title: p.Original.Title, Body: p.Original.Body})
+			wc.sources[p.Original.ID] = p.Source
 		}
 	}
 	for _, s := range set.Stored {
 		if !seen[s.ID] {
 			seen[s.ID] = true
-			stored = append(stored, whole.Stored{ID: s.ID, Doc: s.Doc, Source: s.Source, Title: s.Title, Body: s.Body})
-			sources[s.ID] = s.Source
+			wc.stored = append(wc.stored, whole.Stored{ID: s.ID, Doc: s.Doc, Source: s.Source, Title: s.Title, Body: s.Body})
+			wc.sources[s.ID] = s.Source
 		}
 	}
-	var qs []whole.Query
+	for _, p := range ps {
+		doc := p.QueryDoc
+		if doc == "" && p.Duplicate {
+			doc = p.Doc
+		}
+		wc.queries = append(wc.queries, whole.Query{ID: p.ID, Kind: p.Kind, Lang: p.Lang, Bucket: p.Bucket, Source: p.Source, Positive: p.Duplicate,
+			Doc: doc, NotDoc: p.NotDoc, Title: p.Query.Title, Body: p.Query.Body})
+	}
+	for _, pr := range set.Probes {
+		wc.queries = append(wc.queries, whole.Query{ID: pr.ID, Kind: pr.Kind, Lang: pr.Lang, Bucket: pr.Bucket, Source: pr.Source, Unstored: true,
+			Doc: pr.Doc, Title: pr.Query.Title, Body: pr.Query.Body})
+	}
+	texts, docs := make([]string, len(wc.stored)), make([]string, len(wc.stored))
+	for i, s := range wc.stored {
+		texts[i], docs[i] = s.Title+"\n"+s.Body, s.Doc
+	}
+	wc.judge = judge.New(texts, docs, judge.MinDocs)
+	return wc
+}
+
+// serviceAnswers are the service's answers to wc's queries, in their order.
+func serviceAnswers(ps []pairs.Pair, set pairs.WholeSet, res runner.Result) []whole.Answer {
 	var as []whole.Answer
 	answer := func(c runner.Checked) whole.Answer {
 		a := whole.Answer{Duplicate: c.Duplicate, Failure: c.Problem}
@@ -42,26 +70,20 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 		}
 		return a
 	}
-	for i, p := range ps {
-		doc := p.QueryDoc
-		if doc == "" && p.Duplicate {
-			doc = p.Doc
-		}
-		qs = append(qs, whole.Query{ID: p.ID, Kind: p.Kind, Lang: p.Lang, Bucket: p.Bucket, Source: p.Source, Positive: p.Duplicate,
-			Doc: doc, NotDoc: p.NotDoc, Title: p.Query.Title, Body: p.Query.Body})
+	for i := range ps {
 		as = append(as, answer(res.Checks[i]))
 	}
-	for i, pr := range set.Probes {
-		qs = append(qs, whole.Query{ID: pr.ID, Kind: pr.Kind, Lang: pr.Lang, Bucket: pr.Bucket, Source: pr.Source, Unstored: true,
-			Doc: pr.Doc, Title: pr.Query.Title, Body: pr.Query.Body})
+	for i := range set.Probes {
 		as = append(as, answer(res.ProbeChecks[i]))
 	}
-	texts, docs := make([]string, len(stored)), make([]string, len(stored))
-	for i, s := range stored {
-		texts[i], docs[i] = s.Title+"\n"+s.Body, s.Doc
-	}
-	jd := judge.New(texts, docs, judge.MinDocs)
-	rs := whole.Judge(jd, stored, qs, as)
+	return as
+}
+
+// wholeSection returns the report's "Whole-corpus quality" section for
+// the service's judged answers rs; with wrongOut it also writes every
+// wrong hit there, with contentOut every hit judged by content.
+func wholeSection(log *slog.Logger, wc wholeCorpus, rs []whole.QueryResult, wrongOut, contentOut string) (string, error) {
+	stored, jd := wc.stored, wc.judge
 	tot := whole.Total(rs)
 	log.Info("whole corpus judged", "queries", tot.Queries, "hits", tot.Hits, "hit_precision", tot.HitPrecision(), "recall", tot.Recall(), "unstored_rate", tot.UnstoredRate())
 	if wrongOut != "" {
@@ -102,7 +124,7 @@ func wholeSection(log *slog.Logger, ps []pairs.Pair, set pairs.WholeSet, res run
 	if err != nil {
 		return "", err
 	}
-	m := whole.Meta{Agreement: agreement, Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: sources}
+	m := whole.Meta{Agreement: agreement, Stored: len(stored), TemplateLines: jd.TemplateLines(), MinDocs: judge.MinDocs, Sources: wc.sources}
 	order := append(pairs.Kinds(), pairs.ProbeKinds...)
 	if err := whole.WriteSection(&b, m, rs, order, stored); err != nil {
 		return "", err
