@@ -121,6 +121,24 @@ go test -race -count=1 -timeout 30m ./... "$@"
 echo "== go test (exactness against brute force, no -race)"
 go test -count=1 -timeout 20m -run 'TestExactnessAgainstBruteForce' ./kvindex/ "$@"
 
+# The Python client (clients/python) against the real server: installed with
+# pip into a virtualenv under .cache/ (git-ignored, kept between runs), its
+# tests run with unittest on a server built from ./cmd/server. Without
+# python3 (or its venv module) this step skips, except under CI.
+echo "== python client"
+py_cache="$PWD/.cache/python-client"
+if python3 -c 'import venv, ensurepip' 2>/dev/null; then
+	[ -x "$py_cache/venv/bin/python" ] || python3 -m venv "$py_cache/venv"
+	"$py_cache/venv/bin/python" -m pip install --quiet --disable-pip-version-check ./clients/python
+	go build -o "$py_cache/server" ./cmd/server
+	(cd clients/python && SIMDEX_SERVER_BIN="$py_cache/server" "$py_cache/venv/bin/python" -m unittest discover -s tests -t .)
+elif [ "${CI:-}" = true ]; then
+	echo "== python client: CI=true but python3 with venv is missing" >&2
+	exit 1
+else
+	echo "== python client: python3 with venv missing; skipped"
+fi
+
 # ---- Spark backfill -----------------------------------------------------
 # scripts/spark/test.sh runs the Spark job (spark/) on a local master and
 # compares the index it builds with cmd/bulkload's, cell for cell, with task
