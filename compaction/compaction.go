@@ -36,17 +36,18 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Index is what compaction needs of a *kvindex.Index.
 type Index interface {
-	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
-	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
+	UpdateRow(ctx context.Context, row []byte, fn func(storage.Row) ([]storage.Mutation, error)) error
+	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]storage.Mutation, error)
 	Delete(ctx context.Context, id string) error
-	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
-	Store() kvindex.Store
+	DecodeDocument(row storage.Row) (kvindex.Document, error)
+	Store() storage.Store
 	Layout() fingerprint.Layout
-	Buckets() kvindex.Buckets
+	Buckets() storage.Buckets
 	Config() kvindex.Config
 }
 
@@ -189,16 +190,16 @@ var errBatchFull = errors.New("compaction: batch full")
 // BatchRows rows of a batch (and may keep them), then after runs with no
 // iterator open. It returns when the table ends, ctx ends, or a callback
 // fails.
-func (c *Compactor) scanBatches(ctx context.Context, table kvindex.Table, pick func(kvindex.Row) bool, after func([]kvindex.Row) error) error {
+func (c *Compactor) scanBatches(ctx context.Context, table storage.Table, pick func(storage.Row) bool, after func([]storage.Row) error) error {
 	var from []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var batch []kvindex.Row
+		var batch []storage.Row
 		var last []byte
 		scanned := 0
-		err := c.ix.Store().Scan(ctx, table, from, nil, func(r kvindex.Row) error {
+		err := c.ix.Store().Scan(ctx, table, from, nil, func(r storage.Row) error {
 			last = r.Key
 			scanned++
 			if pick(r) {
@@ -228,10 +229,10 @@ func (c *Compactor) expireDocs(ctx context.Context, s *Summary) error {
 		return nil
 	}
 	b := c.ix.Buckets()
-	return c.scanBatches(ctx, kvindex.TableDocs, func(r kvindex.Row) bool {
+	return c.scanBatches(ctx, storage.TableDocs, func(r storage.Row) bool {
 		d, err := c.ix.DecodeDocument(r)
 		return err == nil && b.Of(d.Time) < s.CutoffBucket
-	}, func(rows []kvindex.Row) error {
+	}, func(rows []storage.Row) error {
 		for _, r := range rows {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -252,10 +253,10 @@ func (c *Compactor) expireDocs(ctx context.Context, s *Summary) error {
 // compactRows rewrites every index row that has work.
 func (c *Compactor) compactRows(ctx context.Context, s *Summary) error {
 	maxCell := c.ix.Config().MaxCellBytes
-	return c.scanBatches(ctx, kvindex.TableIndex, func(r kvindex.Row) bool {
+	return c.scanBatches(ctx, storage.TableIndex, func(r storage.Row) bool {
 		s.RowsScanned++
 		return rowNeedsWork(r, s.CutoffBucket, maxCell)
-	}, func(rows []kvindex.Row) error {
+	}, func(rows []storage.Row) error {
 		for _, r := range rows {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -276,13 +277,13 @@ func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *
 	p := c.perms[t]
 	live := func(r uint64) (bool, error) {
 		fp := p.Unpermute(p.Join(prefix, r))
-		rows, err := c.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableFP, Key: kvindex.FPRowKey(uint64(fp))}})
+		rows, err := c.ix.Store().Get(ctx, []storage.RowKey{{Table: storage.TableFP, Key: kvindex.FPRowKey(uint64(fp))}})
 		if err != nil {
 			return false, err
 		}
 		return len(rows[0].Cells) > 0, nil
 	}
-	return c.ix.UpdateRow(ctx, key, func(row kvindex.Row) ([]kvindex.Mutation, error) {
+	return c.ix.UpdateRow(ctx, key, func(row storage.Row) ([]storage.Mutation, error) {
 		plan, err := foldRow(row, 64-p.PrefixBits, s.CutoffBucket, maxCell, live)
 		if err != nil {
 			return nil, err
@@ -302,7 +303,7 @@ func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *
 		for _, m := range muts {
 			after -= int64(size[string(m.Qualifier)])
 			size[string(m.Qualifier)] = 0
-			if m.Kind == kvindex.Put {
+			if m.Kind == storage.Put {
 				after += int64(len(m.Qualifier) + len(m.Value))
 			}
 		}

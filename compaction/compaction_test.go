@@ -17,7 +17,8 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var bg = context.Background()
@@ -56,8 +57,8 @@ func newCompactor(t *testing.T, ix *kvindex.Index, cfg compaction.Config) *compa
 func dump(t *testing.T, ix *kvindex.Index) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, tb := range kvindex.Tables {
-		err := ix.Store().Scan(bg, tb, nil, nil, func(r kvindex.Row) error {
+	for _, tb := range storage.Tables {
+		err := ix.Store().Scan(bg, tb, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
 				out[fmt.Sprintf("%d/%x/%x", tb, r.Key, c.Qualifier)] = string(c.Value)
 			}
@@ -73,7 +74,7 @@ func dump(t *testing.T, ix *kvindex.Index) map[string]string {
 // cellKinds counts index cells by kind.
 func cellKinds(t *testing.T, ix *kvindex.Index) (base, deltas, tombs int) {
 	t.Helper()
-	err := ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error {
+	err := ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(r storage.Row) error {
 		for _, c := range r.Cells {
 			switch c.Qualifier[0] {
 			case 'b':
@@ -320,7 +321,7 @@ func TestRetention(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var docs []kvindex.Document
 	for i := range 400 {
-		age := time.Duration(i%20) * 24 * time.Hour            // 0..19 days old
+		age := time.Duration(i%20) * 24 * time.Hour // 0..19 days old
 		// LSH band cells and text-key cells (the template counts) expire
 		// with the document: three text keys, one shared by every document.
 		bands := make(fingerprint.Bands, fingerprint.NumBands+3)
@@ -372,7 +373,7 @@ func TestRetention(t *testing.T) {
 		}
 	}
 	bandCells := 0
-	err = ix.Store().Scan(bg, kvindex.TableBands, nil, nil, func(row kvindex.Row) error {
+	err = ix.Store().Scan(bg, storage.TableBands, nil, nil, func(row storage.Row) error {
 		for _, c := range row.Cells {
 			if !live[string(c.Qualifier)] {
 				return fmt.Errorf("band row %x keeps expired document %s", row.Key, c.Qualifier)
@@ -385,7 +386,7 @@ func TestRetention(t *testing.T) {
 		t.Errorf("band and text-key cells after retention: %d (%v), want %d", bandCells, err, kept*(fingerprint.NumBands+3))
 	}
 	// No cell of an expired bucket is left.
-	err = ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(row kvindex.Row) error {
+	err = ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(row storage.Row) error {
 		for _, c := range row.Cells {
 			q, err := kvindex.ParseIndexQualifier(c.Qualifier)
 			if err != nil {
@@ -432,7 +433,7 @@ func TestRechunk(t *testing.T) {
 	if s.BucketsRechunked == 0 {
 		t.Fatalf("nothing re-chunked: %+v", s)
 	}
-	err = ix.Store().Scan(bg, kvindex.TableIndex, nil, nil, func(row kvindex.Row) error {
+	err = ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(row storage.Row) error {
 		for _, c := range row.Cells {
 			if len(c.Value) > 1024 {
 				return fmt.Errorf("row %x cell %x of %d bytes", row.Key, c.Qualifier, len(c.Value))

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // rowPlan is what compaction decided for one index row: the rewritten base
@@ -35,7 +36,7 @@ type bucketSet struct {
 // compaction has anything to do there: deltas or tombstones to fold,
 // expired buckets, or chunks to re-cut. A row skipped here keeps its deltas,
 // which the next run folds; nothing is lost.
-func rowNeedsWork(row kvindex.Row, cutoff uint32, maxCell int) bool {
+func rowNeedsWork(row storage.Row, cutoff uint32, maxCell int) bool {
 	chunks := map[uint32]int{}
 	sizes := map[uint32]int{}
 	for _, c := range row.Cells {
@@ -77,7 +78,7 @@ func underfilled(chunks, bytes, maxCell int) bool {
 // fp row has cells): a tombstone is applied only when it is not, otherwise
 // it is kept and counted (it hides a live fingerprint; the fp table is the
 // truth, so that is for an operator to look at, not for compaction to guess).
-func foldRow(row kvindex.Row, residualBits int, cutoff uint32, maxCell int, live func(r uint64) (bool, error)) (rowPlan, error) {
+func foldRow(row storage.Row, residualBits int, cutoff uint32, maxCell int, live func(r uint64) (bool, error)) (rowPlan, error) {
 	p := rowPlan{sets: map[uint32]bucketSet{}}
 	base := map[uint32][]uint64{}
 	chunks := map[uint32]int{}
@@ -101,7 +102,7 @@ func foldRow(row kvindex.Row, residualBits int, cutoff uint32, maxCell int, live
 			if q.Bucket < cutoff {
 				continue // dropped whole; no need to decode
 			}
-			rs, err := kvindex.DecodeBaseSet(base[q.Bucket], c.Value, residualBits)
+			rs, err := storage.DecodeBaseSet(base[q.Bucket], c.Value, residualBits)
 			if err != nil {
 				return p, fmt.Errorf("%w: row %x qualifier %x: %v", kvindex.ErrCorrupt, row.Key, c.Qualifier, err)
 			}
@@ -175,8 +176,8 @@ func foldRow(row kvindex.Row, residualBits int, cutoff uint32, maxCell int, live
 // then the deletes of folded deltas and applied tombstones (a reader between
 // the two batches could only see a residual twice, never miss one — and the
 // store applies one Mutate atomically anyway).
-func (p rowPlan) mutations(ix Index, row []byte) ([]kvindex.Mutation, error) {
-	var muts []kvindex.Mutation
+func (p rowPlan) mutations(ix Index, row []byte) ([]storage.Mutation, error) {
+	var muts []storage.Mutation
 	bs := make([]uint32, 0, len(p.sets))
 	for b := range p.sets {
 		bs = append(bs, b)
@@ -191,7 +192,7 @@ func (p rowPlan) mutations(ix Index, row []byte) ([]kvindex.Mutation, error) {
 		muts = append(muts, m...)
 	}
 	for _, q := range p.deletes {
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableIndex, Row: row, Qualifier: q})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: q})
 	}
 	return muts, nil
 }

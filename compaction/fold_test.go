@@ -6,37 +6,38 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 const rbits = 48
 
-func baseCells(t *testing.T, bucket uint32, maxCell int, rs ...uint64) []kvindex.Cell {
+func baseCells(t *testing.T, bucket uint32, maxCell int, rs ...uint64) []storage.Cell {
 	t.Helper()
-	vals, err := kvindex.EncodeBaseSet(rs, rbits, maxCell)
+	vals, err := storage.EncodeBaseSet(rs, rbits, maxCell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []kvindex.Cell
+	var out []storage.Cell
 	for i, v := range vals {
-		out = append(out, kvindex.Cell{Qualifier: kvindex.BaseQualifier(bucket, i), Value: v})
+		out = append(out, storage.Cell{Qualifier: kvindex.BaseQualifier(bucket, i), Value: v})
 	}
 	return out
 }
 
-func delta(b uint32, r uint64) kvindex.Cell {
-	return kvindex.Cell{Qualifier: kvindex.DeltaQualifier(b, r), Value: []byte{}}
+func delta(b uint32, r uint64) storage.Cell {
+	return storage.Cell{Qualifier: kvindex.DeltaQualifier(b, r), Value: []byte{}}
 }
 
-func tomb(r uint64) kvindex.Cell {
-	return kvindex.Cell{Qualifier: kvindex.TombstoneQualifier(r), Value: []byte{}}
+func tomb(r uint64) storage.Cell {
+	return storage.Cell{Qualifier: kvindex.TombstoneQualifier(r), Value: []byte{}}
 }
 
-func row(cells ...[]kvindex.Cell) kvindex.Row {
-	r := kvindex.Row{Key: []byte{0, 1, 2}}
+func row(cells ...[]storage.Cell) storage.Row {
+	r := storage.Row{Key: []byte{0, 1, 2}}
 	for _, c := range cells {
 		r.Cells = append(r.Cells, c...)
 	}
-	slices.SortFunc(r.Cells, func(a, b kvindex.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
+	slices.SortFunc(r.Cells, func(a, b storage.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
 	return r
 }
 
@@ -47,7 +48,7 @@ func TestFoldRow(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		row     kvindex.Row
+		row     storage.Row
 		cutoff  uint32
 		maxCell int
 		live    func(uint64) (bool, error)
@@ -57,15 +58,15 @@ func TestFoldRow(t *testing.T) {
 		kept    int
 		dropped int
 	}{
-		{name: "deltas into empty bucket", row: row([]kvindex.Cell{delta(5, 9), delta(5, 3)}),
+		{name: "deltas into empty bucket", row: row([]storage.Cell{delta(5, 9), delta(5, 3)}),
 			want: map[uint32][]uint64{5: {3, 9}}, deletes: 2},
-		{name: "deltas merge with base, duplicates once", row: row(baseCells(t, 5, big, 1, 4, 9), []kvindex.Cell{delta(5, 4), delta(5, 7), delta(6, 1)}),
+		{name: "deltas merge with base, duplicates once", row: row(baseCells(t, 5, big, 1, 4, 9), []storage.Cell{delta(5, 4), delta(5, 7), delta(6, 1)}),
 			want: map[uint32][]uint64{5: {1, 4, 7, 9}, 6: {1}}, deletes: 3},
-		{name: "valid tombstone removes from every bucket and delta", row: row(baseCells(t, 5, big, 1, 4), baseCells(t, 6, big, 4, 8), []kvindex.Cell{delta(7, 4), tomb(4)}),
+		{name: "valid tombstone removes from every bucket and delta", row: row(baseCells(t, 5, big, 1, 4), baseCells(t, 6, big, 4, 8), []storage.Cell{delta(7, 4), tomb(4)}),
 			live: liveSet(), want: map[uint32][]uint64{5: {1}, 6: {8}, 7: {}}, deletes: 2, applied: 1},
-		{name: "tombstone of a live fingerprint is kept", row: row(baseCells(t, 5, big, 1, 4), []kvindex.Cell{tomb(4)}),
+		{name: "tombstone of a live fingerprint is kept", row: row(baseCells(t, 5, big, 1, 4), []storage.Cell{tomb(4)}),
 			live: liveSet(4), want: map[uint32][]uint64{}, kept: 1},
-		{name: "expired buckets dropped with their deltas", row: row(baseCells(t, 2, big, 1), baseCells(t, 9, big, 2), []kvindex.Cell{delta(3, 5), delta(9, 3)}),
+		{name: "expired buckets dropped with their deltas", row: row(baseCells(t, 2, big, 1), baseCells(t, 9, big, 2), []storage.Cell{delta(3, 5), delta(9, 3)}),
 			cutoff: 5, want: map[uint32][]uint64{2: nil, 9: {2, 3}}, deletes: 2, dropped: 1},
 		{name: "nothing to do", row: row(baseCells(t, 5, big, 1, 2, 3)), want: map[uint32][]uint64{}},
 		{name: "oversize chunks re-cut", row: row(baseCells(t, 5, big, seq(0, 200)...)), maxCell: 128,
@@ -119,10 +120,10 @@ func seq(from, n uint64) []uint64 {
 }
 
 func TestFoldRowCorrupt(t *testing.T) {
-	bad := []kvindex.Row{
-		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{{Qualifier: []byte("q"), Value: nil}}},
-		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{{Qualifier: kvindex.BaseQualifier(1, 0), Value: []byte{1, 2, 3}}}},
-		{Key: []byte{0, 1, 2}, Cells: []kvindex.Cell{delta(1, 1<<50)}},
+	bad := []storage.Row{
+		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{{Qualifier: []byte("q"), Value: nil}}},
+		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{{Qualifier: kvindex.BaseQualifier(1, 0), Value: []byte{1, 2, 3}}}},
+		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{delta(1, 1<<50)}},
 	}
 	for i, r := range bad {
 		if _, err := foldRow(r, rbits, 0, 1<<16, nil); !errors.Is(err, kvindex.ErrCorrupt) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // The bands table (TableBands) is the MinHash-LSH candidate stage: a text
@@ -65,7 +66,7 @@ func makeRowKeyID(k []byte) rowKeyID {
 // a query without bands). Rows shared by several queries of a batch are
 // read once. It returns nil when the index has no bands or bands is nil.
 // An index without text keys (format before 4) reads the LSH bands only.
-func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) [][]int {
+func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Bands) [][]int {
 	if !ix.bands || bands == nil {
 		return nil
 	}
@@ -106,7 +107,7 @@ func (ix *Index) appendBandKeys(keys *[]RowKey, bands []fingerprint.Bands) [][]i
 				}
 			}
 			if s == len(*keys) {
-				*keys = append(*keys, RowKey{TableBands, k})
+				*keys = append(*keys, storage.RowKey{Table: storage.TableBands, Key: k})
 				kbuf = kbuf[bandRowKeyLen:]
 			}
 			pos[i][j] = s
@@ -131,7 +132,7 @@ func (ix *Index) queryBands(b fingerprint.Bands) fingerprint.Bands {
 // bandIDs collects, per query, the distinct document ids in its band rows
 // (text-key rows holding more than TextKeyMaxDocs documents skipped) and
 // the number of documents in each of its text-key rows (KeyDocs).
-func (ix *Index) bandIDs(rows []Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []map[uint64]int, error) {
+func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []map[uint64]int, error) {
 	n := len(bands)
 	out := make([][]string, n)
 	keyDocs := make([]map[uint64]int, n)
@@ -152,7 +153,7 @@ func (ix *Index) bandIDs(rows []Row, pos [][]int, bands []fingerprint.Bands) ([]
 			for _, c := range rows[p].Cells {
 				if err := ValidateID(string(c.Qualifier)); err != nil {
 					ix.m.corrupt.Inc()
-					return nil, nil, corrupt(TableBands, rows[p].Key, c.Qualifier, "band cell qualifier is not a document id: %v", err)
+					return nil, nil, corrupt(storage.TableBands, rows[p].Key, c.Qualifier, "band cell qualifier is not a document id: %v", err)
 				}
 				ids = append(ids, string(c.Qualifier))
 			}
@@ -166,29 +167,29 @@ func (ix *Index) bandIDs(rows []Row, pos [][]int, bands []fingerprint.Bands) ([]
 // bandPuts returns the band cells of d (none when the index has no bands
 // or d no band signature), stamped with the document's bucket start so a
 // store with TTLs expires them with the document's index cells.
-func (ix *Index) bandPuts(d Document, ts time.Time) []Mutation {
+func (ix *Index) bandPuts(d Document, ts time.Time) []storage.Mutation {
 	if !ix.bands || len(d.Bands) == 0 {
 		return nil
 	}
-	muts := make([]Mutation, 0, len(d.Bands))
+	muts := make([]storage.Mutation, 0, len(d.Bands))
 	for i, h := range d.Bands {
-		muts = append(muts, Mutation{Kind: Put, Table: TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
 	}
 	return muts
 }
 
 // bandDeletes returns the deletions of old's band cells that the new
 // version (nil for a delete) does not put again.
-func (ix *Index) bandDeletes(old Document, next fingerprint.Bands) []Mutation {
+func (ix *Index) bandDeletes(old Document, next fingerprint.Bands) []storage.Mutation {
 	if !ix.bands {
 		return nil
 	}
-	var muts []Mutation
+	var muts []storage.Mutation
 	for i, h := range old.Bands {
 		if keepsBand(next, i, h) {
 			continue
 		}
-		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(old.ID)})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(old.ID)})
 	}
 	return muts
 }

@@ -10,7 +10,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // BenchmarkInsertBatch250 inserts batches of 250 text-like documents
@@ -99,10 +100,10 @@ func BenchmarkLookupDocuments(b *testing.B) {
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	if err := ix.BaseSetsOf(slices.Clone(fps), 0, 1<<30, func(m []kvindex.Mutation) error { return ix.Apply(bg, m) }); err != nil {
+	if err := ix.BaseSetsOf(slices.Clone(fps), 0, 1<<30, func(m []storage.Mutation) error { return ix.Apply(bg, m) }); err != nil {
 		b.Fatal(err)
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range fps {
 		sk := make(fingerprint.Sketch, fingerprint.SketchSize)
 		for k := range sk {

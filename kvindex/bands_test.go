@@ -13,7 +13,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // bandsFrom is a band signature whose hashes are seed*1000 + band; shared
@@ -45,7 +46,7 @@ var nearSketch = fingerprint.Sketch{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 func bandCells(t *testing.T, ix *kvindex.Index) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	err := ix.Store().Scan(bg, kvindex.TableBands, nil, nil, func(r kvindex.Row) error {
+	err := ix.Store().Scan(bg, storage.TableBands, nil, nil, func(r storage.Row) error {
 		for _, c := range r.Cells {
 			out[fmt.Sprintf("%x/%s", r.Key, c.Qualifier)] = true
 		}
@@ -392,15 +393,15 @@ func TestFormatsBeforeText(t *testing.T) {
 			dir := t.TempDir()
 			ix := openAt(t, dir, kvindex.Config{}, false)
 			st := ix.Store()
-			muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("format"), Value: []byte(tc.format)}}
+			muts := []storage.Mutation{{Kind: storage.Put, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("format"), Value: []byte(tc.format)}}
 			if tc.bands == "" {
-				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("bands")})
+				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("bands")})
 			}
 			if tc.bands == "" || tc.format < "4" {
-				muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys")})
+				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys")})
 			} else if tc.format < "6" {
 				// Formats 4 and 5 keep the text keys of short documents only.
-				muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys"), Value: []byte("sent10-lead16-max12-v1")})
+				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys"), Value: []byte("sent10-lead16-max12-v1")})
 			}
 			if err := st.Mutate(bg, muts); err != nil {
 				t.Fatal(err)
@@ -458,7 +459,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			if tc.format >= "5" {
 				wantFP, wantDoc = 0x02, 0x05
 			}
-			rows, err := ix.Store().Get(bg, []kvindex.RowKey{{Table: kvindex.TableFP, Key: kvindex.FPRowKey(9)}, {Table: kvindex.TableDocs, Key: []byte("b")}})
+			rows, err := ix.Store().Get(bg, []storage.RowKey{{Table: storage.TableFP, Key: kvindex.FPRowKey(9)}, {Table: storage.TableDocs, Key: []byte("b")}})
 			if err != nil || len(rows[0].Cells) != 1 || len(rows[1].Cells) != 1 {
 				t.Fatalf("format %s: bare document's cells %+v (%v)", tc.format, rows, err)
 			}

@@ -12,7 +12,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 const fpA = fingerprint.Fingerprint(0x0123456789abcdef)
@@ -258,21 +259,21 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 	e := ix.Entries(fpA)[2]
 	cases := []struct {
 		name string
-		mut  kvindex.Mutation
+		mut  storage.Mutation
 		call func() error
 	}{
-		{"base set", kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: e.Row, Qualifier: kvindex.BaseQualifier(0, 0), Value: []byte{1, 0, 0, 0, 0, 9, 9}},
+		{"base set", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: kvindex.BaseQualifier(0, 0), Value: []byte{1, 0, 0, 0, 0, 9, 9}},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3}); return err }},
-		{"unknown index cell", kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: e.Row, Qualifier: []byte("zz"), Value: nil},
+		{"unknown index cell", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: []byte("zz"), Value: nil},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3}); return err }},
-		{"fp cell", kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableFP, Row: kvindex.FPRowKey(uint64(fpA)), Qualifier: []byte("a"), Value: []byte{1, 2}},
+		{"fp cell", storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: kvindex.FPRowKey(uint64(fpA)), Qualifier: []byte("a"), Value: []byte{1, 2}},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 0}); return err }},
-		{"docs cell", kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: []byte("a"), Qualifier: []byte("d"), Value: []byte{1, 2, 3}},
+		{"docs cell", storage.Mutation{Kind: storage.Put, Table: storage.TableDocs, Row: []byte("a"), Qualifier: []byte("d"), Value: []byte{1, 2, 3}},
 			func() error { _, err := ix.Get(bg, "a"); return err }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := ix.Apply(bg, []kvindex.Mutation{c.mut}); err != nil {
+			if err := ix.Apply(bg, []storage.Mutation{c.mut}); err != nil {
 				t.Fatal(err)
 			}
 			err := c.call()
@@ -282,9 +283,9 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 			}
 			// Repair by removing the bad cell: the index answers again.
 			del := c.mut
-			del.Kind = kvindex.DeleteCell
+			del.Kind = storage.DeleteCell
 			if c.name == "fp cell" || c.name == "docs cell" {
-				del = kvindex.Mutation{Kind: kvindex.Put, Table: c.mut.Table, Row: c.mut.Row, Qualifier: c.mut.Qualifier}
+				del = storage.Mutation{Kind: storage.Put, Table: c.mut.Table, Row: c.mut.Row, Qualifier: c.mut.Qualifier}
 				m, _ := ix.DocMutations(doc("a", fpA, t0))
 				for _, x := range m {
 					if x.Table == c.mut.Table {
@@ -292,7 +293,7 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 					}
 				}
 			}
-			if err := ix.Apply(bg, []kvindex.Mutation{del}); err != nil {
+			if err := ix.Apply(bg, []storage.Mutation{del}); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.call(); err != nil {
@@ -336,12 +337,12 @@ func TestMetaMismatchRefused(t *testing.T) {
 }
 
 // downStore fails every call, as a store that went away does.
-type downStore struct{ kvindex.Store }
+type downStore struct{ storage.Store }
 
 var errDown = errors.New("connection refused")
 
-func (downStore) Get(context.Context, []kvindex.RowKey) ([]kvindex.Row, error) { return nil, errDown }
-func (downStore) Mutate(context.Context, []kvindex.Mutation) error             { return errDown }
+func (downStore) Get(context.Context, []storage.RowKey) ([]storage.Row, error) { return nil, errDown }
+func (downStore) Mutate(context.Context, []storage.Mutation) error             { return errDown }
 
 func TestStoreDownIsErrStore(t *testing.T) {
 	dir := t.TempDir()
@@ -398,7 +399,7 @@ func TestBaseSetsOfMatchesBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	live := oracle{}
 	fps := make([]uint64, 3000)
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range fps {
 		fps[i] = r.Uint64()
 		if i%10 == 0 && i > 0 {
@@ -413,7 +414,7 @@ func TestBaseSetsOfMatchesBruteForce(t *testing.T) {
 		muts = append(muts, m...)
 	}
 	batches := 0
-	err := ix.BaseSetsOf(fps, ix.Buckets().Of(t0), 500, func(m []kvindex.Mutation) error { batches++; return ix.Apply(bg, m) })
+	err := ix.BaseSetsOf(fps, ix.Buckets().Of(t0), 500, func(m []storage.Mutation) error { batches++; return ix.Apply(bg, m) })
 	if err != nil || batches < 2 {
 		t.Fatalf("BaseSetsOf: %v, %d batches", err, batches)
 	}

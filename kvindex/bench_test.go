@@ -3,11 +3,11 @@ package kvindex_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // benchIndex builds an index of n random fingerprints through the bulk path
@@ -20,8 +20,8 @@ func benchIndex(b *testing.B, n int) (*kvindex.Index, []uint64) {
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	var muts []kvindex.Mutation
-	if err := ix.BaseSetsOf(fps, 0, 1<<30, func(m []kvindex.Mutation) error { muts = m; return nil }); err != nil {
+	var muts []storage.Mutation
+	if err := ix.BaseSetsOf(fps, 0, 1<<30, func(m []storage.Mutation) error { muts = m; return nil }); err != nil {
 		b.Fatal(err)
 	}
 	for i, f := range fps {
@@ -65,56 +65,5 @@ func BenchmarkInsertIfUnique(b *testing.B) {
 		if _, err := ix.Insert(bg, doc(fmt.Sprintf("new-%d", i), fingerprint.Fingerprint(r.Uint64()), t0), kvindex.InsertIfUnique, 3); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkDecodeBaseSet(b *testing.B) {
-	r := rand.New(rand.NewPCG(7, 7))
-	for _, n := range []int{150, 1500, 15000} {
-		rs := make([]uint64, n)
-		for i := range rs {
-			rs[i] = r.Uint64() >> 16
-		}
-		slices.Sort(rs)
-		rs = slices.Compact(rs)
-		cells, err := kvindex.EncodeBaseSet(rs, 48, 1<<20)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("residuals=%d", n), func(b *testing.B) {
-			dst := make([]uint64, 0, n)
-			b.SetBytes(int64(len(cells[0])))
-			b.ReportAllocs()
-			for b.Loop() {
-				if dst, err = kvindex.DecodeBaseSet(dst[:0], cells[0], 48); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(cells[0]))/float64(len(rs)), "bytes/residual")
-		})
-	}
-}
-
-// BenchmarkEncodeBaseSet encodes one row's bucket of random residuals: 12
-// is a row of a 10^7 load spread over a year (bulk load's common case),
-// 1500 a row of 10^8 in one bucket.
-func BenchmarkEncodeBaseSet(b *testing.B) {
-	r := rand.New(rand.NewPCG(8, 8))
-	for _, n := range []int{12, 150, 1500} {
-		rs := make([]uint64, n)
-		for i := range rs {
-			rs[i] = r.Uint64() >> 16
-		}
-		slices.Sort(rs)
-		rs = slices.Compact(rs)
-		b.Run(fmt.Sprintf("residuals=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := kvindex.EncodeBaseSet(rs, 48, 64<<10); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(rs)), "ns/residual")
-		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // This file is the write path for bulk load and compaction: they place
@@ -37,28 +38,28 @@ func (ix *Index) ResidualBits(t int) int { return 64 - ix.perms[t].PrefixBits }
 func (ix *Index) NumTables() int { return len(ix.perms) }
 
 // Buckets maps document times to time buckets.
-func (ix *Index) Buckets() Buckets { return ix.buckets }
+func (ix *Index) Buckets() storage.Buckets { return ix.buckets }
 
 // BaseSetMutations encodes the sorted, distinct residuals of one index row
 // and bucket into base-set chunks and returns their Put mutations (chunk
 // qualifiers 0..n-1), plus deletes of chunks n..oldChunks-1 when a rewrite
 // leaves fewer chunks than before.
-func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]Mutation, error) {
+func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]storage.Mutation, error) {
 	t, _, err := ParseIndexRowKey(row, ix.bits)
 	if err != nil {
 		return nil, fmt.Errorf("kvindex: %w", err)
 	}
-	cells, err := EncodeBaseSet(residuals, ix.ResidualBits(t), ix.cfg.MaxCellBytes)
+	cells, err := storage.EncodeBaseSet(residuals, ix.ResidualBits(t), ix.cfg.MaxCellBytes)
 	if err != nil {
 		return nil, err
 	}
 	ts := ix.buckets.Start(bucket)
-	muts := make([]Mutation, 0, len(cells))
+	muts := make([]storage.Mutation, 0, len(cells))
 	for i, c := range cells {
-		muts = append(muts, Mutation{Kind: Put, Table: TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i), Value: c, Timestamp: ts})
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i), Value: c, Timestamp: ts})
 	}
 	for i := len(cells); i < oldChunks; i++ {
-		muts = append(muts, Mutation{Kind: DeleteCell, Table: TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i)})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: BaseQualifier(bucket, i)})
 	}
 	return muts, nil
 }
@@ -69,7 +70,7 @@ func (ix *Index) BaseSetMutations(row []byte, bucket uint32, residuals []uint64,
 // (between the fp and the docs cell, the order inserts write them in). The
 // document's Time must be set. An index without bands drops the signature,
 // one of format 1 or 2 the text.
-func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
+func (ix *Index) DocMutations(d Document) ([]storage.Mutation, error) {
 	d.Time = d.Time.UTC()
 	d.Bands = ix.storedBands(d.Bands, d.Chars)
 	if !ix.text {
@@ -79,21 +80,25 @@ func (ix *Index) DocMutations(d Document) ([]Mutation, error) {
 		return nil, err
 	}
 	// One allocation for the slice: bulk load calls this per document.
-	muts := make([]Mutation, 1, 2+len(d.Bands))
-	muts[0] = Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, ix.compact)}
+	muts := make([]storage.Mutation, 1, 2+len(d.Bands))
+	muts[0] = storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, ix.compact)}
 	muts = append(muts, ix.bandPuts(d, ix.buckets.Start(ix.buckets.Of(d.Time)))...)
-	return append(muts, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, ix.compact)}), nil
+	return append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, ix.compact)}), nil
 }
 
 // CounterMutations returns the mutations that add to the document and
 // fingerprint counters.
-func (ix *Index) CounterMutations(docs, fps int64) []Mutation { return ix.counterMuts(docs, fps) }
+func (ix *Index) CounterMutations(docs, fps int64) []storage.Mutation {
+	return ix.counterMuts(docs, fps)
+}
 
 // Apply writes mutations built by the functions above (durable on return).
-func (ix *Index) Apply(ctx context.Context, muts []Mutation) error { return ix.mutate(ctx, muts) }
+func (ix *Index) Apply(ctx context.Context, muts []storage.Mutation) error {
+	return ix.mutate(ctx, muts)
+}
 
 // DecodeDocument decodes a docs-table row (for tools that scan it).
-func (ix *Index) DecodeDocument(row Row) (Document, error) { return ix.decodeDocRow(row) }
+func (ix *Index) DecodeDocument(row storage.Row) (Document, error) { return ix.decodeDocRow(row) }
 
 // UpdateRow reads one index row and applies the mutations fn returns for it,
 // holding the row's lock meanwhile, so that no insert or delete made through
@@ -101,7 +106,7 @@ func (ix *Index) DecodeDocument(row Row) (Document, error) { return ix.decodeDoc
 // loads into a non-empty index use it to rewrite base sets without losing a
 // delta or tombstone written meanwhile. fn must only return mutations of
 // that row (this is checked).
-func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Mutation, error)) error {
+func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(storage.Row) ([]storage.Mutation, error)) error {
 	t, prefix, err := ParseIndexRowKey(row, ix.bits)
 	if err != nil {
 		return fmt.Errorf("kvindex: %w", err)
@@ -111,7 +116,7 @@ func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Muta
 		return err
 	}
 	defer unlock()
-	rows, err := ix.get(ctx, []RowKey{{TableIndex, row}})
+	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableIndex, Key: row}})
 	if err != nil {
 		return err
 	}
@@ -120,7 +125,7 @@ func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Muta
 		return err
 	}
 	for _, m := range muts {
-		if m.Table != TableIndex || string(m.Row) != string(row) {
+		if m.Table != storage.TableIndex || string(m.Row) != string(row) {
 			return fmt.Errorf("kvindex: UpdateRow of %x returned a mutation of %s row %x", row, m.Table, m.Row)
 		}
 	}
@@ -133,9 +138,9 @@ func (ix *Index) UpdateRow(ctx context.Context, row []byte, fn func(Row) ([]Muta
 // mutations. It holds a copy of fps per table in memory, so it is for
 // benchmarks, tests and one-shot builds of a fresh index; cmd/bulkload has
 // its own spilling pipeline for inputs larger than memory.
-func (ix *Index) BaseSetsOf(fps []uint64, bucket uint32, batch int, emit func([]Mutation) error) error {
+func (ix *Index) BaseSetsOf(fps []uint64, bucket uint32, batch int, emit func([]storage.Mutation) error) error {
 	vs := make([]uint64, len(fps))
-	var muts []Mutation
+	var muts []storage.Mutation
 	var rs []uint64
 	for t, p := range ix.perms {
 		for i, f := range fps {

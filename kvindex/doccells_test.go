@@ -9,6 +9,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestAppendDocCellsMatchesDocMutations checks the allocation-free encoder
@@ -48,15 +49,15 @@ func TestAppendDocCellsMatchesDocMutations(t *testing.T) {
 					}
 					return
 				}
-				var fpCell, docCell *kvindex.Mutation
+				var fpCell, docCell *storage.Mutation
 				bandCells := 0
 				for i, m := range muts {
 					switch m.Table {
-					case kvindex.TableFP:
+					case storage.TableFP:
 						fpCell = &muts[i]
-					case kvindex.TableDocs:
+					case storage.TableDocs:
 						docCell = &muts[i]
-					case kvindex.TableBands:
+					case storage.TableBands:
 						bandCells++
 					}
 				}

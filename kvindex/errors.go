@@ -3,6 +3,7 @@ package kvindex
 import (
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/storage"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these (or a
@@ -28,15 +29,16 @@ var (
 	// the table, row and cell.
 	ErrCorrupt = errors.New("kvindex: corrupt cell")
 	// ErrStore: the store failed (down, closed, I/O error). Retrying later may
-	// succeed.
-	ErrStore = errors.New("kvindex: store unavailable")
+	// succeed. It is storage.ErrStore, which stores wrap their failures
+	// with.
+	ErrStore = storage.ErrStore
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("kvindex: index closed")
 )
 
 // CorruptError describes an undecodable cell. It wraps ErrCorrupt.
 type CorruptError struct {
-	Table     Table
+	Table     storage.Table
 	Row       []byte
 	Qualifier []byte
 	Reason    string
@@ -50,6 +52,6 @@ func (e *CorruptError) Error() string {
 // Unwrap makes errors.Is(err, ErrCorrupt) true.
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
-func corrupt(t Table, row, qual []byte, format string, args ...any) error {
+func corrupt(t storage.Table, row, qual []byte, format string, args ...any) error {
 	return &CorruptError{Table: t, Row: append([]byte(nil), row...), Qualifier: append([]byte(nil), qual...), Reason: fmt.Sprintf(format, args...)}
 }

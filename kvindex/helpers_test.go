@@ -10,7 +10,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var bg = context.Background()

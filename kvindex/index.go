@@ -34,6 +34,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/defaults"
+	"github.com/simdex/simdex/storage"
 )
 
 // FormatVersion is the version of the persisted layout described in
@@ -150,7 +151,7 @@ type Config struct {
 	// Locker, when set, makes check-and-insert exclusive across processes
 	// sharing the store (required when several servers write one HBase);
 	// nil means this process is the only writer.
-	Locker Locker
+	Locker storage.Locker
 	// Confirm, when set, is the second check of insert-if-unique and of
 	// the duplicates an insert reports. Confirm(new, keyDocs, k) is called
 	// once per new document and returns its judge: a candidate counts only
@@ -225,8 +226,8 @@ func (c Config) Validate() error {
 	if c.BucketWidth < time.Minute || c.BucketWidth%time.Second != 0 {
 		return fmt.Errorf("%w: BucketWidth %s: want a whole number of seconds, at least 1m", ErrConfig, c.BucketWidth)
 	}
-	if c.MaxCellBytes < MinCellBytes || c.MaxCellBytes > 10<<20 {
-		return fmt.Errorf("%w: MaxCellBytes %d: want %d..10 MiB", ErrConfig, c.MaxCellBytes, MinCellBytes)
+	if c.MaxCellBytes < storage.MinCellBytes || c.MaxCellBytes > 10<<20 {
+		return fmt.Errorf("%w: MaxCellBytes %d: want %d..10 MiB", ErrConfig, c.MaxCellBytes, storage.MinCellBytes)
 	}
 	if c.LockStripes < 1 || c.LockStripes > 1<<20 {
 		return fmt.Errorf("%w: LockStripes %d: want 1..2^20", ErrConfig, c.LockStripes)
@@ -249,13 +250,13 @@ func (c Config) Validate() error {
 // Index is a near-duplicate index over a Store. It is safe for concurrent
 // use. Build it with Open.
 type Index struct {
-	st      Store
+	st      storage.Store
 	cfg     Config
 	layout  fingerprint.Layout
 	perms   []fingerprint.Permuter
 	bits    []int   // prefix bits per table
 	cover   [][]int // cover[k]: the tables a lookup at distance k must read
-	buckets Buckets
+	buckets storage.Buckets
 	locks   *stripedLocks
 	log     *slog.Logger
 	m       *metrics
@@ -289,7 +290,7 @@ var (
 // none. An index created with another layout, recipe version, bucket width or
 // format version is refused with an error wrapping ErrMetaMismatch that names
 // both values. The Index owns st from then on: Close closes it.
-func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
+func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func Open(ctx context.Context, st Store, cfg Config) (*Index, error) {
 		cfg:     cfg,
 		layout:  cfg.Layout,
 		perms:   cfg.Layout.Permuters(),
-		buckets: Buckets{Width: cfg.BucketWidth},
+		buckets: storage.Buckets{Width: cfg.BucketWidth},
 		locks:   newStripedLocks(cfg.LockStripes),
 		log:     cfg.Logger,
 	}
@@ -386,20 +387,20 @@ func (ix *Index) HasBands() bool { return ix.bands }
 func (ix *Index) KeepsText() bool { return ix.text }
 
 func (ix *Index) checkMeta(ctx context.Context) error {
-	rows, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
+	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: metaRow}})
 	if err != nil {
 		return err
 	}
 	if len(rows[0].Cells) == 0 {
 		bands := ix.cfg.Bands != BandsOff
 		want := ix.wantMeta(bands, FormatVersion)
-		var muts []Mutation
+		var muts []storage.Mutation
 		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands, qualTextKeys} {
 			if v, ok := want[string(q)]; ok {
-				muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: q, Value: []byte(v)})
+				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: q, Value: []byte(v)})
 			}
 		}
-		muts = append(muts, Mutation{Kind: Put, Table: TableMeta, Row: metaRow, Qualifier: qualCreated, Value: []byte(time.Now().UTC().Format(time.RFC3339))})
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: qualCreated, Value: []byte(time.Now().UTC().Format(time.RFC3339))})
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
@@ -453,8 +454,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 // ReadMeta reads the metadata an index in st was created with, without
 // opening it (for tools that adopt an existing index's settings). ok is
 // false when st holds no index.
-func ReadMeta(ctx context.Context, st Store) (m MetaValues, ok bool, err error) {
-	rows, err := st.Get(ctx, []RowKey{{TableMeta, metaRow}})
+func ReadMeta(ctx context.Context, st storage.Store) (m MetaValues, ok bool, err error) {
+	rows, err := st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: metaRow}})
 	if err != nil {
 		return m, false, err
 	}
@@ -480,7 +481,7 @@ func ReadMeta(ctx context.Context, st Store) (m MetaValues, ok bool, err error) 
 			m.TextKeys = v
 		}
 		if err != nil {
-			return m, false, corrupt(TableMeta, metaRow, c.Qualifier, "%v", err)
+			return m, false, corrupt(storage.TableMeta, metaRow, c.Qualifier, "%v", err)
 		}
 	}
 	return m, true, nil
@@ -493,7 +494,7 @@ func (ix *Index) Layout() fingerprint.Layout { return ix.layout }
 func (ix *Index) Config() Config { return ix.cfg }
 
 // Store is the store under the index (for compaction and tools).
-func (ix *Index) Store() Store { return ix.st }
+func (ix *Index) Store() storage.Store { return ix.st }
 
 // Close closes the index and its store. Calls after Close fail with ErrClosed.
 func (ix *Index) Close() error {
@@ -505,12 +506,12 @@ func (ix *Index) Close() error {
 
 // Ping reports whether the store answers (a read of the meta row).
 func (ix *Index) Ping(ctx context.Context) error {
-	_, err := ix.get(ctx, []RowKey{{TableMeta, metaRow}})
+	_, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: metaRow}})
 	return err
 }
 
 // get and mutate wrap store calls with metrics and error classification.
-func (ix *Index) get(ctx context.Context, keys []RowKey) ([]Row, error) {
+func (ix *Index) get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error) {
 	if ix.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -526,7 +527,7 @@ func (ix *Index) get(ctx context.Context, keys []RowKey) ([]Row, error) {
 	return rows, nil
 }
 
-func (ix *Index) mutate(ctx context.Context, muts []Mutation) error {
+func (ix *Index) mutate(ctx context.Context, muts []storage.Mutation) error {
 	if ix.closed.Load() {
 		return ErrClosed
 	}

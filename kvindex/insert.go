@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // InsertMode says when an insert stores the document.
@@ -414,11 +415,11 @@ func (b *insertBatch) store(i int) (replaced bool) {
 // store without multi-row atomicity never exposes a document whose
 // fingerprint is not findable: index cells first, then fp cells, then
 // band cells, then docs; removals after additions; the counters last.
-func (b *insertBatch) mutations() []Mutation {
+func (b *insertBatch) mutations() []storage.Mutation {
 	adds := b.indexAdds()
 	for _, i := range b.stored {
 		d := b.docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, b.ix.compact)})
+		adds = append(adds, storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(d.ID), Value: encodeFPCell(d.Time, d.ExactHash, b.ix.compact)})
 	}
 	for _, i := range b.stored {
 		d := b.docs[i]
@@ -426,7 +427,7 @@ func (b *insertBatch) mutations() []Mutation {
 	}
 	for _, i := range b.stored {
 		d := b.docs[i]
-		adds = append(adds, Mutation{Kind: Put, Table: TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, b.ix.compact)})
+		adds = append(adds, storage.Mutation{Kind: storage.Put, Table: storage.TableDocs, Row: []byte(d.ID), Qualifier: docQualifier, Value: encodeDoc(d, b.ix.compact)})
 	}
 	removes, newDocs := b.replacedCells()
 	removes, fpDelta := b.fpChanges(removes)
@@ -437,8 +438,8 @@ func (b *insertBatch) mutations() []Mutation {
 // indexAdds are the index cells of the stored documents: a delta cell in
 // each table's row, and the deletion of the tombstone a fingerprint no
 // document carried before may have there.
-func (b *insertBatch) indexAdds() []Mutation {
-	var adds []Mutation
+func (b *insertBatch) indexAdds() []storage.Mutation {
+	var adds []storage.Mutation
 	for _, i := range b.stored {
 		d := b.docs[i]
 		bucket := b.ix.buckets.Of(d.Time)
@@ -446,9 +447,9 @@ func (b *insertBatch) indexAdds() []Mutation {
 		for t, p := range b.ix.perms {
 			v := p.Permute(d.Fingerprint)
 			row := IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits)
-			adds = append(adds, Mutation{Kind: Put, Table: TableIndex, Row: row, Qualifier: DeltaQualifier(bucket, p.Residual(v)), Value: []byte{}, Timestamp: ts})
+			adds = append(adds, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: DeltaQualifier(bucket, p.Residual(v)), Value: []byte{}, Timestamp: ts})
 			if !b.before[uint64(d.Fingerprint)] {
-				adds = append(adds, Mutation{Kind: DeleteCell, Table: TableIndex, Row: row, Qualifier: TombstoneQualifier(p.Residual(v))})
+				adds = append(adds, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: TombstoneQualifier(p.Residual(v))})
 			}
 		}
 	}
@@ -459,7 +460,7 @@ func (b *insertBatch) indexAdds() []Mutation {
 // new versions do not overwrite: the fp cell of a changed fingerprint and
 // the band cells the new signature does not have. newDocs counts the
 // stored documents that replace nothing.
-func (b *insertBatch) replacedCells() (removes []Mutation, newDocs int64) {
+func (b *insertBatch) replacedCells() (removes []storage.Mutation, newDocs int64) {
 	for _, i := range b.stored {
 		d := b.docs[i]
 		o, ok := b.old[d.ID]
@@ -468,7 +469,7 @@ func (b *insertBatch) replacedCells() (removes []Mutation, newDocs int64) {
 			continue
 		}
 		if o.Fingerprint != d.Fingerprint {
-			removes = append(removes, Mutation{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(o.Fingerprint)), Qualifier: []byte(d.ID)})
+			removes = append(removes, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: FPRowKey(uint64(o.Fingerprint)), Qualifier: []byte(d.ID)})
 		}
 		removes = append(removes, b.ix.bandDeletes(o, d.Bands)...)
 	}
@@ -479,7 +480,7 @@ func (b *insertBatch) replacedCells() (removes []Mutation, newDocs int64) {
 // carries it after the batch with before it: fpDelta is the change of the
 // fingerprint counter, and a fingerprint no document carries any more
 // gets its tombstones, appended to removes.
-func (b *insertBatch) fpChanges(removes []Mutation) ([]Mutation, int64) {
+func (b *insertBatch) fpChanges(removes []storage.Mutation) ([]storage.Mutation, int64) {
 	var fpDelta int64
 	seen := make(map[uint64]bool, len(b.touched))
 	for _, f := range b.touched {
@@ -520,22 +521,22 @@ func (ix *Index) appendRowHashes(dst []uint64, fp fingerprint.Fingerprint) []uin
 	return dst
 }
 
-func (ix *Index) tombstones(fp fingerprint.Fingerprint) []Mutation {
-	muts := make([]Mutation, 0, len(ix.perms))
+func (ix *Index) tombstones(fp fingerprint.Fingerprint) []storage.Mutation {
+	muts := make([]storage.Mutation, 0, len(ix.perms))
 	for t, p := range ix.perms {
 		v := p.Permute(fp)
-		muts = append(muts, Mutation{Kind: Put, Table: TableIndex, Row: IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), Qualifier: TombstoneQualifier(p.Residual(v)), Value: []byte{}})
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), Qualifier: TombstoneQualifier(p.Residual(v)), Value: []byte{}})
 	}
 	return muts
 }
 
-func (ix *Index) counterMuts(docs, fps int64) []Mutation {
-	var muts []Mutation
+func (ix *Index) counterMuts(docs, fps int64) []storage.Mutation {
+	var muts []storage.Mutation
 	if docs != 0 {
-		muts = append(muts, Mutation{Kind: Add, Table: TableMeta, Row: countersRow, Qualifier: qualDocuments, Delta: docs})
+		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: countersRow, Qualifier: qualDocuments, Delta: docs})
 	}
 	if fps != 0 {
-		muts = append(muts, Mutation{Kind: Add, Table: TableMeta, Row: countersRow, Qualifier: qualFingerprints, Delta: fps})
+		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: countersRow, Qualifier: qualFingerprints, Delta: fps})
 	}
 	return muts
 }
@@ -543,9 +544,9 @@ func (ix *Index) counterMuts(docs, fps int64) []Mutation {
 // readDocs reads the stored versions of the documents' ids. A corrupt docs
 // cell is an error of that document alone.
 func (ix *Index) readDocs(ctx context.Context, docs []Document, order []int) (map[string]Document, map[int]error, error) {
-	keys := make([]RowKey, len(order))
+	keys := make([]storage.RowKey, len(order))
 	for n, i := range order {
-		keys[n] = RowKey{TableDocs, []byte(docs[i].ID)}
+		keys[n] = storage.RowKey{Table: storage.TableDocs, Key: []byte(docs[i].ID)}
 	}
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
@@ -576,13 +577,13 @@ func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[
 	for id := range known {
 		seen[id] = true
 	}
-	var keys []RowKey
+	var keys []storage.RowKey
 	for _, c := range cands {
 		for _, f := range c {
 			for _, e := range state[f] {
 				if !seen[e.id] {
 					seen[e.id] = true
-					keys = append(keys, RowKey{TableDocs, []byte(e.id)})
+					keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
 				}
 			}
 		}
@@ -614,13 +615,13 @@ func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[
 // candidates (kept sorted and distinct). A missing docs cell (deleted
 // since) or a corrupt one drops the candidate.
 func (ix *Index) bandCandidateDocs(ctx context.Context, byBand [][]string, cands [][]uint64) (map[string]Document, error) {
-	var keys []RowKey
+	var keys []storage.RowKey
 	seen := map[string]bool{}
 	for _, ids := range byBand {
 		for _, id := range ids {
 			if !seen[id] {
 				seen[id] = true
-				keys = append(keys, RowKey{TableDocs, []byte(id)})
+				keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(id)})
 			}
 		}
 	}
@@ -655,12 +656,12 @@ func (ix *Index) bandCandidateDocs(ctx context.Context, byBand [][]string, cands
 // multi-get; ids not stored are absent from the map. A corrupt docs cell is
 // an error (wrapping ErrCorrupt).
 func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Document, error) {
-	keys := make([]RowKey, 0, len(ids))
+	keys := make([]storage.RowKey, 0, len(ids))
 	for _, id := range ids {
 		if err := ValidateID(id); err != nil {
 			return nil, err
 		}
-		keys = append(keys, RowKey{TableDocs, []byte(id)})
+		keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(id)})
 	}
 	out := make(map[string]Document, len(ids))
 	if len(keys) == 0 {
@@ -683,19 +684,19 @@ func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Docume
 	return out, nil
 }
 
-func (ix *Index) decodeDocRow(row Row) (Document, error) {
+func (ix *Index) decodeDocRow(row storage.Row) (Document, error) {
 	for _, c := range row.Cells {
 		if string(c.Qualifier) == string(docQualifier) {
 			d, err := decodeDoc(string(row.Key), c.Value)
 			if err != nil {
 				ix.m.corrupt.Inc()
-				return Document{}, corrupt(TableDocs, row.Key, c.Qualifier, "%v", err)
+				return Document{}, corrupt(storage.TableDocs, row.Key, c.Qualifier, "%v", err)
 			}
 			return d, nil
 		}
 	}
 	ix.m.corrupt.Inc()
-	return Document{}, corrupt(TableDocs, row.Key, docQualifier, "docs row without its cell")
+	return Document{}, corrupt(storage.TableDocs, row.Key, docQualifier, "docs row without its cell")
 }
 
 // Get returns the stored document with the id, or an error wrapping
@@ -704,7 +705,7 @@ func (ix *Index) Get(ctx context.Context, id string) (Document, error) {
 	if err := ValidateID(id); err != nil {
 		return Document{}, err
 	}
-	rows, err := ix.get(ctx, []RowKey{{TableDocs, []byte(id)}})
+	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: []byte(id)}})
 	if err != nil {
 		return Document{}, err
 	}
@@ -744,11 +745,11 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	others := slices.DeleteFunc(state[uint64(d.Fingerprint)], func(e fpEntry) bool { return e.id == id })
-	muts := []Mutation{
+	muts := []storage.Mutation{
 		// A docs row has one cell: deleting the cell (not the row) avoids a
 		// range deletion, which the embedded store pays for on every later read.
-		{Kind: DeleteCell, Table: TableDocs, Row: []byte(id), Qualifier: docQualifier},
-		{Kind: DeleteCell, Table: TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(id)},
+		{Kind: storage.DeleteCell, Table: storage.TableDocs, Row: []byte(id), Qualifier: docQualifier},
+		{Kind: storage.DeleteCell, Table: storage.TableFP, Row: FPRowKey(uint64(d.Fingerprint)), Qualifier: []byte(id)},
 	}
 	muts = append(muts, ix.bandDeletes(d, nil)...)
 	var fpDelta int64

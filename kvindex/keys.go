@@ -3,7 +3,6 @@ package kvindex
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 )
@@ -22,9 +21,6 @@ const (
 	deltaQualLen     = 1 + 4 + 8 // 'd' bucket(4) residual(8)
 	tombstoneQualLen = 1 + 8     // 'x' residual(8)
 )
-
-// MaxChunks is the largest number of base-set chunks per row and bucket.
-const MaxChunks = 1 << 16
 
 // IndexRowKey appends the index row key of (table, prefix) to dst: the table
 // id byte, then the prefix right-aligned in ceil(prefixBits/8) big-endian
@@ -132,29 +128,6 @@ func ParseIndexQualifier(q []byte) (IndexQualifier, error) {
 		return IndexQualifier{Kind: TombstoneCell, Residual: binary.BigEndian.Uint64(q[1:])}, nil
 	}
 	return IndexQualifier{}, fmt.Errorf("unknown qualifier kind %q", q[0])
-}
-
-// Buckets maps times to time buckets: bucket n holds [n*Width, (n+1)*Width)
-// since the Unix epoch, clamped to 0..2^32-1.
-type Buckets struct{ Width time.Duration }
-
-// Of returns the bucket of t. Width is a whole number of seconds (Config
-// validates it), so any time.Time maps without overflow.
-func (b Buckets) Of(t time.Time) uint32 {
-	sec := t.Unix()
-	if sec < 0 {
-		return 0
-	}
-	n := sec / int64(b.Width/time.Second)
-	if n > 1<<32-1 {
-		return 1<<32 - 1
-	}
-	return uint32(n)
-}
-
-// Start returns the first instant of bucket n.
-func (b Buckets) Start(n uint32) time.Time {
-	return time.Unix(int64(n)*int64(b.Width/time.Second), 0).UTC()
 }
 
 // FPRowKey is the fp-table row key of a fingerprint: 8 bytes big-endian.

@@ -11,7 +11,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // memLocker is a cross-"process" Locker for tests: one mutex per name,
@@ -72,11 +73,11 @@ func TestSharedLockerAcrossIndexes(t *testing.T) {
 	}
 }
 
-// releasingLocker is a memLocker that is also a kvindex.ReleasingLocker:
+// releasingLocker is a memLocker that is also a storage.ReleasingLocker:
 // MutateAndRelease applies the writes to the store and then releases the
 // named locks at once (the unlock functions skip what it released).
 type releasingLocker struct {
-	st kvindex.Store
+	st storage.Store
 	mu sync.Mutex // protects names, held, folds and folded
 	// names is the mutex per lock name; held is the release of each name
 	// held now (its unlock runs once, by MutateAndRelease or the unlock).
@@ -121,7 +122,7 @@ func (l *releasingLocker) Lock(ctx context.Context, names []uint64) (func(), err
 	}, nil
 }
 
-func (l *releasingLocker) MutateAndRelease(ctx context.Context, muts []kvindex.Mutation, names []uint64) error {
+func (l *releasingLocker) MutateAndRelease(ctx context.Context, muts []storage.Mutation, names []uint64) error {
 	if err := l.st.Mutate(ctx, muts); err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func TestReleasingLockerAcrossIndexes(t *testing.T) {
 // raceTwoIndexes opens two Index values over st sharing lk (two server
 // processes) and, for 100 rounds, inserts two near-duplicates at once
 // with insert-if-unique, one through each: exactly one must be stored.
-func raceTwoIndexes(t *testing.T, st kvindex.Store, lk kvindex.Locker, seed uint64) {
+func raceTwoIndexes(t *testing.T, st storage.Store, lk storage.Locker, seed uint64) {
 	t.Helper()
 	var ixs []*kvindex.Index
 	for range 2 {

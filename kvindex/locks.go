@@ -8,35 +8,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/simdex/simdex/storage"
 )
-
-// Locker serializes check-and-insert across processes that share one store
-// (several servers on one HBase). The index calls Lock with lock names
-// sorted and deduplicated, always document-id names before row names within
-// one operation and never while holding another Locker lock, and calls the
-// returned unlock exactly once. A Locker must give mutual exclusion per name
-// across every process using the store, and should fail (rather than wait
-// forever) when ctx ends. The embedded store needs none: only one process
-// can open it, and in-process locks already serialize.
-type Locker interface {
-	Lock(ctx context.Context, names []uint64) (unlock func(), err error)
-}
-
-// ReleasingLocker is a Locker that can release locks in the request that
-// carries an operation's last writes, so that the release costs no round
-// trip (nor, on HBase, a write-ahead-log sync) of its own. Check-and-insert
-// uses it when the Index's Locker has it.
-type ReleasingLocker interface {
-	Locker
-	// MutateAndRelease applies muts as the store's Mutate does and releases
-	// the named locks, which this process holds through Lock. Every
-	// mutation outside TableMeta is acknowledged before any lock is
-	// released; TableMeta mutations (counters, which no lock protects) may
-	// share the release's request. The locks' unlock functions must still
-	// be called once the operation is over: they release what this did not
-	// (everything, when it could not fold the release into the writes).
-	MutateAndRelease(ctx context.Context, muts []Mutation, names []uint64) error
-}
 
 // Lock names: the kind in bits 16.., a hash bucket of 16 bits below. The
 // space is fixed (not derived from Config.LockStripes) so that processes with
@@ -116,8 +89,8 @@ func (ls lockSet) names(dst []uint64) []uint64 {
 // the locks of sets: with a ReleasingLocker the locks are released in the
 // request of the last writes (the unlock functions then have less or
 // nothing left to do); otherwise it is mutate.
-func (ix *Index) mutateReleasing(ctx context.Context, muts []Mutation, sets ...lockSet) error {
-	rl, ok := ix.cfg.Locker.(ReleasingLocker)
+func (ix *Index) mutateReleasing(ctx context.Context, muts []storage.Mutation, sets ...lockSet) error {
+	rl, ok := ix.cfg.Locker.(storage.ReleasingLocker)
 	if !ok || len(muts) == 0 {
 		return ix.mutate(ctx, muts)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // LookupOptions narrow a lookup.
@@ -158,7 +159,7 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 // and byBand[i] lists the distinct document ids found there, sorted.
 func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, keyDocs []map[uint64]int, err error) {
 	tables := ix.cover[k]
-	keys := make([]RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
+	keys := make([]storage.RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
 	rowOf := make([]int, len(fps)*len(tables))
 	// Index row keys are at most 9 bytes (table id + a prefix of up to 64
 	// bits): one buffer holds them all, and a batch deduplicates them by a
@@ -186,7 +187,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 				}
 			}
 			if s == len(keys) {
-				keys = append(keys, RowKey{TableIndex, kb})
+				keys = append(keys, storage.RowKey{Table: storage.TableIndex, Key: kb})
 			}
 			rowOf[i*len(tables)+j] = s
 		}
@@ -232,25 +233,25 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 
 // scanRow returns the residuals of row within distance k of q (base sets and
 // deltas of buckets in win, minus tombstones) and how many it examined.
-func (ix *Index) scanRow(row Row, residualBits int, q uint64, k int, win bucketWindow, scratch *[]uint64) (matched []uint64, examined int, err error) {
+func (ix *Index) scanRow(row storage.Row, residualBits int, q uint64, k int, win bucketWindow, scratch *[]uint64) (matched []uint64, examined int, err error) {
 	var tomb []uint64
 	for _, c := range row.Cells {
 		if len(c.Qualifier) == 0 {
-			return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "empty qualifier")
+			return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "empty qualifier")
 		}
 		switch c.Qualifier[0] {
 		case qualBase:
 			iq, err := ParseIndexQualifier(c.Qualifier)
 			if err != nil {
-				return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "%v", err)
+				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)
 			}
 			if !win.has(iq.Bucket) {
 				continue
 			}
-			rs, err := DecodeBaseSet((*scratch)[:0], c.Value, residualBits)
+			rs, err := storage.DecodeBaseSet((*scratch)[:0], c.Value, residualBits)
 			*scratch = rs[:0]
 			if err != nil {
-				return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "%v", err)
+				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)
 			}
 			examined += len(rs)
 			for _, r := range rs {
@@ -261,7 +262,7 @@ func (ix *Index) scanRow(row Row, residualBits int, q uint64, k int, win bucketW
 		case qualDelta:
 			iq, err := ParseIndexQualifier(c.Qualifier)
 			if err != nil || (residualBits < 64 && iq.Residual>>residualBits != 0) {
-				return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "bad delta qualifier (%v)", err)
+				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "bad delta qualifier (%v)", err)
 			}
 			if !win.has(iq.Bucket) {
 				continue
@@ -273,13 +274,13 @@ func (ix *Index) scanRow(row Row, residualBits int, q uint64, k int, win bucketW
 		case qualTombstone:
 			iq, err := ParseIndexQualifier(c.Qualifier)
 			if err != nil {
-				return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "%v", err)
+				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)
 			}
 			if bits.OnesCount64(iq.Residual^q) <= k {
 				tomb = append(tomb, iq.Residual)
 			}
 		default:
-			return nil, 0, corrupt(TableIndex, row.Key, c.Qualifier, "unknown cell kind %q", c.Qualifier[0])
+			return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "unknown cell kind %q", c.Qualifier[0])
 		}
 	}
 	if len(tomb) > 0 {
@@ -311,9 +312,9 @@ func (ix *Index) readFPs(ctx context.Context, fps []uint64) (map[uint64][]fpEntr
 	if len(fps) == 0 {
 		return out, nil
 	}
-	keys := make([]RowKey, len(fps))
+	keys := make([]storage.RowKey, len(fps))
 	for i, f := range fps {
-		keys[i] = RowKey{TableFP, FPRowKey(f)}
+		keys[i] = storage.RowKey{Table: storage.TableFP, Key: FPRowKey(f)}
 	}
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
@@ -328,7 +329,7 @@ func (ix *Index) readFPs(ctx context.Context, fps []uint64) (map[uint64][]fpEntr
 			t, exact, err := decodeFPCell(c.Value)
 			if err != nil {
 				ix.m.corrupt.Inc()
-				return nil, corrupt(TableFP, row.Key, c.Qualifier, "%v", err)
+				return nil, corrupt(storage.TableFP, row.Key, c.Qualifier, "%v", err)
 			}
 			es = append(es, fpEntry{id: string(c.Qualifier), time: t, exact: exact})
 		}

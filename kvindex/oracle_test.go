@@ -12,6 +12,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestExactnessAgainstBruteForce: for layouts B=4,5,6 and k' = 0..K, a lookup
@@ -49,7 +50,7 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 		bulk[i] = doc(fmt.Sprintf("bulk-%d", i), fingerprint.Fingerprint(r.Uint64()), t0.Add(time.Duration(i%3)*24*time.Hour))
 		live[bulk[i].ID] = bulk[i]
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	apply := func(force bool) {
 		if len(muts) >= 20_000 || force && len(muts) > 0 {
 			if err := ix.Apply(bg, muts); err != nil {

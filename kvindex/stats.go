@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 
-	"github.com/golang/snappy"
-
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // RowStat is the size of one index row.
@@ -49,13 +47,13 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 // StatsWith is Stats with options.
 func (ix *Index) StatsWith(ctx context.Context, opt StatsOptions) (Stats, error) {
 	st := Stats{Layout: ix.layout}
-	rows, err := ix.get(ctx, []RowKey{{TableMeta, countersRow}})
+	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: countersRow}})
 	if err != nil {
 		return st, err
 	}
 	for _, c := range rows[0].Cells {
 		if len(c.Value) != 8 {
-			return st, corrupt(TableMeta, countersRow, c.Qualifier, "counter of %d bytes", len(c.Value))
+			return st, corrupt(storage.TableMeta, countersRow, c.Qualifier, "counter of %d bytes", len(c.Value))
 		}
 		v := int64(binary.BigEndian.Uint64(c.Value))
 		switch string(c.Qualifier) {
@@ -88,22 +86,22 @@ func (ix *Index) ScanRows(ctx context.Context, fn func(RowStat) error) error {
 	if ix.closed.Load() {
 		return ErrClosed
 	}
-	err := ix.st.Scan(ctx, TableIndex, nil, nil, func(row Row) error {
+	err := ix.st.Scan(ctx, storage.TableIndex, nil, nil, func(row storage.Row) error {
 		t, prefix, err := ParseIndexRowKey(row.Key, ix.bits)
 		if err != nil {
-			return callerErr{corrupt(TableIndex, row.Key, nil, "%v", err)}
+			return callerErr{corrupt(storage.TableIndex, row.Key, nil, "%v", err)}
 		}
 		rs := RowStat{Table: t, Prefix: prefix}
 		for _, c := range row.Cells {
 			rs.Bytes += len(c.Qualifier) + len(c.Value)
 			if len(c.Qualifier) == 0 {
-				return callerErr{corrupt(TableIndex, row.Key, c.Qualifier, "empty qualifier")}
+				return callerErr{corrupt(storage.TableIndex, row.Key, c.Qualifier, "empty qualifier")}
 			}
 			switch c.Qualifier[0] {
 			case qualBase:
-				n, err := baseSetCount(c.Value)
+				n, err := storage.BaseSetLen(c.Value)
 				if err != nil {
-					return callerErr{corrupt(TableIndex, row.Key, c.Qualifier, "%v", err)}
+					return callerErr{corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)}
 				}
 				rs.Fingerprints += n
 			case qualDelta:
@@ -132,23 +130,3 @@ func (ix *Index) ScanRows(ctx context.Context, fn func(RowStat) error) error {
 type callerErr struct{ err error }
 
 func (e callerErr) Error() string { return e.err.Error() }
-
-// baseSetCount reads the residual count of a base-set cell without decoding
-// the residuals.
-func baseSetCount(v []byte) (int, error) {
-	if len(v) < baseHeaderLen {
-		return 0, fmt.Errorf("%w: short cell", errBaseSet)
-	}
-	body := v[baseHeaderLen:]
-	if v[0] == baseSnappy {
-		var err error
-		if body, err = snappy.Decode(nil, body); err != nil {
-			return 0, fmt.Errorf("%w: %v", errBaseSet, err)
-		}
-	}
-	n, k := binary.Uvarint(body)
-	if k <= 0 {
-		return 0, fmt.Errorf("%w: bad count", errBaseSet)
-	}
-	return int(n), nil
-}

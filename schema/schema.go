@@ -2,7 +2,7 @@
 // index/fp/docs/meta/seen, family attributes, pre-split keys) and the admin
 // operations on it: Create, Verify (drift from the declaration), Describe
 // (printed the way HBase's shell prints describe), Drop and Plan (sizing).
-// simdexctl schema exposes them; kvindex/hbasestore creates missing tables
+// simdexctl schema exposes them; storage/hbasestore creates missing tables
 // from the same declaration.
 package schema
 
@@ -18,7 +18,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // ErrInvalid marks an invalid Schema.
@@ -136,7 +136,7 @@ func validName(s string) bool {
 }
 
 // TableName is the HBase name of a logical table.
-func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t.String() }
+func (s Schema) TableName(t storage.Table) string { return s.Namespace + ":" + t.String() }
 
 // Family attributes and why (docs/OPERATIONS.md):
 //   - COMPRESSION: fp/docs rows and block overhead compress well. Not on
@@ -163,7 +163,7 @@ func (s Schema) TableName(t kvindex.Table) string { return s.Namespace + ":" + t
 //   - TTL: retention, counted from each cell's (bucket) timestamp.
 //   - IS_MOB/MOB_THRESHOLD (index only): oversize base sets go to MOB files
 //     so they do not bloat region compactions.
-func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
+func (s Schema) familyAttributes(t storage.Table) map[string]string {
 	a := map[string]string{
 		hbase.AttrCompression:       s.Compression,
 		hbase.AttrDataBlockEncoding: "FAST_DIFF",
@@ -172,19 +172,19 @@ func (s Schema) familyAttributes(t kvindex.Table) map[string]string {
 		AttrNewVersionBehavior:      "true",
 	}
 	switch {
-	case t == kvindex.TableSeen:
+	case t == storage.TableSeen:
 		if s.SeenTTL > 0 {
 			a[hbase.AttrTTL] = strconv.FormatInt(int64(s.SeenTTL/time.Second), 10)
 		}
-	case s.Retention > 0 && t != kvindex.TableMeta:
+	case s.Retention > 0 && t != storage.TableMeta:
 		a[hbase.AttrTTL] = strconv.FormatInt(int64(s.Retention/time.Second), 10)
 	}
-	if t == kvindex.TableIndex {
+	if t == storage.TableIndex {
 		a[hbase.AttrCompression] = "NONE"
 		a[hbase.AttrDataBlockEncoding] = "NONE"
 		a[hbase.AttrBlockSize] = strconv.Itoa(IndexBlockSize)
 	}
-	if t == kvindex.TableIndex && s.MOBThreshold > 0 {
+	if t == storage.TableIndex && s.MOBThreshold > 0 {
 		a[hbase.AttrIsMOB] = "true"
 		a[hbase.AttrMOBThreshold] = strconv.Itoa(s.MOBThreshold)
 	}
@@ -202,21 +202,21 @@ const AttrNewVersionBehavior = "NEW_VERSION_BEHAVIOR"
 
 // Table is one declared table: its descriptor and pre-split keys.
 type Table struct {
-	Table      kvindex.Table
+	Table      storage.Table
 	Descriptor hbase.TableDescriptor
 	SplitKeys  [][]byte
 }
 
-// Tables returns the declared tables in kvindex.Tables order.
+// Tables returns the declared tables in storage.Tables order.
 func (s Schema) Tables() []Table {
 	var out []Table
-	for _, t := range kvindex.Tables {
+	for _, t := range storage.Tables {
 		td := hbase.TableDescriptor{Name: s.TableName(t), Families: []hbase.FamilyDescriptor{{Name: s.Family, Attributes: s.familyAttributes(t)}}}
 		var splits [][]byte
 		switch t {
-		case kvindex.TableIndex:
+		case storage.TableIndex:
 			splits = s.IndexSplitKeys()
-		case kvindex.TableSeen:
+		case storage.TableSeen:
 			splits = s.SeenSplitKeys()
 		}
 		out = append(out, Table{Table: t, Descriptor: td, SplitKeys: splits})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 func TestIndexSplitKeys(t *testing.T) {
@@ -53,7 +53,7 @@ func TestDeclaredAttributes(t *testing.T) {
 		// compression, no key encoding (CPU per lookup on the region server).
 		comp, enc := "SNAPPY", "FAST_DIFF"
 		bs := ""
-		if tb.Table == kvindex.TableIndex {
+		if tb.Table == storage.TableIndex {
 			comp, enc, bs = "NONE", "NONE", "4096"
 		}
 		// Small blocks only for the index family (a lookup's point Gets);
@@ -65,20 +65,20 @@ func TestDeclaredAttributes(t *testing.T) {
 			t.Fatalf("%s: %v", tb.Descriptor.Name, a)
 		}
 		ttl, hasTTL := a[hbase.AttrTTL]
-		if tb.Table == kvindex.TableMeta && hasTTL {
+		if tb.Table == storage.TableMeta && hasTTL {
 			t.Fatalf("meta must not expire: %v", a)
 		}
-		if tb.Table == kvindex.TableSeen {
+		if tb.Table == storage.TableSeen {
 			// The seen table expires by its own retention (31 days by default).
 			if ttl != "2678400" {
 				t.Fatalf("%s TTL %q, want 2678400 (SeenTTL)", tb.Descriptor.Name, ttl)
 			}
 			continue
 		}
-		if tb.Table != kvindex.TableMeta && ttl != "7776000" {
+		if tb.Table != storage.TableMeta && ttl != "7776000" {
 			t.Fatalf("%s TTL %q, want 7776000", tb.Descriptor.Name, ttl)
 		}
-		if (a[hbase.AttrIsMOB] == "true") != (tb.Table == kvindex.TableIndex) {
+		if (a[hbase.AttrIsMOB] == "true") != (tb.Table == storage.TableIndex) {
 			t.Fatalf("%s MOB: %v", tb.Descriptor.Name, a)
 		}
 	}
@@ -168,7 +168,7 @@ func TestSeenSplitKeys(t *testing.T) {
 	s := Schema{SeenRegions: 1000}.WithDefaults()
 	var tb Table
 	for _, x := range s.Tables() {
-		if x.Table == kvindex.TableSeen {
+		if x.Table == storage.TableSeen {
 			tb = x
 		}
 	}

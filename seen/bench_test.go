@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // benchUser loads one user with n items spread over 30 daily buckets

@@ -13,6 +13,7 @@ import (
 
 	"github.com/simdex/simdex/internal/swar"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // FormatVersion is the version of the seen table's layout (docs/FORMAT.md,
@@ -317,7 +318,7 @@ func plainID(id string, user bool) bool {
 
 // corrupt names the cell of a decoding failure (kvindex.ErrCorrupt).
 func corrupt(row, q []byte, err error) error {
-	return &kvindex.CorruptError{Table: kvindex.TableSeen, Row: slices.Clone(row), Qualifier: slices.Clone(q), Reason: err.Error()}
+	return &kvindex.CorruptError{Table: storage.TableSeen, Row: slices.Clone(row), Qualifier: slices.Clone(q), Reason: err.Error()}
 }
 
 // hasControl reports whether id holds a C0 or C1 control character or DEL;

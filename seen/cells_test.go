@@ -14,6 +14,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -93,7 +94,7 @@ func TestRowKey(t *testing.T) {
 func TestFPSetRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 100, 5000} {
-		for _, maxCell := range []int{kvindex.MinCellBytes + 16, 4096, DefaultMaxCellBytes} {
+		for _, maxCell := range []int{storage.MinCellBytes + 16, 4096, DefaultMaxCellBytes} {
 			pairs := make([]fpPair, 0, n)
 			h := uint64(0)
 			for range n {
@@ -168,12 +169,12 @@ func FuzzDecodeRow(f *testing.F) {
 		}
 		return out
 	}
-	base, _ := kvindex.EncodeBaseSet([]uint64{3, 9, 1 << 30}, 40, 4096)
+	base, _ := storage.EncodeBaseSet([]uint64{3, 9, 1 << 30}, 40, 4096)
 	f.Add(enc(chunkQualifier(qualBase, 10, 0), base[0], deltaQualifier(qualDelta, 10, 7), nil, tombQualifier(9), []byte{1}))
 	f.Add(enc(chunkQualifier(qualFPs, 10, 0), encodeFPSet([]fpPair{{3, 1}}, 4096)[0], deltaQualifier(qualFPDel, 11, 3), []byte{1, 2, 3, 4, 5, 6, 7, 8}))
 	f.Add(enc([]byte("b"), []byte("x")))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var row kvindex.Row
+		var row storage.Row
 		row.Key = RowKey("fuzz")
 		for len(in) > 0 {
 			n := int(in[0])
@@ -188,13 +189,13 @@ func FuzzDecodeRow(f *testing.F) {
 				m := min(int(in[0]), len(in)-1)
 				v, in = in[1:1+m], in[1+m:]
 			}
-			row.Cells = append(row.Cells, kvindex.Cell{Qualifier: q, Value: v})
+			row.Cells = append(row.Cells, storage.Cell{Qualifier: q, Value: v})
 		}
-		slices.SortFunc(row.Cells, func(a, b kvindex.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
+		slices.SortFunc(row.Cells, func(a, b storage.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
 		if _, err := decodeRow(row, 5, 40, true); err != nil && !errors.Is(err, kvindex.ErrCorrupt) {
 			t.Fatalf("decodeRow: %v is not ErrCorrupt", err)
 		}
-		if _, _, err := foldMutations(row, 5, 40, 4096, kvindex.Buckets{Width: time.Hour}); err != nil && !errors.Is(err, kvindex.ErrCorrupt) {
+		if _, _, err := foldMutations(row, 5, 40, 4096, storage.Buckets{Width: time.Hour}); err != nil && !errors.Is(err, kvindex.ErrCorrupt) {
 			t.Fatalf("foldMutations: %v is not ErrCorrupt", err)
 		}
 	})

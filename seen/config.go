@@ -12,11 +12,12 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/defaults"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these, a
-// kvindex error (kvindex.ErrStore, kvindex.ErrCorrupt, kvindex.ErrBadID from
-// document lookups) or a context error.
+// store or kvindex error (storage.ErrStore, kvindex.ErrCorrupt,
+// kvindex.ErrBadID from document lookups) or a context error.
 var (
 	// ErrConfig: an invalid Config.
 	ErrConfig = errors.New("seen: bad config")
@@ -105,7 +106,7 @@ type Config struct {
 	// Locker makes folds of one user exclusive across processes sharing the
 	// store (the HBase store's lease locker); nil for the embedded store,
 	// which only one process opens.
-	Locker kvindex.Locker
+	Locker storage.Locker
 	// Docs looks up fingerprints of marks and candidates given by document
 	// id (nil: document ids are refused).
 	Docs Docs
@@ -163,8 +164,8 @@ func (c Config) Validate() error {
 		return bad("max users %d: want 1..10000", c.MaxUsers)
 	case c.MaxK < 0 || c.MaxK > 32:
 		return bad("max k %d: want 0..32", c.MaxK)
-	case c.MaxCellBytes < kvindex.MinCellBytes+16 || c.MaxCellBytes > 8<<20:
-		return bad("max cell bytes %d: want %d..%d", c.MaxCellBytes, kvindex.MinCellBytes+16, 8<<20)
+	case c.MaxCellBytes < storage.MinCellBytes+16 || c.MaxCellBytes > 8<<20:
+		return bad("max cell bytes %d: want %d..%d", c.MaxCellBytes, storage.MinCellBytes+16, 8<<20)
 	case c.BatchRows < 1 || c.BatchRows > 1<<20:
 		return bad("batch rows %d: want 1..2^20", c.BatchRows)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // LockKind is the kind of the Locker names that folds, deletes and forgets
@@ -63,7 +63,7 @@ func (s *Service) FoldAll(ctx context.Context) (FoldSummary, error) {
 		var last []byte
 		lo := s.liveFrom(s.cfg.Now())
 		n := 0
-		err := s.st.Scan(ctx, kvindex.TableSeen, from, nil, func(r kvindex.Row) error {
+		err := s.st.Scan(ctx, storage.TableSeen, from, nil, func(r storage.Row) error {
 			if n == s.cfg.BatchRows {
 				return errBatchFull
 			}
@@ -99,7 +99,7 @@ func (s *Service) FoldAll(ctx context.Context) (FoldSummary, error) {
 	return sum, nil
 }
 
-func needsFold(r kvindex.Row, lo uint32) bool {
+func needsFold(r storage.Row, lo uint32) bool {
 	for _, c := range r.Cells {
 		q := c.Qualifier
 		if len(q) == 0 {
@@ -140,13 +140,13 @@ func (s *Service) foldRow(ctx context.Context, key []byte) (FoldSummary, error) 
 
 // foldRowWith folds one row as if extra (delta cells) were in it too; the
 // extra cells are never written, so no delete of them is either.
-func (s *Service) foldRowWith(ctx context.Context, key []byte, extra []kvindex.Cell) (FoldSummary, error) {
+func (s *Service) foldRowWith(ctx context.Context, key []byte, extra []storage.Cell) (FoldSummary, error) {
 	unlock, err := s.lockRow(ctx, key)
 	if err != nil {
 		return FoldSummary{}, err
 	}
 	defer unlock()
-	rows, err := s.st.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableSeen, Key: key}})
+	rows, err := s.st.Get(ctx, []storage.RowKey{{Table: storage.TableSeen, Key: key}})
 	if err != nil {
 		return FoldSummary{}, fmt.Errorf("seen: fold read: %w", err)
 	}
@@ -164,8 +164,8 @@ func (s *Service) foldRowWith(ctx context.Context, key []byte, extra []kvindex.C
 		for _, c := range extra {
 			synthetic[string(c.Qualifier)] = true
 		}
-		muts = slices.DeleteFunc(muts, func(m kvindex.Mutation) bool {
-			return m.Kind == kvindex.DeleteCell && synthetic[string(m.Qualifier)]
+		muts = slices.DeleteFunc(muts, func(m storage.Mutation) bool {
+			return m.Kind == storage.DeleteCell && synthetic[string(m.Qualifier)]
 		})
 	}
 	if err := s.st.Mutate(ctx, muts); err != nil {
@@ -199,7 +199,7 @@ type bucketCells struct {
 //
 // Only cells that were read are deleted, so a mark written after the read
 // keeps its delta for the next fold. Row content unchanged: no mutations.
-func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.Buckets) ([]kvindex.Mutation, FoldSummary, error) {
+func foldMutations(r storage.Row, lo uint32, hashBits, maxCell int, bk storage.Buckets) ([]storage.Mutation, FoldSummary, error) {
 	var sum FoldSummary
 	buckets := map[uint32]*bucketCells{}
 	var tombs []uint64
@@ -230,7 +230,7 @@ func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.B
 		}
 		switch q.kind {
 		case qualBase:
-			if bc.base, err = kvindex.DecodeBaseSet(bc.base, c.Value, hashBits); err != nil {
+			if bc.base, err = storage.DecodeBaseSet(bc.base, c.Value, hashBits); err != nil {
 				return nil, sum, corrupt(r.Key, c.Qualifier, err)
 			}
 			bc.baseChunks = append(bc.baseChunks, q.chunk)
@@ -251,9 +251,9 @@ func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.B
 		}
 	}
 	slices.Sort(tombs)
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	del := func(q []byte) {
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableSeen, Row: r.Key, Qualifier: q})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableSeen, Row: r.Key, Qualifier: q})
 	}
 	for _, b := range slices.Sorted(maps.Keys(buckets)) {
 		bc := buckets[b]
@@ -305,14 +305,14 @@ func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.B
 		})
 		var baseVals [][]byte
 		if len(items) > 0 {
-			if baseVals, err = kvindex.EncodeBaseSet(items, hashBits, maxCell); err != nil {
+			if baseVals, err = storage.EncodeBaseSet(items, hashBits, maxCell); err != nil {
 				return nil, sum, fmt.Errorf("seen: encoding bucket %d of row %x: %w", b, r.Key, err)
 			}
 		}
 		fpVals := encodeFPSet(pairs, maxCell)
 		ts := bk.Start(b)
 		for i, v := range baseVals {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: r.Key, Qualifier: chunkQualifier(qualBase, b, i), Value: v, Timestamp: ts})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: r.Key, Qualifier: chunkQualifier(qualBase, b, i), Value: v, Timestamp: ts})
 		}
 		for _, c := range bc.baseChunks {
 			if c >= len(baseVals) {
@@ -320,7 +320,7 @@ func foldMutations(r kvindex.Row, lo uint32, hashBits, maxCell int, bk kvindex.B
 			}
 		}
 		for i, v := range fpVals {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: r.Key, Qualifier: chunkQualifier(qualFPs, b, i), Value: v, Timestamp: ts})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: r.Key, Qualifier: chunkQualifier(qualFPs, b, i), Value: v, Timestamp: ts})
 		}
 		for _, c := range bc.fpChunks {
 			if c >= len(fpVals) {
@@ -383,14 +383,14 @@ func (s *Service) Import(ctx context.Context, user string, marks []TimedMark) (M
 	}
 	lo := s.liveFrom(now)
 	var res MarkResult
-	extra := make([]kvindex.Cell, 0, len(marks))
+	extra := make([]storage.Cell, 0, len(marks))
 	for _, m := range marks {
 		b := s.buckets.Of(m.Time)
 		if b < lo {
 			continue
 		}
 		h := ItemHash(user, m.ID, s.cfg.HashBits)
-		extra = append(extra, kvindex.Cell{Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}})
+		extra = append(extra, storage.Cell{Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}})
 		fp, ok := m.Fingerprint, m.HasFingerprint
 		if !ok && m.DocID != "" {
 			var f docFP
@@ -401,7 +401,7 @@ func (s *Service) Import(ctx context.Context, user string, marks []TimedMark) (M
 			}
 		}
 		if ok {
-			extra = append(extra, kvindex.Cell{Qualifier: deltaQualifier(qualFPDel, b, h), Value: binary.BigEndian.AppendUint64(nil, uint64(fp))})
+			extra = append(extra, storage.Cell{Qualifier: deltaQualifier(qualFPDel, b, h), Value: binary.BigEndian.AppendUint64(nil, uint64(fp))})
 		}
 		res.Marked++
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var bg = context.Background()
@@ -74,9 +74,9 @@ func (d fakeDocs) Fingerprints(_ context.Context, ids []string) ([]fingerprint.F
 }
 
 // rowCells returns the user's row.
-func rowCells(t testing.TB, st Store, user string) kvindex.Row {
+func rowCells(t testing.TB, st Store, user string) storage.Row {
 	t.Helper()
-	rows, err := st.Get(bg, []kvindex.RowKey{{Table: kvindex.TableSeen, Key: RowKey(user)}})
+	rows, err := st.Get(bg, []storage.RowKey{{Table: storage.TableSeen, Key: RowKey(user)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // oracle is the specification: per user, per item, the buckets it was

@@ -37,28 +37,29 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
-// Store is what the package needs of a kvindex.Store (pebblestore and
+// Store is what the package needs of a storage.Store (pebblestore and
 // hbasestore implement it).
 type Store interface {
-	Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error)
-	Mutate(ctx context.Context, muts []kvindex.Mutation) error
-	Scan(ctx context.Context, table kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error
+	Get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error)
+	Mutate(ctx context.Context, muts []storage.Mutation) error
+	Scan(ctx context.Context, table storage.Table, start, end []byte, fn func(storage.Row) error) error
 }
 
 // sharedGetter is the optional part of a Store that can answer rows whose
 // bytes it shares with other readers (pebblestore's row cache): the reads
 // that only decode rows use it, saving a copy of each row.
 type sharedGetter interface {
-	GetShared(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error)
+	GetShared(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error)
 }
 
 // Service answers seen-set calls over a Store. Safe for concurrent use.
 type Service struct {
 	st      Store
 	cfg     Config
-	buckets kvindex.Buckets
+	buckets storage.Buckets
 	metrics *metrics
 	// foldLocks are in-process stripes: holding foldLocks[i] is the right to
 	// read-then-rewrite every seen row whose hash falls on stripe i.
@@ -87,7 +88,7 @@ func Open(ctx context.Context, st Store, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{st: st, cfg: cfg, buckets: kvindex.Buckets{Width: cfg.BucketWidth}, metrics: m}
+	s := &Service{st: st, cfg: cfg, buckets: storage.Buckets{Width: cfg.BucketWidth}, metrics: m}
 	if err := s.checkMeta(ctx); err != nil {
 		return nil, err
 	}
@@ -100,14 +101,14 @@ func (s *Service) checkMeta(ctx context.Context) error {
 		string(metaHashBits):    strconv.Itoa(s.cfg.HashBits),
 		string(metaBucketWidth): strconv.FormatInt(int64(s.cfg.BucketWidth/time.Second), 10),
 	}
-	rows, err := s.st.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: metaRow}})
+	rows, err := s.st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: metaRow}})
 	if err != nil {
 		return fmt.Errorf("seen: reading metadata: %w", err)
 	}
 	if len(rows[0].Cells) == 0 {
-		var muts []kvindex.Mutation
+		var muts []storage.Mutation
 		for _, q := range [][]byte{metaFormat, metaHashBits, metaBucketWidth} {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: metaRow, Qualifier: q, Value: []byte(want[string(q)])})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: q, Value: []byte(want[string(q)])})
 		}
 		if err := s.st.Mutate(ctx, muts); err != nil {
 			return fmt.Errorf("seen: writing metadata: %w", err)
@@ -128,7 +129,7 @@ func (s *Service) checkMeta(ctx context.Context) error {
 		if err := s.cfg.Validate(); err != nil {
 			return fmt.Errorf("%w: stored seen metadata %q: %w", ErrMetaMismatch, got, err)
 		}
-		s.buckets = kvindex.Buckets{Width: s.cfg.BucketWidth}
+		s.buckets = storage.Buckets{Width: s.cfg.BucketWidth}
 		want[string(metaHashBits)], want[string(metaBucketWidth)] = got[string(metaHashBits)], got[string(metaBucketWidth)]
 	}
 	for k, v := range want {
@@ -263,13 +264,13 @@ func (s *Service) MarkBatch(ctx context.Context, batch []UserMarks) ([]MarkResul
 	b := s.buckets.Of(now)
 	ts := s.buckets.Start(b)
 	out := make([]MarkResult, len(batch))
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i, um := range batch {
 		row := RowKey(um.User)
 		for _, m := range um.Marks {
 			h := ItemHash(um.User, m.ID, s.cfg.HashBits)
 			muts = append(muts,
-				kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}, Timestamp: ts})
+				storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}, Timestamp: ts})
 			fp, ok := m.Fingerprint, m.HasFingerprint
 			if !ok && m.DocID != "" {
 				var f docFP
@@ -280,7 +281,7 @@ func (s *Service) MarkBatch(ctx context.Context, batch []UserMarks) ([]MarkResul
 				}
 			}
 			if ok {
-				muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h),
+				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h),
 					Value: binary.BigEndian.AppendUint64(nil, uint64(fp)), Timestamp: ts})
 			}
 		}
@@ -320,12 +321,12 @@ func (s *Service) Delete(ctx context.Context, user, item string) error {
 	if lo > 0 {
 		lo-- // a little slack for other servers' clocks
 	}
-	muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: row, Qualifier: tombQualifier(h),
+	muts := []storage.Mutation{{Kind: storage.Put, Table: storage.TableSeen, Row: row, Qualifier: tombQualifier(h),
 		Value: binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())), Timestamp: now}}
 	for b := lo; b <= hi && b >= lo; b++ {
 		muts = append(muts,
-			kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h)},
-			kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h)})
+			storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h)},
+			storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h)})
 	}
 	unlock, err := s.lockRow(ctx, row)
 	if err != nil {
@@ -352,7 +353,7 @@ func (s *Service) Forget(ctx context.Context, user string) error {
 		return err
 	}
 	defer unlock()
-	if err := s.st.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.DeleteRow, Table: kvindex.TableSeen, Row: row}}); err != nil {
+	if err := s.st.Mutate(ctx, []storage.Mutation{{Kind: storage.DeleteRow, Table: storage.TableSeen, Row: row}}); err != nil {
 		return fmt.Errorf("seen: forgetting a user: %w", err)
 	}
 	s.metrics.forgets.Inc()
@@ -679,9 +680,9 @@ func (s *Service) liveFrom(now time.Time) uint32 {
 
 // read fetches and decodes the users' rows in one multi-get.
 func (s *Service) read(ctx context.Context, users []string, withFPs bool) ([]view, error) {
-	keys := make([]kvindex.RowKey, len(users))
+	keys := make([]storage.RowKey, len(users))
 	for i, u := range users {
-		keys[i] = kvindex.RowKey{Table: kvindex.TableSeen, Key: RowKey(u)}
+		keys[i] = storage.RowKey{Table: storage.TableSeen, Key: RowKey(u)}
 	}
 	get := s.st.Get
 	if sg, ok := s.st.(sharedGetter); ok {
@@ -748,9 +749,9 @@ type IndexDocs struct {
 
 // Fingerprints implements Docs.
 func (d IndexDocs) Fingerprints(ctx context.Context, ids []string) ([]fingerprint.Fingerprint, []bool, error) {
-	keys := make([]kvindex.RowKey, len(ids))
+	keys := make([]storage.RowKey, len(ids))
 	for i, id := range ids {
-		keys[i] = kvindex.RowKey{Table: kvindex.TableDocs, Key: []byte(id)}
+		keys[i] = storage.RowKey{Table: storage.TableDocs, Key: []byte(id)}
 	}
 	rows, err := d.Index.Store().Get(ctx, keys)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestConcurrentMarksAndFolds: many goroutines mark items for the same
@@ -107,7 +108,7 @@ func TestConcurrentMarksAndFolds(t *testing.T) {
 	}
 }
 
-// memLocker is an in-memory kvindex.Locker shared by the Services of one
+// memLocker is an in-memory storage.Locker shared by the Services of one
 // test (the HBase store's lease locker is tested in hbasestore).
 type memLocker struct {
 	mu   sync.Mutex // protects held
@@ -406,18 +407,18 @@ func TestCorruptCell(t *testing.T) {
 	st := openPebble(t)
 	s := openService(t, st, Config{})
 	b := s.buckets.Of(time.Now())
-	for _, m := range []kvindex.Mutation{
-		{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: RowKey("u"), Qualifier: chunkQualifier(qualBase, b, 0), Value: []byte{9, 9, 9}},
-		{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: RowKey("v"), Qualifier: []byte("zz"), Value: nil},
+	for _, m := range []storage.Mutation{
+		{Kind: storage.Put, Table: storage.TableSeen, Row: RowKey("u"), Qualifier: chunkQualifier(qualBase, b, 0), Value: []byte{9, 9, 9}},
+		{Kind: storage.Put, Table: storage.TableSeen, Row: RowKey("v"), Qualifier: []byte("zz"), Value: nil},
 	} {
-		if err := st.Mutate(bg, []kvindex.Mutation{m}); err != nil {
+		if err := st.Mutate(bg, []storage.Mutation{m}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, u := range []string{"u", "v"} {
 		_, err := s.Check(bg, u, []string{"a"})
 		var ce *kvindex.CorruptError
-		if !errors.Is(err, kvindex.ErrCorrupt) || !errors.As(err, &ce) || ce.Table != kvindex.TableSeen {
+		if !errors.Is(err, kvindex.ErrCorrupt) || !errors.As(err, &ce) || ce.Table != storage.TableSeen {
 			t.Fatalf("user %s: %v", u, err)
 		}
 		if _, err := s.FoldUser(bg, u); !errors.Is(err, kvindex.ErrCorrupt) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // UserStats is one user's share of the seen table.
@@ -37,7 +37,7 @@ type Stats struct {
 func (s *Service) Stats(ctx context.Context, top int) (Stats, error) {
 	var st Stats
 	lo := s.liveFrom(s.cfg.Now())
-	err := s.st.Scan(ctx, kvindex.TableSeen, nil, nil, func(r kvindex.Row) error {
+	err := s.st.Scan(ctx, storage.TableSeen, nil, nil, func(r storage.Row) error {
 		user, err := UserOf(r.Key)
 		if err != nil {
 			return corrupt(r.Key, nil, err)

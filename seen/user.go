@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // User reads one user's row: the user's live items and the bytes of the
@@ -16,7 +16,7 @@ func (s *Service) User(ctx context.Context, user string) (UserStats, error) {
 		return UserStats{}, err
 	}
 	key := RowKey(user)
-	rows, err := s.st.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableSeen, Key: key}})
+	rows, err := s.st.Get(ctx, []storage.RowKey{{Table: storage.TableSeen, Key: key}})
 	if err != nil {
 		return UserStats{}, fmt.Errorf("seen: reading: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // view is the live content of one user's row, decoded for one call. Its
@@ -163,7 +163,7 @@ func (s *hashSet) has(h uint64) bool {
 
 // decodeRow returns the live view of a row: buckets >= lo; folded hashes
 // minus tombstones, plus deltas. The caller releases the view.
-func decodeRow(r kvindex.Row, lo uint32, hashBits int, withFPs bool) (view, error) {
+func decodeRow(r storage.Row, lo uint32, hashBits int, withFPs bool) (view, error) {
 	sc := getScratch()
 	v := view{sc: sc}
 	var (
@@ -197,7 +197,7 @@ func decodeRow(r kvindex.Row, lo uint32, hashBits int, withFPs bool) (view, erro
 		}
 		switch q.kind {
 		case qualBase:
-			if base, err = kvindex.DecodeBaseSet(base, c.Value, hashBits); err != nil {
+			if base, err = storage.DecodeBaseSet(base, c.Value, hashBits); err != nil {
 				return fail(c.Qualifier, err)
 			}
 		case qualFPs:

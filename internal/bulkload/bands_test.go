@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/storage"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,8 +22,8 @@ import (
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // Text documents loaded into an index with LSH band rows get the band cells
@@ -200,7 +201,7 @@ func repeatedTexts() (a, b []textDoc, bFP []genDoc) {
 func bandCells(t testing.TB, ix *kvindex.Index) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	err := ix.Store().Scan(bg, kvindex.TableBands, nil, nil, func(r kvindex.Row) error {
+	err := ix.Store().Scan(bg, storage.TableBands, nil, nil, func(r storage.Row) error {
 		for _, c := range r.Cells {
 			out[string(c.Qualifier)]++
 		}
@@ -552,7 +553,7 @@ func TestHBaseTextBands(t *testing.T) {
 		}{{puts, putsNS}, {hfiles, hfilesNS}} {
 			st := x.ix.Store().(*hbasestore.Store)
 			for _, band := range []int{0, fingerprint.NumBands - 1} {
-				res, err := st.Client().Get(bg, hbasestore.TableName(x.ns, kvindex.TableBands), &hbase.Get{Row: kvindex.BandRowKey(band, doc.Bands[band])})
+				res, err := st.Client().Get(bg, hbasestore.TableName(x.ns, storage.TableBands), &hbase.Get{Row: kvindex.BandRowKey(band, doc.Bands[band])})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // The cell kinds, in the order the merge phase writes them when order
@@ -28,7 +29,7 @@ const (
 var cellKinds = [numCellKinds]string{"fpcells", "bandcells", "doccells"}
 
 // cellTables are the tables of the cell kinds.
-var cellTables = [numCellKinds]kvindex.Table{kvindex.TableFP, kvindex.TableBands, kvindex.TableDocs}
+var cellTables = [numCellKinds]storage.Table{storage.TableFP, storage.TableBands, storage.TableDocs}
 
 // cellBytesPerRecord is the arena space each of the two cell buffers gets
 // per record of the spill buffers' capacity (an fp cell of a short id is
@@ -202,12 +203,12 @@ func (l *loader) bufferID(idHash uint64, fp fingerprint.Fingerprint) {
 
 // bufferMutations buffers a document's fp, band and docs cells, given as
 // the mutations an online insert would apply (Index.DocMutations).
-func (l *loader) bufferMutations(muts []kvindex.Mutation, bucket uint32) error {
+func (l *loader) bufferMutations(muts []storage.Mutation, bucket uint32) error {
 	for _, m := range muts {
 		switch {
-		case m.Kind == kvindex.Put && m.Table == kvindex.TableFP:
+		case m.Kind == storage.Put && m.Table == storage.TableFP:
 			l.cells[cellFP].add(m.Row, m.Qualifier, m.Value)
-		case m.Kind == kvindex.Put && m.Table == kvindex.TableBands:
+		case m.Kind == storage.Put && m.Table == storage.TableBands:
 			// The run value is the bucket (the cell's timestamp);
 			// the band cell itself is empty.
 			if !l.bandCells {
@@ -216,7 +217,7 @@ func (l *loader) bufferMutations(muts []kvindex.Mutation, bucket uint32) error {
 			var b [4]byte
 			binary.BigEndian.PutUint32(b[:], bucket)
 			l.cells[cellBand].add(m.Row, m.Qualifier, b[:])
-		case m.Kind == kvindex.Put && m.Table == kvindex.TableDocs:
+		case m.Kind == storage.Put && m.Table == storage.TableDocs:
 			l.cells[cellDoc].add(m.Row, m.Qualifier, m.Value)
 		default:
 			return fmt.Errorf("bulkload: unexpected document mutation %d of table %s", m.Kind, m.Table)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // stageDir holds the sorted string tables staged for the store's ingest.
@@ -18,7 +19,7 @@ func (l *loader) stageDir() string { return filepath.Join(l.cfg.CheckpointDir, "
 // cellWriter returns the writer of sorted cells of one table (kind names
 // its staging directory): HFiles that HBase bulk-loads (hbaseimport.go),
 // the store's own (sstables ingested at commit) or batches of puts.
-func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (kvindex.CellWriter, error) {
+func (l *loader) cellWriter(ctx context.Context, t storage.Table, kind string) (storage.CellWriter, error) {
 	if w, ok, err := l.hfileCellWriter(ctx, t, kind); ok {
 		return w, err
 	}
@@ -33,7 +34,7 @@ func (l *loader) cellWriter(ctx context.Context, t kvindex.Table, kind string) (
 }
 
 // commit commits w, after the test hook.
-func (l *loader) commit(ctx context.Context, w kvindex.CellWriter, kind string) error {
+func (l *loader) commit(ctx context.Context, w storage.CellWriter, kind string) error {
 	if l.cfg.beforeCommit != nil {
 		l.cfg.beforeCommit(kind)
 	}
@@ -140,10 +141,10 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 // writer stamps cells (timed), as an insert writes it; the stored value is
 // empty. The band cells of superseded records (skip) are left out.
 type bandWriter struct {
-	w       kvindex.CellWriter
+	w       storage.CellWriter
 	tw      timedPutter
 	timed   bool
-	buckets kvindex.Buckets
+	buckets storage.Buckets
 	skip    map[bandID]bool
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // checkpoint is checkpoint.json. Version 3: its runs are SDXRUN02 or
@@ -141,7 +141,7 @@ func (l *loader) startCheckpoint(ctx context.Context, cp checkpoint) error {
 	if l.cp.FreshIndex, err = l.noRowsInRange(ctx); err != nil {
 		return err
 	}
-	l.cp.FreshDocs, err = l.tablesEmpty(ctx, kvindex.TableDocs, kvindex.TableFP)
+	l.cp.FreshDocs, err = l.tablesEmpty(ctx, storage.TableDocs, storage.TableFP)
 	return err
 }
 
@@ -157,7 +157,7 @@ var (
 // index does not read the earlier shards' rows.
 func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
 	first := []byte{byte(l.cfg.Shard * l.T / l.cfg.Shards)}
-	err := l.ix.Store().Scan(ctx, kvindex.TableIndex, first, nil, func(r kvindex.Row) error {
+	err := l.ix.Store().Scan(ctx, storage.TableIndex, first, nil, func(r storage.Row) error {
 		t := int(r.Key[0])
 		if t >= l.T || len(r.Key) < 2 {
 			return errFound // not ours to judge: take the careful path
@@ -185,9 +185,9 @@ func (l *loader) noRowsInRange(ctx context.Context) (bool, error) {
 }
 
 // tablesEmpty reports whether the tables have no row.
-func (l *loader) tablesEmpty(ctx context.Context, tables ...kvindex.Table) (bool, error) {
+func (l *loader) tablesEmpty(ctx context.Context, tables ...storage.Table) (bool, error) {
 	for _, t := range tables {
-		err := l.ix.Store().Scan(ctx, t, nil, nil, func(kvindex.Row) error { return errFound })
+		err := l.ix.Store().Scan(ctx, t, nil, nil, func(storage.Row) error { return errFound })
 		if errors.Is(err, errFound) {
 			return false, nil
 		}

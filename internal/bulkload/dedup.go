@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/detect"
+	"github.com/simdex/simdex/storage"
 	"math/bits"
 	"os"
 	"slices"
@@ -180,9 +181,9 @@ func (l *loader) idsOf(ctx context.Context, fps []uint64) (map[uint64][]string, 
 	out := make(map[uint64][]string, len(fps))
 	for len(fps) > 0 {
 		n := min(len(fps), 1000)
-		keys := make([]kvindex.RowKey, n)
+		keys := make([]storage.RowKey, n)
 		for i, f := range fps[:n] {
-			keys[i] = kvindex.RowKey{Table: kvindex.TableFP, Key: kvindex.FPRowKey(f)}
+			keys[i] = storage.RowKey{Table: storage.TableFP, Key: kvindex.FPRowKey(f)}
 		}
 		rows, err := l.ix.Store().Get(ctx, keys)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // phase3 counts distinct ids and fingerprints from their runs and adds the
@@ -40,7 +40,7 @@ func (l *loader) phase3(ctx context.Context) ([]uint64, error) {
 // id), and a rerun that finds the marker adds nothing.
 func (l *loader) addCounters(ctx context.Context, docs, fps int64) error {
 	markerRow, markerQual := []byte("bulkload"), []byte(l.cp.LoadID)
-	rows, err := l.ix.Store().Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: markerRow}})
+	rows, err := l.ix.Store().Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: markerRow}})
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (l *loader) addCounters(ctx context.Context, docs, fps int64) error {
 		}
 	}
 	muts := l.ix.CounterMutations(docs, fps)
-	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: markerQual,
+	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: markerQual,
 		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", docs, fps, l.cfg.Shard, l.cfg.Shards)})
 	if err := l.ix.Apply(ctx, muts); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // ErrNotRecord is returned by Encoder for a line that is not a record (a
@@ -24,7 +25,7 @@ type Record struct {
 	Fingerprint fingerprint.Fingerprint
 	Time        time.Time
 	Bucket      uint32
-	Cells       []kvindex.Mutation
+	Cells       []storage.Mutation
 }
 
 // Encoder turns input lines into Records the way Run parses, fingerprints

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestEncoderCellsEqualLoad: the Encoder gives every record of a load the
@@ -44,8 +44,8 @@ func TestEncoderCellsEqualLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := map[string]string{}
-	for _, tb := range []kvindex.Table{kvindex.TableFP, kvindex.TableBands, kvindex.TableDocs} {
-		err := ix.Store().Scan(bg, tb, nil, nil, func(r kvindex.Row) error {
+	for _, tb := range []storage.Table{storage.TableFP, storage.TableBands, storage.TableDocs} {
+		err := ix.Store().Scan(bg, tb, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
 				loaded[fmt.Sprintf("%s/%x/%x", tb, r.Key, c.Qualifier)] = fmt.Sprintf("%x", c.Value)
 			}

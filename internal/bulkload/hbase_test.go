@@ -19,7 +19,8 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // The bulk loader on real HBase (the suite's instance, SIMDEX_HBASE_ZK;
@@ -377,7 +378,7 @@ func TestHBaseTwoShardProcesses(t *testing.T) {
 		t.Errorf("only %d cells loaded for %d documents", len(want), len(docs))
 	}
 	var markers int
-	err := sharded.Store().Scan(bg, kvindex.TableMeta, []byte("bulkload"), []byte("bulkload\x00"), func(r kvindex.Row) error {
+	err := sharded.Store().Scan(bg, storage.TableMeta, []byte("bulkload"), []byte("bulkload\x00"), func(r storage.Row) error {
 		markers = len(r.Cells)
 		return nil
 	})
@@ -402,7 +403,7 @@ type pacedIndex struct {
 	gate atomic.Pointer[chan struct{}]
 }
 
-func (p *pacedIndex) Apply(ctx context.Context, muts []kvindex.Mutation) error {
+func (p *pacedIndex) Apply(ctx context.Context, muts []storage.Mutation) error {
 	time.Sleep(p.pause)
 	e := p.epoch.Load()
 	if g := p.gate.Swap(nil); g != nil {
@@ -442,7 +443,7 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 	p := &pacedIndex{Index: ix, pause: 20 * time.Millisecond}
 	var wg sync.WaitGroup
 	var splitErrs [2]error
-	split := func(i int, table kvindex.Table, at []byte) {
+	split := func(i int, table storage.Table, at []byte) {
 		started := make(chan struct{})
 		p.gate.Store(&started) // the phase's first write waits for the split
 		wg.Go(func() {
@@ -464,11 +465,11 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 	cfg.onPhase = func(phase string) {
 		switch phase {
 		case "merge":
-			split(0, kvindex.TableIndex, []byte{1, 0x81, 0x23})
+			split(0, storage.TableIndex, []byte{1, 0x81, 0x23})
 		case "docs":
 			inMerge = p.during.Swap(0)
 			wg.Wait() // one split at a time
-			split(1, kvindex.TableDocs, []byte("doc-008000"))
+			split(1, storage.TableDocs, []byte("doc-008000"))
 		}
 	}
 	t.Logf("split load starts after %v", time.Since(start))

@@ -15,7 +15,8 @@ import (
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/hbase/hfile"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // This file is the loader's HBase import path: instead of batched puts
@@ -108,8 +109,8 @@ type importState struct {
 // index base-set cell its bucket's start (so the family TTL expires whole
 // buckets), other cells none (zero: the server's clock, or the HFile
 // writer's start).
-func (l *loader) cellTime(t kvindex.Table, qual []byte) time.Time {
-	if t != kvindex.TableIndex {
+func (l *loader) cellTime(t storage.Table, qual []byte) time.Time {
+	if t != storage.TableIndex {
 		return time.Time{}
 	}
 	q, err := kvindex.ParseIndexQualifier(qual)
@@ -121,7 +122,7 @@ func (l *loader) cellTime(t kvindex.Table, qual []byte) time.Time {
 
 // hfileCellWriter returns an HFile writer for table t when the store is
 // HBase and the import mode asks for HFiles (ok false: use puts).
-func (l *loader) hfileCellWriter(ctx context.Context, t kvindex.Table, kind string) (w kvindex.CellWriter, ok bool, err error) {
+func (l *loader) hfileCellWriter(ctx context.Context, t storage.Table, kind string) (w storage.CellWriter, ok bool, err error) {
 	st, isHBase := l.ix.Store().(*hbasestore.Store)
 	imp := l.cfg.Import.withDefaults(l.cfg.CheckpointDir)
 	if !isHBase || imp.Mode == ImportPuts || l.imp.puts.Load() {
@@ -187,7 +188,7 @@ func familyBlockSize(ctx context.Context, c *hbase.Client, table, family string)
 type hfileWriter struct {
 	l           *loader
 	c           *hbase.Client
-	t           kvindex.Table
+	t           storage.Table
 	table       string
 	family      []byte
 	dir, remote string
@@ -452,7 +453,7 @@ func (w *hfileWriter) putFiles(ctx context.Context, files []hfileRange) error {
 		if err != nil {
 			return fmt.Errorf("bulkload: re-reading %s: %w", f.path, err)
 		}
-		var muts []kvindex.Mutation
+		var muts []storage.Mutation
 		size := 0
 		flush := func() error {
 			if len(muts) == 0 {
@@ -463,7 +464,7 @@ func (w *hfileWriter) putFiles(ctx context.Context, files []hfileRange) error {
 			return err
 		}
 		for _, c := range file.Cells {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: w.t, Row: c.Row, Qualifier: c.Qualifier, Value: c.Value, Timestamp: time.UnixMilli(c.Timestamp)})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: w.t, Row: c.Row, Qualifier: c.Qualifier, Value: c.Value, Timestamp: time.UnixMilli(c.Timestamp)})
 			size += len(c.Row) + len(c.Qualifier) + len(c.Value) + 16
 			if size >= w.l.cfg.ApplyBytes {
 				if err := flush(); err != nil {

@@ -16,8 +16,9 @@ import (
 	"github.com/simdex/simdex/hbase/hfile"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
 	"github.com/simdex/simdex/schema"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // The HFile import path on real HBase (hbaseimport.go); its plain case is
@@ -76,13 +77,13 @@ func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
 		cfg.beforeCommit = func(kind string) {
 			// The files of table 1's index rows and of the docs cells are
 			// cut (one region each); split those regions before the import.
-			var table kvindex.Table
+			var table storage.Table
 			var at []byte
 			switch kind {
 			case "t01":
-				table, at = kvindex.TableIndex, []byte{1, 0x81, 0x23}
+				table, at = storage.TableIndex, []byte{1, 0x81, 0x23}
 			case "doccells":
-				table, at = kvindex.TableDocs, []byte("doc-002000")
+				table, at = storage.TableDocs, []byte("doc-002000")
 			default:
 				return
 			}
@@ -97,7 +98,7 @@ func TestHBaseHFileImportSplitsAndFallback(t *testing.T) {
 		if err := errors.Join(splitErrs...); err != nil || len(splitErrs) != 2 {
 			t.Fatalf("splits: %d, %v", len(splitErrs), err)
 		}
-		for _, table := range []kvindex.Table{kvindex.TableIndex, kvindex.TableDocs} {
+		for _, table := range []storage.Table{storage.TableIndex, storage.TableDocs} {
 			rs, err := c.Regions(bg, hbasestore.TableName(ns, table))
 			if err != nil || len(rs) != 2 {
 				t.Fatalf("%s: %d regions after the split (%v)", table, len(rs), err)
@@ -188,14 +189,14 @@ func TestHBaseHFileResumeAfterSIGKILL(t *testing.T) {
 		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
 			t.Fatalf("kill point %s: the child was not killed: %v", kind, err)
 		}
-		count := func(table kvindex.Table) int {
+		count := func(table storage.Table) int {
 			n := 0
-			if err := ix.Store().Scan(bg, table, nil, nil, func(r kvindex.Row) error { n += len(r.Cells); return nil }); err != nil {
+			if err := ix.Store().Scan(bg, table, nil, nil, func(r storage.Row) error { n += len(r.Cells); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			return n
 		}
-		indexCells, fpCells, docCells := count(kvindex.TableIndex), count(kvindex.TableFP), count(kvindex.TableDocs)
+		indexCells, fpCells, docCells := count(storage.TableIndex), count(storage.TableFP), count(storage.TableDocs)
 		t.Logf("killed before the %s import: index cells %d, fp cells %d, docs cells %d in HBase", kind, indexCells, fpCells, docCells)
 		if indexCells == 0 || docCells != 0 || (kind == "doccells") != (fpCells > 0) {
 			t.Fatalf("kill point %s: not between imports as planned", kind)

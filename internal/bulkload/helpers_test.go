@@ -18,7 +18,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var bg = context.Background()
@@ -128,9 +129,9 @@ func zst(t testing.TB, s string) []byte {
 func dump(t testing.TB, ix *kvindex.Index, skipMeta ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, tb := range kvindex.Tables {
-		err := ix.Store().Scan(bg, tb, nil, nil, func(r kvindex.Row) error {
-			if tb == kvindex.TableMeta {
+	for _, tb := range storage.Tables {
+		err := ix.Store().Scan(bg, tb, nil, nil, func(r storage.Row) error {
+			if tb == storage.TableMeta {
 				for _, s := range skipMeta {
 					if string(r.Key) == s {
 						return nil
@@ -138,7 +139,7 @@ func dump(t testing.TB, ix *kvindex.Index, skipMeta ...string) map[string]string
 				}
 			}
 			for _, c := range r.Cells {
-				if tb == kvindex.TableMeta && string(r.Key) == "simdex" && string(c.Qualifier) == "created" {
+				if tb == storage.TableMeta && string(r.Key) == "simdex" && string(c.Qualifier) == "created" {
 					continue // creation time
 				}
 				out[fmt.Sprintf("%d/%x/%x", tb, r.Key, c.Qualifier)] = string(c.Value)

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // noIngestIndex hides the embedded store's sorted-cell ingest, so that the
 // loader writes as it does into HBase (batched puts, index rows first).
 type noIngestIndex struct{ *kvindex.Index }
 
-func (n noIngestIndex) Store() kvindex.Store { return struct{ kvindex.Store }{n.Index.Store()} }
+func (n noIngestIndex) Store() storage.Store { return struct{ storage.Store }{n.Index.Store()} }
 
 // TestIndexFirstSameContent: writing the fp and docs cells after the index
 // (IndexFirst on the embedded store, and a store without ingest: batched

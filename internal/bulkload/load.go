@@ -13,28 +13,29 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Index is what the loader needs of a *kvindex.Index.
 type Index interface {
 	Layout() fingerprint.Layout
-	Buckets() kvindex.Buckets
-	DocMutations(d kvindex.Document) ([]kvindex.Mutation, error)
+	Buckets() storage.Buckets
+	DocMutations(d kvindex.Document) ([]storage.Mutation, error)
 	// AppendDocCells is DocMutations' fp and docs cells for a document
 	// without band cells, encoded into a reused buffer (no allocation).
 	AppendDocCells(dst []byte, d *kvindex.Document) (out []byte, fpLen int, err error)
-	CounterMutations(docs, fps int64) []kvindex.Mutation
-	Apply(ctx context.Context, muts []kvindex.Mutation) error
-	UpdateRow(ctx context.Context, row []byte, fn func(kvindex.Row) ([]kvindex.Mutation, error)) error
-	DecodeDocument(row kvindex.Row) (kvindex.Document, error)
+	CounterMutations(docs, fps int64) []storage.Mutation
+	Apply(ctx context.Context, muts []storage.Mutation) error
+	UpdateRow(ctx context.Context, row []byte, fn func(storage.Row) ([]storage.Mutation, error)) error
+	DecodeDocument(row storage.Row) (kvindex.Document, error)
 	// Documents reads stored documents by id (the dedup report judges
 	// its pairs by their docs cells).
 	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
 	// HasBands reports whether the index keeps LSH band rows: text
 	// documents then get band cells.
 	HasBands() bool
-	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]kvindex.Mutation, error)
-	Store() kvindex.Store
+	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]storage.Mutation, error)
+	Store() storage.Store
 	Config() kvindex.Config
 }
 
@@ -45,7 +46,7 @@ var _ Index = (*kvindex.Index)(nil)
 // and ingests them (no memtable inserts). Stores without it (HBase) take
 // the same sorted cells as batches of puts.
 type cellIngester interface {
-	NewCellWriter(t kvindex.Table, dir string) (kvindex.CellWriter, error)
+	NewCellWriter(t storage.Table, dir string) (storage.CellWriter, error)
 }
 
 // flusher is implemented by stores that buffer writes (the embedded store

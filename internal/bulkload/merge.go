@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // errRepeatedIDs ends a speculative merge phase (phase2): the load repeats
@@ -249,7 +249,7 @@ func (l *loader) mergeTable(ctx context.Context, t int, noIndex map[uint64]bool)
 	defer m.close()
 	var rb rowBatch
 	if l.cp.FreshIndex {
-		if rb.w, err = l.cellWriter(ctx, kvindex.TableIndex, l.kindName(t)); err != nil {
+		if rb.w, err = l.cellWriter(ctx, storage.TableIndex, l.kindName(t)); err != nil {
 			return st, nil, err
 		}
 		defer func() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Ids that repeat, within the load or against the index, follow one rule:
@@ -161,7 +162,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 	var dropped []kvindex.Document
 	var decodeErr error
 	m.onDropped = func(row, qual, val []byte) {
-		d, err := l.ix.DecodeDocument(kvindex.Row{Key: row, Cells: []kvindex.Cell{{Qualifier: qual, Value: val}}})
+		d, err := l.ix.DecodeDocument(storage.Row{Key: row, Cells: []storage.Cell{{Qualifier: qual, Value: val}}})
 		if err != nil {
 			decodeErr = err
 			return
@@ -175,9 +176,9 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		if len(pending) == 0 {
 			return nil
 		}
-		keys := make([]kvindex.RowKey, len(pending))
+		keys := make([]storage.RowKey, len(pending))
 		for i, w := range pending {
-			keys[i] = kvindex.RowKey{Table: kvindex.TableDocs, Key: []byte(w.ID)}
+			keys[i] = storage.RowKey{Table: storage.TableDocs, Key: []byte(w.ID)}
 		}
 		rows, err := l.ix.Store().Get(ctx, keys)
 		if err != nil {
@@ -216,7 +217,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 			break
 		}
 		distinctIDs++
-		w, err := l.ix.DecodeDocument(kvindex.Row{Key: row, Cells: []kvindex.Cell{{Qualifier: qual, Value: val}}})
+		w, err := l.ix.DecodeDocument(storage.Row{Key: row, Cells: []storage.Cell{{Qualifier: qual, Value: val}}})
 		if err != nil {
 			return nil, fmt.Errorf("bulkload: plan: %w", err)
 		}
@@ -267,9 +268,9 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		if len(newFPs) == 0 {
 			return nil
 		}
-		keys := make([]kvindex.RowKey, len(newFPs))
+		keys := make([]storage.RowKey, len(newFPs))
 		for i, f := range newFPs {
-			keys[i] = kvindex.RowKey{Table: kvindex.TableFP, Key: kvindex.FPRowKey(f)}
+			keys[i] = storage.RowKey{Table: storage.TableFP, Key: kvindex.FPRowKey(f)}
 		}
 		rows, err := l.ix.Store().Get(ctx, keys)
 		if err != nil {
@@ -330,11 +331,11 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 	slices.Sort(fps)
 	for i := 0; i < len(fps); i += getBatch {
 		part := fps[i:min(i+getBatch, len(fps))]
-		stored := make([]kvindex.Row, len(part))
+		stored := make([]storage.Row, len(part))
 		if !l.cp.FreshDocs {
-			keys := make([]kvindex.RowKey, len(part))
+			keys := make([]storage.RowKey, len(part))
 			for j, f := range part {
-				keys[j] = kvindex.RowKey{Table: kvindex.TableFP, Key: kvindex.FPRowKey(f)}
+				keys[j] = storage.RowKey{Table: storage.TableFP, Key: kvindex.FPRowKey(f)}
 			}
 			if stored, err = l.ix.Store().Get(ctx, keys); err != nil {
 				return nil, err
@@ -404,17 +405,17 @@ func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
 	if p == nil {
 		return nil
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for _, d := range p.DeleteFP {
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableFP, Row: kvindex.FPRowKey(d.FP), Qualifier: []byte(d.ID)})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: kvindex.FPRowKey(d.FP), Qualifier: []byte(d.ID)})
 	}
 	for _, b := range p.DeleteBand {
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableBands, Row: kvindex.BandRowKey(b.Band, b.H), Qualifier: []byte(b.ID)})
+		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: kvindex.BandRowKey(b.Band, b.H), Qualifier: []byte(b.ID)})
 	}
 	for _, f := range p.Tombstone {
 		for t, pm := range l.perms {
 			v := pm.Permute(fingerprint.Fingerprint(f))
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: kvindex.IndexRowKey(nil, t, pm.Prefix(v), pm.PrefixBits),
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: kvindex.IndexRowKey(nil, t, pm.Prefix(v), pm.PrefixBits),
 				Qualifier: kvindex.TombstoneQualifier(pm.Residual(v)), Value: []byte{}})
 		}
 	}

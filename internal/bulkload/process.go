@@ -8,6 +8,7 @@ import (
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // item is one line of a batch.
@@ -19,7 +20,7 @@ type item struct {
 	long             bool
 	rec              record
 	err              error
-	muts             []kvindex.Mutation
+	muts             []storage.Mutation
 	owned            bool
 	// A precomputed fingerprint's line takes the allocation-free path:
 	// id is the record's id (a slice of the batch's arena; rec.id is

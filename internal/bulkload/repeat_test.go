@@ -13,7 +13,8 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // repeatedIDs builds a first load A and a second load B whose fingerprints
@@ -164,7 +165,7 @@ func TestRepeatedIDsInOneFreshLoad(t *testing.T) {
 
 // plainStore hides the embedded store's optional capabilities (sorted-cell
 // ingest, Flush), as a store without them (HBase) looks to the loader.
-type plainStore struct{ kvindex.Store }
+type plainStore struct{ storage.Store }
 
 // TestPutPathEqualsIngestPath: through a store without the sorted-cell
 // capability the loader writes the same cells as puts, and the index is

@@ -7,13 +7,14 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // rowBatch takes the cells of rows written without a read (into a fresh
 // index), in key order, and holds the buffers writeRow reuses from row to
 // row.
 type rowBatch struct {
-	w    kvindex.CellWriter
+	w    storage.CellWriter
 	slot []int32 // bucket - lo -> position in buckets (bySlot)
 	// bySlot: the current row's buckets are indexed through slot, from
 	// bucket lo; otherwise by a binary search of buckets.
@@ -69,10 +70,10 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 // putRow writes the base sets of a row known to be empty straight to w
 // (what BaseSetMutations would put, without the mutations) and returns
 // the bytes written.
-func (l *loader) putRow(w kvindex.CellWriter, row []byte, rbits int, sets []bucketSet) (int64, error) {
+func (l *loader) putRow(w storage.CellWriter, row []byte, rbits int, sets []bucketSet) (int64, error) {
 	var written int64
 	for _, bs := range sets {
-		cells, err := kvindex.EncodeBaseSet(bs.residuals, rbits, l.maxCellBytes)
+		cells, err := storage.EncodeBaseSet(bs.residuals, rbits, l.maxCellBytes)
 		if err != nil {
 			return 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
 		}
@@ -91,7 +92,7 @@ func (l *loader) putRow(w kvindex.CellWriter, row []byte, rbits int, sets []buck
 // row lock (UpdateRow), and returns the bytes written.
 func (l *loader) updateRow(ctx context.Context, row []byte, rbits int, sets []bucketSet, ours []uint64) (int64, error) {
 	var written int64
-	err := l.ix.UpdateRow(ctx, row, func(cur kvindex.Row) ([]kvindex.Mutation, error) {
+	err := l.ix.UpdateRow(ctx, row, func(cur storage.Row) ([]storage.Mutation, error) {
 		muts, err := l.rowMutations(row, rbits, sets, ours, &cur)
 		written = 0
 		for _, m := range muts {
@@ -223,7 +224,7 @@ func (rb *rowBatch) setsOf(pairs []bucketResidual) []bucketSet {
 
 // rowMutations builds a row's base-set mutations, merged with the row's
 // current content cur (nil: the row is known to be empty).
-func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []uint64, cur *kvindex.Row) ([]kvindex.Mutation, error) {
+func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []uint64, cur *storage.Row) ([]storage.Mutation, error) {
 	var old map[uint32][][]byte
 	var tombs map[uint64]bool
 	if cur != nil {
@@ -247,14 +248,14 @@ func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []ui
 			}
 		}
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for _, bset := range sets {
 		b, set := bset.bucket, bset.residuals
 		if len(old[b]) > 0 {
 			var have []uint64
 			for _, v := range old[b] {
 				var err error
-				if have, err = kvindex.DecodeBaseSet(have, v, rbits); err != nil {
+				if have, err = storage.DecodeBaseSet(have, v, rbits); err != nil {
 					return nil, fmt.Errorf("%w: row %x bucket %d: %v", kvindex.ErrCorrupt, row, b, err)
 				}
 			}
@@ -272,7 +273,7 @@ func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []ui
 	// tombstone must not hide it (as an online insert does).
 	for _, r := range ours {
 		if tombs[r] {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableIndex, Row: row, Qualifier: kvindex.TombstoneQualifier(r)})
+			muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: kvindex.TombstoneQualifier(r)})
 		}
 	}
 	return muts, nil

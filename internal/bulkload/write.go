@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // This file is the loader's write path for stores without a sorted-cell
@@ -37,7 +37,7 @@ func (a *applier) failed() error {
 
 // submit applies muts, which it owns from now on: synchronously when one
 // call may be in flight, else in a goroutine once a slot is free.
-func (a *applier) submit(ctx context.Context, muts []kvindex.Mutation) error {
+func (a *applier) submit(ctx context.Context, muts []storage.Mutation) error {
 	if len(muts) == 0 {
 		return a.failed()
 	}
@@ -80,15 +80,15 @@ func (a *applier) wait() error {
 // the merge phase rewrites every cell when resumed.
 type putWriter struct {
 	ctx      context.Context // of the merge that owns the writer
-	t        kvindex.Table
+	t        storage.Table
 	l        *loader // for cellTime: index cells carry their bucket's start
 	a        *applier
 	maxBytes int
-	muts     []kvindex.Mutation
+	muts     []storage.Mutation
 	bytes    int
 }
 
-func (l *loader) newPutWriter(ctx context.Context, t kvindex.Table) *putWriter {
+func (l *loader) newPutWriter(ctx context.Context, t storage.Table) *putWriter {
 	return &putWriter{ctx: ctx, t: t, l: l, a: &applier{ix: l.ix, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
 }
 
@@ -98,7 +98,7 @@ func (p *putWriter) Put(row, qual, val []byte) error {
 
 // PutAt is Put with the cell's timestamp (zero: none).
 func (p *putWriter) PutAt(row, qual, val []byte, ts time.Time) error {
-	p.muts = append(p.muts, kvindex.Mutation{Kind: kvindex.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val), Timestamp: ts})
+	p.muts = append(p.muts, storage.Mutation{Kind: storage.Put, Table: p.t, Row: slices.Clone(row), Qualifier: slices.Clone(qual), Value: slices.Clone(val), Timestamp: ts})
 	p.bytes += len(row) + len(qual) + len(val) + 16
 	if p.bytes >= p.maxBytes {
 		return p.flush(p.ctx)

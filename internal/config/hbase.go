@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // DefaultHBaseNamespace is the namespace of the simdex tables unless

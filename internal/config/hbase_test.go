@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // TestHBaseFlags: the HBase flags, their variables and file keys, as every

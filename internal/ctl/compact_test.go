@@ -9,7 +9,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // TestCompactVerb compacts an index with deltas and a deleted document, then

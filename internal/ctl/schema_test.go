@@ -10,7 +10,7 @@ import (
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestSchemaVerbs runs simdexctl schema create, verify, describe and drop on
@@ -24,11 +24,11 @@ func TestSchemaVerbs(t *testing.T) {
 	if code, out, errs := run(t, "", append([]string{"schema", "drop"}, flags...)...); code != 2 || !strings.Contains(errs, "--yes") {
 		t.Fatalf("drop without --yes: %d %q %q", code, out, errs)
 	}
-	if code, out, errs := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 1 || strings.Count(out, "table missing") != len(kvindex.Tables) {
+	if code, out, errs := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 1 || strings.Count(out, "table missing") != len(storage.Tables) {
 		t.Fatalf("verify before create: %d\n%s%s", code, out, errs)
 	}
 	code, out, errs := run(t, "", append([]string{"schema", "create"}, flags...)...)
-	if code != 0 || strings.Count(out, "created ") != len(kvindex.Tables) {
+	if code != 0 || strings.Count(out, "created ") != len(storage.Tables) {
 		t.Fatalf("create: %d\n%s%s", code, out, errs)
 	}
 	if code, out, errs := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 0 || !strings.Contains(out, "ok:") {
@@ -86,7 +86,7 @@ func TestSchemaVerbs(t *testing.T) {
 	if code, out, errs := run(t, "", append([]string{"schema", "drop", "--yes"}, flags...)...); code != 0 {
 		t.Fatalf("drop: %d %s %s", code, out, errs)
 	}
-	if code, out, _ := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 1 || strings.Count(out, "table missing") != len(kvindex.Tables) {
+	if code, out, _ := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 1 || strings.Count(out, "table missing") != len(storage.Tables) {
 		t.Fatalf("verify after drop: %d\n%s", code, out)
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/seen"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var seenVerb = Verb{
@@ -43,8 +43,8 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("%w: --top %d", ErrUsage, *top)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	var st kvindex.Store
-	var locker kvindex.Locker
+	var st storage.Store
+	var locker storage.Locker
 	if *dir != "" {
 		if _, err := os.Stat(*dir); err != nil {
 			return fmt.Errorf("data dir: %w", err)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/seen"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // TestSeenVerb: stats count users and items (deltas and folded alike) and

@@ -17,7 +17,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // BenchmarkCheckFingerprint measures POST /v1/check by fingerprint through

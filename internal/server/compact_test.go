@@ -11,7 +11,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // TestCompactionTimer: with --compact-every the server folds the deltas of
@@ -42,7 +43,7 @@ func TestCompactionTimer(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		deltas := 0
-		ix.Store().Scan(ctx, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error {
+		ix.Store().Scan(ctx, storage.TableIndex, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
 				if c.Qualifier[0] == 'd' {
 					deltas++

@@ -15,7 +15,7 @@ import (
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // hbaseServer is one whole server (Run, as cmd/server runs it) on HBase,

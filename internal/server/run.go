@@ -19,8 +19,9 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // Run starts the service described by cfg and serves until ctx is
@@ -54,7 +55,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		return err
 	}
 	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.judge(fpr).Confirm, Bands: bands}
-	var st kvindex.Store
+	var st storage.Store
 	switch cfg.Store {
 	case "hbase":
 		hcfg := cfg.hbaseStoreConfig()

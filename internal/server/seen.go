@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/simdex/simdex/detect"
+	"github.com/simdex/simdex/storage"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -549,7 +550,7 @@ func (n nearJudge) ConfirmNear(ctx context.Context, pairs []seen.NearPair) ([]bo
 // openSeen opens the seen-set service on the index's store, resolving
 // document ids through the index and judging near-duplicates by the
 // server's decision (fp sketches its template sentences).
-func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, fp any, locker kvindex.Locker, log *slog.Logger, reg prometheus.Registerer) (*seen.Service, error) {
+func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, fp any, locker storage.Locker, log *slog.Logger, reg prometheus.Registerer) (*seen.Service, error) {
 	sc := cfg.seenConfig()
 	sc.Locker, sc.Docs, sc.Logger, sc.Registerer = locker, seen.IndexDocs{Index: ix}, log, reg
 	sc.Near = nearJudge{detect.New(ix, cfg.judge(fp))}

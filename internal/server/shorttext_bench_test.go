@@ -16,7 +16,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // shortTexts are n short English texts (2-3 sentences of 7-14 words from

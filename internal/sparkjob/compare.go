@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // CompareStores compares the embedded stores in dirs a and b cell for cell,
@@ -55,17 +55,17 @@ func CompareStores(ctx context.Context, a, b string, max int) ([]string, error) 
 }
 
 // dump lists every cell of st as "table/row/qualifier" -> value (hex).
-func dump(ctx context.Context, st kvindex.Store) (map[string]string, error) {
+func dump(ctx context.Context, st storage.Store) (map[string]string, error) {
 	out := map[string]string{}
 	markers := 0
-	for _, t := range kvindex.Tables {
-		err := st.Scan(ctx, t, nil, nil, func(r kvindex.Row) error {
+	for _, t := range storage.Tables {
+		err := st.Scan(ctx, t, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
 				q := c.Qualifier
 				switch {
-				case t == kvindex.TableMeta && string(r.Key) == "simdex" && string(q) == "created":
+				case t == storage.TableMeta && string(r.Key) == "simdex" && string(q) == "created":
 					continue
-				case t == kvindex.TableMeta && bytes.Equal(r.Key, markerRow):
+				case t == storage.TableMeta && bytes.Equal(r.Key, markerRow):
 					q = fmt.Appendf(nil, "marker-%d", markers)
 					markers++
 				}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Counts are what the job loaded, for the counters.
@@ -64,7 +64,7 @@ func Ingest(ctx context.Context, dataDir, outDir string, parts int, loadID strin
 		return st, err
 	}
 	muts := ix.CounterMutations(counts.Documents, counts.Fingerprints)
-	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: []byte(loadID),
+	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: []byte(loadID),
 		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=0/1", counts.Documents, counts.Fingerprints)})
 	if err := ix.Apply(ctx, muts); err != nil {
 		return st, err

@@ -40,7 +40,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // ErrConfig is wrapped by errors of the job's configuration and inputs.
@@ -93,7 +94,7 @@ func openStore(dir string) (*pebblestore.Store, error) {
 
 // openIndex opens the index in st, creating it with cfg when st holds
 // none; an existing index keeps its layout and bucket width.
-func openIndex(ctx context.Context, st kvindex.Store, cfg IndexConfig) (*kvindex.Index, error) {
+func openIndex(ctx context.Context, st storage.Store, cfg IndexConfig) (*kvindex.Index, error) {
 	kcfg := cfg.kv()
 	m, exists, err := kvindex.ReadMeta(ctx, st)
 	if err != nil {
@@ -109,8 +110,8 @@ func openIndex(ctx context.Context, st kvindex.Store, cfg IndexConfig) (*kvindex
 var markerRow = []byte("bulkload")
 
 // loaded reports whether the meta row of load markers names loadID.
-func loaded(ctx context.Context, st kvindex.Store, loadID string) (bool, error) {
-	rows, err := st.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: markerRow}})
+func loaded(ctx context.Context, st storage.Store, loadID string) (bool, error) {
+	rows, err := st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: markerRow}})
 	if err != nil {
 		return false, err
 	}
@@ -126,9 +127,9 @@ func loaded(ctx context.Context, st kvindex.Store, loadID string) (bool, error) 
 var errStop = errors.New("stop")
 
 // empty reports whether the index, fp, docs and bands tables hold no row.
-func empty(ctx context.Context, st kvindex.Store) (bool, error) {
-	for _, t := range []kvindex.Table{kvindex.TableIndex, kvindex.TableFP, kvindex.TableDocs, kvindex.TableBands} {
-		err := st.Scan(ctx, t, nil, nil, func(kvindex.Row) error { return errStop })
+func empty(ctx context.Context, st storage.Store) (bool, error) {
+	for _, t := range []storage.Table{storage.TableIndex, storage.TableFP, storage.TableDocs, storage.TableBands} {
+		err := st.Scan(ctx, t, nil, nil, func(storage.Row) error { return errStop })
 		if errors.Is(err, errStop) {
 			return false, nil
 		}
@@ -161,7 +162,7 @@ func Prepare(ctx context.Context, dataDir string, cfg IndexConfig, loadID, metaP
 	} else if !ok {
 		return false, fmt.Errorf("%w: %s (load into a new directory, or use cmd/bulkload, which merges)", ErrNotEmpty, dataDir)
 	}
-	rows, err := st.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: []byte("simdex")}})
+	rows, err := st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: []byte("simdex")}})
 	if err != nil {
 		return false, err
 	}
@@ -231,28 +232,28 @@ func (m Meta) WorkerIndex(ctx context.Context) (*kvindex.Index, error) {
 		RecipeVersion: fingerprint.RecipeVersion, Bands: kvindex.BandsAuto})
 }
 
-// metaStore is a read-only kvindex.Store holding one meta row.
+// metaStore is a read-only storage.Store holding one meta row.
 type metaStore struct{ cells map[string]string }
 
-func (s *metaStore) Get(_ context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
-	out := make([]kvindex.Row, len(keys))
+func (s *metaStore) Get(_ context.Context, keys []storage.RowKey) ([]storage.Row, error) {
+	out := make([]storage.Row, len(keys))
 	for i, k := range keys {
 		out[i].Key = k.Key
-		if k.Table != kvindex.TableMeta || string(k.Key) != "simdex" {
+		if k.Table != storage.TableMeta || string(k.Key) != "simdex" {
 			continue
 		}
 		for q, v := range s.cells {
-			out[i].Cells = append(out[i].Cells, kvindex.Cell{Qualifier: []byte(q), Value: []byte(v)})
+			out[i].Cells = append(out[i].Cells, storage.Cell{Qualifier: []byte(q), Value: []byte(v)})
 		}
 	}
 	return out, nil
 }
 
-func (s *metaStore) Mutate(context.Context, []kvindex.Mutation) error {
-	return fmt.Errorf("%w: a worker's index writes nothing", kvindex.ErrStore)
+func (s *metaStore) Mutate(context.Context, []storage.Mutation) error {
+	return fmt.Errorf("%w: a worker's index writes nothing", storage.ErrStore)
 }
 
-func (s *metaStore) Scan(context.Context, kvindex.Table, []byte, []byte, func(kvindex.Row) error) error {
+func (s *metaStore) Scan(context.Context, storage.Table, []byte, []byte, func(storage.Row) error) error {
 	return nil
 }
 

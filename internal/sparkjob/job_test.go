@@ -19,7 +19,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 var bg = context.Background()
@@ -332,7 +332,7 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 		perTable[strings.SplitN(k, "/", 2)[0]]++
 	}
 	t.Logf("compared %d cells: %v; load: %v", len(cells), perTable, sum)
-	for _, tb := range []kvindex.Table{kvindex.TableIndex, kvindex.TableFP, kvindex.TableDocs, kvindex.TableBands} {
+	for _, tb := range []storage.Table{storage.TableIndex, storage.TableFP, storage.TableDocs, storage.TableBands} {
 		if perTable[tb.String()] == 0 {
 			t.Fatalf("no %s cells compared", tb)
 		}
@@ -351,8 +351,8 @@ func TestPrepareRefusesNonEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ix.Apply(bg, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte{1}},
-		{Kind: kvindex.Put, Table: kvindex.TableMeta, Row: markerRow, Qualifier: []byte("done-load"), Value: []byte("x")}})
+	err = ix.Apply(bg, []storage.Mutation{{Kind: storage.Put, Table: storage.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte{1}},
+		{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: []byte("done-load"), Value: []byte("x")}})
 	if err = errors.Join(err, ix.Close()); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestDocBounds(t *testing.T) {
 	prev := 0
 	for i := range 1000 {
 		k := p.docPart(fmt.Appendf(nil, "id-%05d", i))
-		if k < prev || p.Table(k) != kvindex.TableDocs {
+		if k < prev || p.Table(k) != storage.TableDocs {
 			t.Fatalf("id %d: part %d after %d", i, k, prev)
 		}
 		prev = k

@@ -15,6 +15,7 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // MapConfig configures a map worker.
@@ -164,21 +165,21 @@ func (m *mapper) add(rec bulkload.Record, order uint64, st *MapStats) error {
 		m.parts[part] = append(m.parts[part], cell{row: kvindex.IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), qual: q, order: order})
 	}
 	for _, c := range rec.Cells {
-		if c.Kind != kvindex.Put {
+		if c.Kind != storage.Put {
 			return fmt.Errorf("sparkjob: unexpected mutation %d of table %s", c.Kind, c.Table)
 		}
 		var part int
 		val := c.Value
 		switch c.Table {
-		case kvindex.TableFP:
+		case storage.TableFP:
 			part = m.cfg.Parts.fpPart(uint64(rec.Fingerprint))
-		case kvindex.TableBands:
+		case storage.TableBands:
 			var err error
 			if part, err = m.cfg.Parts.bandPart(c.Row); err != nil {
 				return err
 			}
 			val = binary.BigEndian.AppendUint32(nil, rec.Bucket)
-		case kvindex.TableDocs:
+		case storage.TableDocs:
 			part = m.cfg.Parts.docPart(c.Row)
 		default:
 			return fmt.Errorf("sparkjob: unexpected cell of table %s", c.Table)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Parts cuts each table's row-key space into contiguous key ranges, one
@@ -59,16 +60,16 @@ func DocBoundsOf(sample []string, n int) []string {
 func (p Parts) Total() int { return p.Index + p.FP + p.Bands + len(p.DocBounds) + 1 }
 
 // Table is the table whose rows part holds.
-func (p Parts) Table(part int) kvindex.Table {
+func (p Parts) Table(part int) storage.Table {
 	switch {
 	case part < p.Index:
-		return kvindex.TableIndex
+		return storage.TableIndex
 	case part < p.Index+p.FP:
-		return kvindex.TableFP
+		return storage.TableFP
 	case part < p.Index+p.FP+p.Bands:
-		return kvindex.TableBands
+		return storage.TableBands
 	}
-	return kvindex.TableDocs
+	return storage.TableDocs
 }
 
 // indexPart is the part of index row (t, prefix) (as bulkload's shards

@@ -14,7 +14,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // Superseded names the records that a later record of the same id
@@ -250,7 +251,7 @@ type partWriter struct {
 	st      *WriteStats
 	perms   []fingerprint.Permuter
 	maxCell int
-	table   kvindex.Table
+	table   storage.Table
 	skip    map[RecordRef]bool
 	noIndex map[uint64]bool
 
@@ -282,11 +283,11 @@ func (pw *partWriter) put(c *cell) error {
 	if pw.cfg.FailAfter > 0 && pw.st.Cells >= pw.cfg.FailAfter {
 		return ErrFailAsked
 	}
-	if pw.table == kvindex.TableIndex {
+	if pw.table == storage.TableIndex {
 		return pw.putEntry(c)
 	}
 	id := c.qual
-	if pw.table == kvindex.TableDocs {
+	if pw.table == storage.TableDocs {
 		id = c.row
 	}
 	if pw.skip != nil && pw.skip[RecordRef{string(id), c.order}] {
@@ -318,7 +319,7 @@ func (pw *partWriter) flushCell() error {
 		pw.row = append(pw.row[:0], p.row...)
 	}
 	val := p.val
-	if pw.table == kvindex.TableBands {
+	if pw.table == storage.TableBands {
 		val = nil // the run value is the bucket; the stored cell is empty
 	}
 	pw.st.Cells++
@@ -370,7 +371,7 @@ func (pw *partWriter) flushSet() error {
 		return nil
 	}
 	rbits := 64 - pw.perms[pw.row[0]].PrefixBits
-	cells, err := kvindex.EncodeBaseSet(pw.residuals, rbits, pw.maxCell)
+	cells, err := storage.EncodeBaseSet(pw.residuals, rbits, pw.maxCell)
 	if err != nil {
 		return fmt.Errorf("sparkjob: row %x bucket %d: %w", pw.row, pw.bucket, err)
 	}
@@ -389,7 +390,7 @@ func (pw *partWriter) flushSet() error {
 
 // flush writes what is held at the end.
 func (pw *partWriter) flush() error {
-	if pw.table == kvindex.TableIndex {
+	if pw.table == storage.TableIndex {
 		return pw.flushSet()
 	}
 	return pw.flushCell()

@@ -2,7 +2,7 @@
 # kvindex on HBase vs the embedded Pebble store, in the same run: lookups
 # (p50/p99, lookups/s, one goroutine) and insert-if-unique/s (HBase with its
 # lease Locker) over an index of N random fingerprints loaded through the
-# bulk path (kvindex/hbasestore/bench_test.go).
+# bulk path (storage/hbasestore/bench_test.go).
 #
 #   scripts/bench/hbstore.sh [N] [OPS]   (defaults 1000000 and 2000)
 #
@@ -21,5 +21,5 @@ mkdir -p scripts/bench/out
 out="scripts/bench/out/hbstore-$(date -u +%Y%m%dT%H%M%SZ).txt"
 {
 	echo "# HBase at $SIMDEX_HBASE_ZK, N=$n, OPS=$ops, $(nproc) cores, $(date -u)"
-	go test -run '^$' -bench 'BenchmarkStore(Lookup|InsertIfUnique)$' -benchtime "${ops}x" -count 1 -timeout 60m ./kvindex/hbasestore/ -args -hbstore.n="$n"
+	go test -run '^$' -bench 'BenchmarkStore(Lookup|InsertIfUnique)$' -benchtime "${ops}x" -count 1 -timeout 60m ./storage/hbasestore/ -args -hbstore.n="$n"
 } 2>&1 | tee "$out"

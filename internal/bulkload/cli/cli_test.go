@@ -16,8 +16,8 @@ import (
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -13,8 +13,9 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // Run loads cfg.Inputs (stdin for "-") into the index cfg names, which it
@@ -113,7 +114,7 @@ func (c Config) openIndex(ctx context.Context, kcfg kvindex.Config, cache int64)
 
 // openStore opens the store: HBase (its cross-process row locks go into
 // kcfg) or the embedded store in bulk mode, its directory made if missing.
-func (c Config) openStore(ctx context.Context, kcfg *kvindex.Config, cache int64) (kvindex.Store, error) {
+func (c Config) openStore(ctx context.Context, kcfg *kvindex.Config, cache int64) (storage.Store, error) {
 	if c.Store == "hbase" {
 		hs, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: splitList(c.HBaseZK), Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, Logger: kcfg.Logger})
 		if err != nil {

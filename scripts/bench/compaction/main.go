@@ -20,7 +20,8 @@ import (
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func run(dir string, n int) error {
 	defer ix.Close()
 	r := rand.New(rand.NewPCG(99, 1))
 	start := time.Now()
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range n {
 		fp := fingerprint.Fingerprint(r.Uint64())
 		at := time.Unix(1700000000+int64(r.IntN(365*86400)), 0)
@@ -60,7 +61,7 @@ func run(dir string, n int) error {
 		}
 		b := ix.Buckets().Of(at)
 		for _, e := range ix.Entries(fp) {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: e.Row, Qualifier: kvindex.DeltaQualifier(b, e.Residual), Value: []byte{}, Timestamp: ix.Buckets().Start(b)})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: kvindex.DeltaQualifier(b, e.Residual), Value: []byte{}, Timestamp: ix.Buckets().Start(b)})
 		}
 		muts = append(muts, dm...)
 		if len(muts) > 50000 || i == n-1 {

@@ -20,8 +20,8 @@ import (
 	"strings"
 
 	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/schema"
+	"github.com/simdex/simdex/storage"
 )
 
 func main() {
@@ -73,7 +73,7 @@ func alterIndex(ctx context.Context, zk, ns string, overrides []string) error {
 		return err
 	}
 	defer c.Close()
-	name := schema.Schema{Namespace: ns}.WithDefaults().TableName(kvindex.TableIndex)
+	name := schema.Schema{Namespace: ns}.WithDefaults().TableName(storage.TableIndex)
 	td, err := c.DescribeTable(ctx, name)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func create(ctx context.Context, zk, ns string, overrides []string) error {
 	}
 	for _, t := range s.Tables() {
 		td := t.Descriptor
-		if t.Table == kvindex.TableIndex {
+		if t.Table == storage.TableIndex {
 			if err := override(td.Families[0].Attributes, overrides); err != nil {
 				return err
 			}

@@ -20,8 +20,9 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func main() {
@@ -39,7 +40,7 @@ func main() {
 }
 
 func run(ctx context.Context, store, zk, ns, dir string, n int, indexOnly bool) error {
-	var st kvindex.Store
+	var st storage.Store
 	switch store {
 	case "hbase":
 		if zk == "" {
@@ -85,10 +86,10 @@ func run(ctx context.Context, store, zk, ns, dir string, n int, indexOnly bool) 
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	bucket := ix.Buckets().Of(at)
-	if err := ix.BaseSetsOf(fps, bucket, 20_000, func(m []kvindex.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
+	if err := ix.BaseSetsOf(fps, bucket, 20_000, func(m []storage.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
 		return err
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i, f := range fps {
 		if indexOnly {
 			break

@@ -29,7 +29,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func main() {
@@ -85,7 +86,7 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 
 	start := time.Now()
 	var baseBytes int64
-	var batch []kvindex.Mutation
+	var batch []storage.Mutation
 	flush := func(force bool) error {
 		if len(batch) >= 100_000 || force && len(batch) > 0 {
 			if err := ix.Apply(ctx, batch); err != nil {
@@ -96,7 +97,7 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 		return nil
 	}
 	perms := layout.Permuters()
-	err = ix.BaseSetsOf(fps, bucket, 100_000, func(muts []kvindex.Mutation) error {
+	err = ix.BaseSetsOf(fps, bucket, 100_000, func(muts []storage.Mutation) error {
 		for _, m := range muts {
 			baseBytes += int64(len(m.Value))
 		}

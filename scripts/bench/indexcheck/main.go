@@ -20,7 +20,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func main() {
@@ -78,16 +79,16 @@ func run(dir, input string, queries int) error {
 		stats.Documents, stats.Fingerprints, len(fps), stats.IndexRows, stats.IndexBytes, float64(stats.IndexBytes)/float64(stats.Fingerprints)/float64(T))
 	// On-disk bytes of each table's key range (Pebble's estimate: sstable
 	// bytes after block compression, including keys).
-	for _, t := range []kvindex.Table{kvindex.TableIndex, kvindex.TableFP, kvindex.TableDocs, kvindex.TableBands} {
+	for _, t := range []storage.Table{storage.TableIndex, storage.TableFP, storage.TableDocs, storage.TableBands} {
 		n, err := st.DB().EstimateDiskUsage([]byte{byte(t)}, []byte{byte(t) + 1})
 		if err != nil {
 			return err
 		}
 		per := float64(n) / float64(stats.Fingerprints)
-		if t == kvindex.TableIndex {
+		if t == storage.TableIndex {
 			per /= float64(T)
 		}
-		fmt.Printf("table %s on disk: %d bytes = %.2f bytes per fingerprint%s\n", t, n, per, map[bool]string{true: " per permutation table"}[t == kvindex.TableIndex])
+		fmt.Printf("table %s on disk: %d bytes = %.2f bytes per fingerprint%s\n", t, n, per, map[bool]string{true: " per permutation table"}[t == storage.TableIndex])
 	}
 	if len(fps) == 0 {
 		fmt.Println("no fingerprint lines in the input (documents): lookups not checked")

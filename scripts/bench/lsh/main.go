@@ -30,7 +30,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 func main() {
@@ -102,10 +103,10 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 	for i := range fps {
 		fps[i] = g.r.Uint64()
 	}
-	if err := ix.BaseSetsOf(slices.Clone(fps), ix.Buckets().Of(when), 100_000, func(m []kvindex.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
+	if err := ix.BaseSetsOf(slices.Clone(fps), ix.Buckets().Of(when), 100_000, func(m []storage.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
 		return err
 	}
-	var batch []kvindex.Mutation
+	var batch []storage.Mutation
 	var docBytes, bandCells int64
 	for i, f := range fps {
 		muts, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("doc-%08d", i), Fingerprint: fingerprint.Fingerprint(f), Time: when,
@@ -115,9 +116,9 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 		}
 		for _, m := range muts {
 			switch m.Table {
-			case kvindex.TableDocs:
+			case storage.TableDocs:
 				docBytes += int64(len(m.Value))
-			case kvindex.TableBands:
+			case storage.TableBands:
 				bandCells++
 			}
 		}

@@ -24,8 +24,8 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/server"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/seen"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // query is one filter: a user and candidate ids; seen is the store's

@@ -47,8 +47,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/seen"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var (

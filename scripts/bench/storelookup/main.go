@@ -35,9 +35,10 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
 	"github.com/simdex/simdex/scripts/bench/internal/pace"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 type query struct {
@@ -60,7 +61,7 @@ func main() {
 	flag.Parse()
 	ctx := context.Background()
 
-	var st kvindex.Store
+	var st storage.Store
 	var err error
 	if *zk != "" {
 		st, err = hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns})

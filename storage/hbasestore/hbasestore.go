@@ -1,7 +1,7 @@
-// Package hbasestore is the kvindex.Store on Apache HBase, through simdex's
+// Package hbasestore is the storage.Store on Apache HBase, through simdex's
 // own client (package hbase). Each logical table is an HBase table
 // <namespace>:index|fp|docs|meta with one column family (default "c"); a
-// kvindex cell is the HBase cell family:qualifier of its row.
+// storage cell is the HBase cell family:qualifier of its row.
 //
 // Mapping of the Store operations:
 //   - Get is one hbase Multi of gets per table touched (a lookup touches
@@ -23,7 +23,7 @@
 // (a cell deleted and re-put within one millisecond, or re-put with its old
 // bucket timestamp, would stay invisible until a major compaction).
 //
-// Errors wrap kvindex.ErrStore; context errors stay matchable.
+// Errors wrap storage.ErrStore; context errors stay matchable.
 package hbasestore
 
 import (
@@ -41,8 +41,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/schema"
+	"github.com/simdex/simdex/storage"
 )
 
 // Config configures the store.
@@ -119,12 +119,12 @@ func (cfg Config) Validate() error {
 	return nil
 }
 
-// Store is a kvindex.Store on HBase. Safe for concurrent use.
+// Store is a storage.Store on HBase. Safe for concurrent use.
 type Store struct {
 	cfg    Config
 	c      *hbase.Client
 	fam    []byte
-	tables map[kvindex.Table]string // HBase table name per kvindex.Table
+	tables map[storage.Table]string // HBase table name per storage.Table
 
 	// mu protects closed, and orders bg.Add (under mu, while not closed)
 	// before Close's bg.Wait.
@@ -158,10 +158,10 @@ func (s *Store) goBackground(fn func(ctx context.Context)) bool {
 	return true
 }
 
-var _ kvindex.Store = (*Store)(nil)
+var _ storage.Store = (*Store)(nil)
 
 // TableName is the HBase table name of a logical table.
-func TableName(namespace string, t kvindex.Table) string { return namespace + ":" + t.String() }
+func TableName(namespace string, t storage.Table) string { return namespace + ":" + t.String() }
 
 // Schema is the declared schema (package schema) the store creates
 // missing tables from.
@@ -178,11 +178,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, MultiInFlight: cfg.MultiInFlight, Logger: cfg.Logger, Registerer: cfg.Registerer})
 	if err != nil {
-		return nil, fmt.Errorf("%w: hbase client: %w", kvindex.ErrStore, err)
+		return nil, fmt.Errorf("%w: hbase client: %w", storage.ErrStore, err)
 	}
-	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family), tables: map[kvindex.Table]string{}}
+	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family), tables: map[storage.Table]string{}}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	for _, t := range kvindex.Tables {
+	for _, t := range storage.Tables {
 		s.tables[t] = TableName(cfg.Namespace, t)
 	}
 	if err := s.ensureTables(ctx); err != nil {
@@ -198,8 +198,8 @@ func (s *Store) Client() *hbase.Client { return s.c }
 func (s *Store) Config() Config { return s.cfg }
 
 func (s *Store) ensureTables(ctx context.Context) error {
-	var missing []kvindex.Table
-	for _, t := range kvindex.Tables {
+	var missing []storage.Table
+	for _, t := range storage.Tables {
 		td, err := s.c.DescribeTable(ctx, s.tables[t])
 		switch {
 		case errors.Is(err, hbase.ErrTableNotFound), errors.Is(err, hbase.ErrNamespaceNotFound):
@@ -209,14 +209,14 @@ func (s *Store) ensureTables(ctx context.Context) error {
 			return s.wrap(ctx, fmt.Errorf("describe %s: %w", s.tables[t], err))
 		}
 		if !slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == s.cfg.Family }) {
-			return fmt.Errorf("%w: table %s has no family %q", kvindex.ErrStore, s.tables[t], s.cfg.Family)
+			return fmt.Errorf("%w: table %s has no family %q", storage.ErrStore, s.tables[t], s.cfg.Family)
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
 	if !s.cfg.CreateTables {
-		return fmt.Errorf("%w: table %s does not exist: create the schema with `simdexctl schema create` (or open with CreateTables)", kvindex.ErrStore, s.tables[missing[0]])
+		return fmt.Errorf("%w: table %s does not exist: create the schema with `simdexctl schema create` (or open with CreateTables)", storage.ErrStore, s.tables[missing[0]])
 	}
 	if _, err := schema.Create(ctx, s.c, s.cfg.Schema()); err != nil {
 		return s.wrap(ctx, err)
@@ -231,9 +231,9 @@ func (s *Store) wrap(ctx context.Context, err error) error {
 		return nil
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w (%w)", kvindex.ErrStore, err, cerr)
+		return fmt.Errorf("%w: %w (%w)", storage.ErrStore, err, cerr)
 	}
-	return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+	return fmt.Errorf("%w: %w", storage.ErrStore, err)
 }
 
 func (s *Store) check(ctx context.Context) error {
@@ -241,7 +241,7 @@ func (s *Store) check(ctx context.Context) error {
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return fmt.Errorf("%w: hbasestore: closed", kvindex.ErrStore)
+		return fmt.Errorf("%w: hbasestore: closed", storage.ErrStore)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -250,21 +250,21 @@ func (s *Store) check(ctx context.Context) error {
 }
 
 // Get reads whole rows: one Multi of gets per table touched.
-func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
+func (s *Store) Get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	out := make([]kvindex.Row, len(keys))
+	out := make([]storage.Row, len(keys))
 	// Group the keys by table in first-seen order (a lookup reads one
 	// table: one group, no map).
 	type group struct {
-		t   kvindex.Table
+		t   storage.Table
 		idx []int
 	}
 	var groups []group
 	for i, k := range keys {
 		if !k.Table.Valid() {
-			return nil, fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, k.Table)
+			return nil, fmt.Errorf("%w: hbasestore: bad table %d", storage.ErrStore, k.Table)
 		}
 		out[i].Key = slices.Clone(k.Key)
 		if len(k.Key) == 0 {
@@ -303,15 +303,15 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 }
 
 // cells converts an HBase result (sorted by qualifier, newest first) to
-// kvindex cells, one per qualifier. Without clone the cells alias the
+// storage cells, one per qualifier. Without clone the cells alias the
 // result's reply buffer, which the client never reuses (a Get's rows are
 // short-lived: no copy); a scan clones so that one kept row does not pin
 // a whole batch of rows.
-func (s *Store) cells(r *hbase.Result, clone bool) []kvindex.Cell {
+func (s *Store) cells(r *hbase.Result, clone bool) []storage.Cell {
 	if r == nil || len(r.Cells) == 0 {
 		return nil
 	}
-	out := make([]kvindex.Cell, 0, len(r.Cells))
+	out := make([]storage.Cell, 0, len(r.Cells))
 	for _, c := range r.Cells {
 		if string(c.Family) != s.cfg.Family || c.Type != hbase.CellPut {
 			continue
@@ -323,14 +323,14 @@ func (s *Store) cells(r *hbase.Result, clone bool) []kvindex.Cell {
 		if clone {
 			q, v = slices.Clone(q), slices.Clone(v)
 		}
-		out = append(out, kvindex.Cell{Qualifier: q, Value: v})
+		out = append(out, storage.Cell{Qualifier: q, Value: v})
 	}
 	return out
 }
 
 // cellOp is the coalesced effect of one call's mutations on one cell.
 type cellOp struct {
-	kind  kvindex.MutationKind // Put, DeleteCell or Add
+	kind  storage.MutationKind // Put, DeleteCell or Add
 	value []byte               // Put
 	delta int64                // Add
 	ts    time.Time
@@ -339,7 +339,7 @@ type cellOp struct {
 // rowOps is the coalesced effect on one row: an optional row delete that
 // comes first, then cell operations in first-touch order.
 type rowOps struct {
-	table     kvindex.Table
+	table     storage.Table
 	key       []byte
 	deleteRow bool
 	quals     []string
@@ -349,7 +349,7 @@ type rowOps struct {
 // Mutate applies muts: coalesced per cell, one Multi per table in the
 // order the tables first appear (plus one for rows written again after a
 // row delete in the same call).
-func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
+func (s *Store) Mutate(ctx context.Context, muts []storage.Mutation) error {
 	_, _, err := s.mutate(ctx, muts, nil)
 	return err
 }
@@ -361,19 +361,19 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 // table's writes were acknowledged. folded reports whether it did; relErrs
 // are then the release items' errors (nil: applied, or the cell was no
 // longer ours).
-func (s *Store) mutate(ctx context.Context, muts []kvindex.Mutation, release []hbase.CondMutation) (folded bool, relErrs []error, err error) {
+func (s *Store) mutate(ctx context.Context, muts []storage.Mutation, release []hbase.CondMutation) (folded bool, relErrs []error, err error) {
 	if err := s.check(ctx); err != nil {
 		return false, nil, err
 	}
-	var tableOrder []kvindex.Table
-	rows := map[kvindex.Table]map[string]*rowOps{}
-	rowOrder := map[kvindex.Table][]*rowOps{}
+	var tableOrder []storage.Table
+	rows := map[storage.Table]map[string]*rowOps{}
+	rowOrder := map[storage.Table][]*rowOps{}
 	for _, m := range muts {
 		if !m.Table.Valid() {
-			return false, nil, fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, m.Table)
+			return false, nil, fmt.Errorf("%w: hbasestore: bad table %d", storage.ErrStore, m.Table)
 		}
 		if len(m.Row) == 0 {
-			return false, nil, fmt.Errorf("%w: hbasestore: empty row key", kvindex.ErrStore)
+			return false, nil, fmt.Errorf("%w: hbasestore: empty row key", storage.ErrStore)
 		}
 		tr := rows[m.Table]
 		if tr == nil {
@@ -389,31 +389,31 @@ func (s *Store) mutate(ctx context.Context, muts []kvindex.Mutation, release []h
 		}
 		q := string(m.Qualifier)
 		switch m.Kind {
-		case kvindex.DeleteRow:
+		case storage.DeleteRow:
 			r.deleteRow, r.quals, r.cells = true, nil, map[string]*cellOp{}
 			continue
-		case kvindex.Put, kvindex.DeleteCell, kvindex.Add:
+		case storage.Put, storage.DeleteCell, storage.Add:
 		default:
-			return false, nil, fmt.Errorf("%w: hbasestore: bad mutation kind %d", kvindex.ErrStore, m.Kind)
+			return false, nil, fmt.Errorf("%w: hbasestore: bad mutation kind %d", storage.ErrStore, m.Kind)
 		}
 		prev := r.cells[q]
 		if prev == nil {
 			r.quals = append(r.quals, q)
 		}
 		op := &cellOp{kind: m.Kind, value: m.Value, delta: m.Delta, ts: m.Timestamp}
-		if m.Kind == kvindex.Add {
+		if m.Kind == storage.Add {
 			switch {
-			case prev != nil && prev.kind == kvindex.Add:
+			case prev != nil && prev.kind == storage.Add:
 				op.delta += prev.delta
-			case prev != nil && prev.kind == kvindex.Put:
+			case prev != nil && prev.kind == storage.Put:
 				// A counter put then added to in one call: put the sum.
 				var v int64
 				if len(prev.value) == 8 {
 					v = int64(be64(prev.value))
 				}
-				op = &cellOp{kind: kvindex.Put, value: put64(uint64(v + m.Delta)), ts: m.Timestamp}
-			case prev != nil && prev.kind == kvindex.DeleteCell, prev == nil && r.deleteRow:
-				op = &cellOp{kind: kvindex.Put, value: put64(uint64(m.Delta)), ts: m.Timestamp}
+				op = &cellOp{kind: storage.Put, value: put64(uint64(v + m.Delta)), ts: m.Timestamp}
+			case prev != nil && prev.kind == storage.DeleteCell, prev == nil && r.deleteRow:
+				op = &cellOp{kind: storage.Put, value: put64(uint64(m.Delta)), ts: m.Timestamp}
 			}
 		}
 		r.cells[q] = op
@@ -429,7 +429,7 @@ func (s *Store) mutate(ctx context.Context, muts []kvindex.Mutation, release []h
 				first = append(first, writes...)
 			}
 		}
-		if len(release) > 0 && n == len(tableOrder)-1 && t == kvindex.TableMeta && len(second) == 0 && len(first) > 0 {
+		if len(release) > 0 && n == len(tableOrder)-1 && t == storage.TableMeta && len(second) == 0 && len(first) > 0 {
 			relErrs, err := s.multiReleasing(ctx, first, release)
 			return err == nil || relErrs != nil, relErrs, err
 		}
@@ -450,7 +450,7 @@ func (s *Store) mutate(ctx context.Context, muts []kvindex.Mutation, release []h
 // release items' errors are returned whenever the request was answered
 // (relErrs non-nil), even when a write failed.
 func (s *Store) multiReleasing(ctx context.Context, acts []hbase.Action, release []hbase.CondMutation) (relErrs []error, err error) {
-	t := kvindex.TableMeta
+	t := storage.TableMeta
 	items := make([]hbase.CondMutation, 0, len(acts)+len(release))
 	for _, a := range acts {
 		items = append(items, hbase.CondMutation{Mutation: a})
@@ -483,7 +483,7 @@ func (s *Store) rowActions(r *rowOps) []hbase.Action {
 	for _, q := range r.quals {
 		op := r.cells[q]
 		switch op.kind {
-		case kvindex.DeleteCell:
+		case storage.DeleteCell:
 			if r.deleteRow {
 				continue // already gone
 			}
@@ -491,12 +491,12 @@ func (s *Store) rowActions(r *rowOps) []hbase.Action {
 				del = &hbase.Delete{Row: r.key}
 			}
 			del.Targets = append(del.Targets, hbase.DeleteTarget{Family: s.fam, Qualifier: []byte(q), Kind: hbase.DeleteColumnVersions, Timestamp: deleteTS})
-		case kvindex.Add:
+		case storage.Add:
 			if inc == nil {
 				inc = &hbase.Increment{Row: r.key}
 			}
 			inc.Columns = append(inc.Columns, hbase.IncrementColumn{Family: s.fam, Qualifier: []byte(q), Amount: op.delta})
-		case kvindex.Put:
+		case storage.Put:
 			if put == nil {
 				put = &hbase.Put{Row: r.key}
 			}
@@ -524,7 +524,7 @@ func (s *Store) rowActions(r *rowOps) []hbase.Action {
 	return out
 }
 
-func (s *Store) multi(ctx context.Context, t kvindex.Table, acts []hbase.Action) error {
+func (s *Store) multi(ctx context.Context, t storage.Table, acts []hbase.Action) error {
 	res, err := s.c.Multi(ctx, s.tables[t], acts)
 	if err != nil {
 		return s.wrap(ctx, fmt.Errorf("mutate %s: %w", s.tables[t], err))
@@ -542,12 +542,12 @@ func (s *Store) multi(ctx context.Context, t kvindex.Table, acts []hbase.Action)
 }
 
 // Scan calls fn for each non-empty row of table in [start, end).
-func (s *Store) Scan(ctx context.Context, table kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error {
+func (s *Store) Scan(ctx context.Context, table storage.Table, start, end []byte, fn func(storage.Row) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
 	if !table.Valid() {
-		return fmt.Errorf("%w: hbasestore: bad table %d", kvindex.ErrStore, table)
+		return fmt.Errorf("%w: hbasestore: bad table %d", storage.ErrStore, table)
 	}
 	if end != nil && len(end) == 0 {
 		return nil // [start, "") is empty
@@ -562,7 +562,7 @@ func (s *Store) Scan(ctx context.Context, table kvindex.Table, start, end []byte
 		if err != nil {
 			return s.wrap(ctx, fmt.Errorf("scan %s: %w", s.tables[table], err))
 		}
-		row := kvindex.Row{Key: slices.Clone(r.Row()), Cells: s.cells(r, true)}
+		row := storage.Row{Key: slices.Clone(r.Row()), Cells: s.cells(r, true)}
 		if len(row.Cells) == 0 {
 			continue
 		}
@@ -594,7 +594,7 @@ func (s *Store) Close() error {
 	t.Stop()
 	s.bgCancel()
 	if err := s.c.Close(); err != nil {
-		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: close: %w", storage.ErrStore, err)
 	}
 	return nil
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/storetest"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/storetest"
 )
 
 var nsSeq atomic.Int64
@@ -55,13 +55,13 @@ func drop(t testing.TB, zk, ns string) {
 }
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) kvindex.Store { return openFresh(t) })
+	storetest.Run(t, func(t *testing.T) storage.Store { return openFresh(t) })
 }
 
 func TestMissingTablesRefused(t *testing.T) {
 	zk := hbasetest.ZK(t)
 	_, err := hbasestore.Open(context.Background(), hbasestore.Config{ZooKeeper: []string{zk}, Namespace: "never_created_ns"})
-	if !errors.Is(err, kvindex.ErrStore) {
+	if !errors.Is(err, storage.ErrStore) {
 		t.Fatalf("Open of missing tables: %v, want ErrStore", err)
 	}
 	if want := "simdexctl schema create"; !contains(err.Error(), want) {

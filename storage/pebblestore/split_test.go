@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // randomBytes draws bytes biased towards the ones the key encoding treats
@@ -42,7 +42,7 @@ func TestSplitRow(t *testing.T) {
 	type key struct{ prefix, suffix, full []byte }
 	var keys []key
 	for range 400 {
-		tb := kvindex.Tables[r.IntN(len(kvindex.Tables))]
+		tb := storage.Tables[r.IntN(len(storage.Tables))]
 		p := rowPrefix(nil, tb, randomBytes(r, 6))
 		s := randomBytes(r, 6)
 		keys = append(keys, key{p, s, slices.Concat(p, s)})
@@ -92,7 +92,7 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	want := map[string]string{} // Pebble key -> value
-	put := func(db *pebble.DB, tb kvindex.Table, row, qual, val string) {
+	put := func(db *pebble.DB, tb storage.Table, row, qual, val string) {
 		k := append(rowPrefix(nil, tb, []byte(row)), qual...)
 		if err := db.Set(k, []byte(val), pebble.Sync); err != nil {
 			t.Fatal(err)
@@ -104,8 +104,8 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		put(old, kvindex.TableBands, fmt.Sprintf("band\x00%03d", i), fmt.Sprintf("doc%d", i), "")
-		put(old, kvindex.TableDocs, fmt.Sprintf("doc%d", i), "d", fmt.Sprintf("v%d", i))
+		put(old, storage.TableBands, fmt.Sprintf("band\x00%03d", i), fmt.Sprintf("doc%d", i), "")
+		put(old, storage.TableDocs, fmt.Sprintf("doc%d", i), "d", fmt.Sprintf("v%d", i))
 	}
 	if err := old.Flush(); err != nil {
 		t.Fatal(err)
@@ -118,10 +118,10 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open a store written without filters: %v", err)
 	}
-	rows, err := s.Get(ctx, []kvindex.RowKey{
-		{Table: kvindex.TableBands, Key: []byte("band\x00007")},
-		{Table: kvindex.TableBands, Key: []byte("band\x00999")}, // absent
-		{Table: kvindex.TableDocs, Key: []byte("doc42")},
+	rows, err := s.Get(ctx, []storage.RowKey{
+		{Table: storage.TableBands, Key: []byte("band\x00007")},
+		{Table: storage.TableBands, Key: []byte("band\x00999")}, // absent
+		{Table: storage.TableDocs, Key: []byte("doc42")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +131,11 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 		t.Fatalf("rows of the old store read back as %+v", rows)
 	}
 	// New writes, flushed into filtered sstables and compacted with the old.
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range 100 {
 		row, q := fmt.Sprintf("new\x00%03d", i), fmt.Sprintf("doc%d", i)
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableBands, Row: []byte(row), Qualifier: []byte(q), Value: []byte{}})
-		want[string(append(rowPrefix(nil, kvindex.TableBands, []byte(row)), q...))] = ""
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableBands, Row: []byte(row), Qualifier: []byte(q), Value: []byte{}})
+		want[string(append(rowPrefix(nil, storage.TableBands, []byte(row)), q...))] = ""
 	}
 	if err := s.Mutate(ctx, muts); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestOpensStoreWrittenWithoutFilters(t *testing.T) {
 	if err := s.DB().Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		t.Fatal(err)
 	}
-	rows, err = s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableBands, Key: []byte("new\x00050")}, {Table: kvindex.TableBands, Key: []byte("band\x00150")}})
+	rows, err = s.Get(ctx, []storage.RowKey{{Table: storage.TableBands, Key: []byte("new\x00050")}, {Table: storage.TableBands, Key: []byte("band\x00150")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,24 +195,24 @@ func TestAbsentRowsUseFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range 2000 {
-		muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableBands, Row: fmt.Appendf(nil, "b%06d", i*2),
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableBands, Row: fmt.Appendf(nil, "b%06d", i*2),
 			Qualifier: []byte("x"), Value: []byte{}})
 	}
-	muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: []byte("i1"), Qualifier: []byte("q"), Value: []byte{}})
+	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: []byte("i1"), Qualifier: []byte("q"), Value: []byte{}})
 	if err := s.Mutate(ctx, muts); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	var keys []kvindex.RowKey
+	var keys []storage.RowKey
 	for i := range 500 {
-		keys = append(keys, kvindex.RowKey{Table: kvindex.TableBands, Key: fmt.Appendf(nil, "b%06d", i*2+1)}) // between stored rows
+		keys = append(keys, storage.RowKey{Table: storage.TableBands, Key: fmt.Appendf(nil, "b%06d", i*2+1)}) // between stored rows
 	}
-	keys = append(keys, kvindex.RowKey{Table: kvindex.TableBands, Key: []byte("b000010")},
-		kvindex.RowKey{Table: kvindex.TableIndex, Key: []byte("i1")}, kvindex.RowKey{Table: kvindex.TableIndex, Key: []byte("i2")})
+	keys = append(keys, storage.RowKey{Table: storage.TableBands, Key: []byte("b000010")},
+		storage.RowKey{Table: storage.TableIndex, Key: []byte("i1")}, storage.RowKey{Table: storage.TableIndex, Key: []byte("i2")})
 	before := s.DB().Metrics().Filter.Hits
 	entries := s.CacheStats().Entries
 	rows, err := s.Get(ctx, keys)

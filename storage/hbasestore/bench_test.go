@@ -10,8 +10,9 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
-	"github.com/simdex/simdex/kvindex/pebblestore"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // benchN is the index size of the store benchmarks (scripts/bench runs
@@ -20,7 +21,7 @@ var benchN = flag.Int("hbstore.n", 100_000, "fingerprints in the store benchmark
 
 // benchStore opens one backend: Pebble (the reference, measured in the
 // same run) or HBase (a fresh namespace).
-func benchStore(b *testing.B, name string) kvindex.Store {
+func benchStore(b *testing.B, name string) storage.Store {
 	b.Helper()
 	if name == "hbase" {
 		return openFresh(b)
@@ -35,7 +36,7 @@ func benchStore(b *testing.B, name string) kvindex.Store {
 
 // loadIndex writes n random fingerprints through the bulk path (base sets,
 // fp and docs cells) in Mutate calls of 20,000 mutations.
-func loadIndex(b *testing.B, st kvindex.Store, n int, locker kvindex.Locker) (*kvindex.Index, []uint64, time.Duration) {
+func loadIndex(b *testing.B, st storage.Store, n int, locker storage.Locker) (*kvindex.Index, []uint64, time.Duration) {
 	b.Helper()
 	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: 1, Locker: locker})
 	if err != nil {
@@ -47,7 +48,7 @@ func loadIndex(b *testing.B, st kvindex.Store, n int, locker kvindex.Locker) (*k
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	flush := func(force bool) {
 		if len(muts) >= 20_000 || force && len(muts) > 0 {
 			if err := ix.Apply(bg, muts); err != nil {
@@ -56,7 +57,7 @@ func loadIndex(b *testing.B, st kvindex.Store, n int, locker kvindex.Locker) (*k
 			muts = muts[:0]
 		}
 	}
-	if err := ix.BaseSetsOf(fps, 0, 20_000, func(m []kvindex.Mutation) error { return ix.Apply(bg, m) }); err != nil {
+	if err := ix.BaseSetsOf(fps, 0, 20_000, func(m []storage.Mutation) error { return ix.Apply(bg, m) }); err != nil {
 		b.Fatal(err)
 	}
 	for i, f := range fps {
@@ -107,7 +108,7 @@ func BenchmarkStoreInsertIfUnique(b *testing.B) {
 	for _, name := range []string{"pebble", "hbase"} {
 		b.Run(fmt.Sprintf("store=%s/n=%d", name, *benchN), func(b *testing.B) {
 			st := benchStore(b, name)
-			var lk kvindex.Locker
+			var lk storage.Locker
 			if hs, ok := st.(*hbasestore.Store); ok {
 				lk = hs.Locker()
 			}

@@ -1,4 +1,4 @@
-// Package storetest is the contract suite for kvindex.Store. Every backend
+// Package storetest is the contract suite for storage.Store. Every backend
 // (the embedded Pebble store, HBase) runs it unchanged:
 //
 //	func TestContract(t *testing.T) { storetest.Run(t, openMyStore) }
@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Run runs the contract. open returns a new, empty store for one subtest
 // and arranges its cleanup (Close may be called by the suite first; a second
 // Close must be harmless).
-func Run(t *testing.T, open func(t *testing.T) kvindex.Store) {
+func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s kvindex.Store)
+		fn   func(t *testing.T, s storage.Store)
 	}{
 		{"MissingRows", testMissingRows},
 		{"PutGetSorted", testPutGetSorted},
@@ -51,20 +51,20 @@ func Run(t *testing.T, open func(t *testing.T) kvindex.Store) {
 
 var ctx = context.Background()
 
-func put(t kvindex.Table, row, q, v string) kvindex.Mutation {
-	return kvindex.Mutation{Kind: kvindex.Put, Table: t, Row: []byte(row), Qualifier: []byte(q), Value: []byte(v)}
+func put(t storage.Table, row, q, v string) storage.Mutation {
+	return storage.Mutation{Kind: storage.Put, Table: t, Row: []byte(row), Qualifier: []byte(q), Value: []byte(v)}
 }
 
-func mustMutate(t *testing.T, s kvindex.Store, muts ...kvindex.Mutation) {
+func mustMutate(t *testing.T, s storage.Store, muts ...storage.Mutation) {
 	t.Helper()
 	if err := s.Mutate(ctx, muts); err != nil {
 		t.Fatalf("Mutate: %v", err)
 	}
 }
 
-func getRow(t *testing.T, s kvindex.Store, tb kvindex.Table, row string) map[string]string {
+func getRow(t *testing.T, s storage.Store, tb storage.Table, row string) map[string]string {
 	t.Helper()
-	rows, err := s.Get(ctx, []kvindex.RowKey{{Table: tb, Key: []byte(row)}})
+	rows, err := s.Get(ctx, []storage.RowKey{{Table: tb, Key: []byte(row)}})
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
@@ -90,9 +90,9 @@ func want(t *testing.T, got map[string]string, want map[string]string) {
 	}
 }
 
-func testMissingRows(t *testing.T, s kvindex.Store) {
-	mustMutate(t, s, put(kvindex.TableDocs, "b", "q", "v"))
-	keys := []kvindex.RowKey{{Table: kvindex.TableDocs, Key: []byte("a")}, {Table: kvindex.TableDocs, Key: []byte("b")}, {Table: kvindex.TableDocs, Key: []byte("c")}}
+func testMissingRows(t *testing.T, s storage.Store) {
+	mustMutate(t, s, put(storage.TableDocs, "b", "q", "v"))
+	keys := []storage.RowKey{{Table: storage.TableDocs, Key: []byte("a")}, {Table: storage.TableDocs, Key: []byte("b")}, {Table: storage.TableDocs, Key: []byte("c")}}
 	rows, err := s.Get(ctx, keys)
 	if err != nil {
 		t.Fatal(err)
@@ -109,20 +109,20 @@ func testMissingRows(t *testing.T, s kvindex.Store) {
 		t.Fatalf("cells per row = %d,%d,%d; want 0,1,0", len(rows[0].Cells), len(rows[1].Cells), len(rows[2].Cells))
 	}
 	// The same row twice in one call answers twice.
-	rows, err = s.Get(ctx, []kvindex.RowKey{keys[1], keys[1]})
+	rows, err = s.Get(ctx, []storage.RowKey{keys[1], keys[1]})
 	if err != nil || len(rows) != 2 || len(rows[0].Cells) != 1 || len(rows[1].Cells) != 1 {
 		t.Fatalf("repeated key: %v %v", rows, err)
 	}
 }
 
-func testPutGetSorted(t *testing.T, s kvindex.Store) {
+func testPutGetSorted(t *testing.T, s storage.Store) {
 	quals := []string{"x\x00", "b", "d\xff", "a", "bb", "\x00", "x"}
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for _, q := range quals {
-		muts = append(muts, put(kvindex.TableIndex, "row", q, "v"+q))
+		muts = append(muts, put(storage.TableIndex, "row", q, "v"+q))
 	}
 	mustMutate(t, s, muts...)
-	rows, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableIndex, Key: []byte("row")}})
+	rows, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableIndex, Key: []byte("row")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,48 +140,48 @@ func testPutGetSorted(t *testing.T, s kvindex.Store) {
 	}
 }
 
-func testReplace(t *testing.T, s kvindex.Store) {
-	mustMutate(t, s, put(kvindex.TableDocs, "r", "q", "one"))
-	mustMutate(t, s, put(kvindex.TableDocs, "r", "q", "two"))
-	want(t, getRow(t, s, kvindex.TableDocs, "r"), map[string]string{"q": "two"})
+func testReplace(t *testing.T, s storage.Store) {
+	mustMutate(t, s, put(storage.TableDocs, "r", "q", "one"))
+	mustMutate(t, s, put(storage.TableDocs, "r", "q", "two"))
+	want(t, getRow(t, s, storage.TableDocs, "r"), map[string]string{"q": "two"})
 }
 
-func testDeleteCell(t *testing.T, s kvindex.Store) {
-	mustMutate(t, s, put(kvindex.TableFP, "r", "a", "1"), put(kvindex.TableFP, "r", "b", "2"))
+func testDeleteCell(t *testing.T, s storage.Store) {
+	mustMutate(t, s, put(storage.TableFP, "r", "a", "1"), put(storage.TableFP, "r", "b", "2"))
 	mustMutate(t, s,
-		kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableFP, Row: []byte("r"), Qualifier: []byte("a")},
-		kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableFP, Row: []byte("r"), Qualifier: []byte("missing")},
+		storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: []byte("r"), Qualifier: []byte("a")},
+		storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: []byte("r"), Qualifier: []byte("missing")},
 	)
-	want(t, getRow(t, s, kvindex.TableFP, "r"), map[string]string{"b": "2"})
+	want(t, getRow(t, s, storage.TableFP, "r"), map[string]string{"b": "2"})
 }
 
-func testDeleteRow(t *testing.T, s kvindex.Store) {
+func testDeleteRow(t *testing.T, s storage.Store) {
 	for _, r := range []string{"a", "a\x00", "ab", "b", ""} {
 		if r == "" {
 			continue
 		}
-		mustMutate(t, s, put(kvindex.TableDocs, r, "q", r), put(kvindex.TableDocs, r, "q2", r))
+		mustMutate(t, s, put(storage.TableDocs, r, "q", r), put(storage.TableDocs, r, "q2", r))
 	}
-	mustMutate(t, s, kvindex.Mutation{Kind: kvindex.DeleteRow, Table: kvindex.TableDocs, Row: []byte("a")})
-	want(t, getRow(t, s, kvindex.TableDocs, "a"), map[string]string{})
+	mustMutate(t, s, storage.Mutation{Kind: storage.DeleteRow, Table: storage.TableDocs, Row: []byte("a")})
+	want(t, getRow(t, s, storage.TableDocs, "a"), map[string]string{})
 	for _, r := range []string{"a\x00", "ab", "b"} {
-		want(t, getRow(t, s, kvindex.TableDocs, r), map[string]string{"q": r, "q2": r})
+		want(t, getRow(t, s, storage.TableDocs, r), map[string]string{"q": r, "q2": r})
 	}
 	// A row can be written again after its deletion.
-	mustMutate(t, s, put(kvindex.TableDocs, "a", "new", "1"))
-	want(t, getRow(t, s, kvindex.TableDocs, "a"), map[string]string{"new": "1"})
+	mustMutate(t, s, put(storage.TableDocs, "a", "new", "1"))
+	want(t, getRow(t, s, storage.TableDocs, "a"), map[string]string{"new": "1"})
 }
 
-func testBinaryKeys(t *testing.T, s kvindex.Store) {
+func testBinaryKeys(t *testing.T, s storage.Store) {
 	rows := []string{"\x00", "\x00\x00", "\x00\x01", "\x00\xff", "\xff", "\xff\xff", "\x01\x00\x02"}
 	for i, r := range rows {
-		mustMutate(t, s, put(kvindex.TableIndex, r, "q\x00", fmt.Sprint(i)))
+		mustMutate(t, s, put(storage.TableIndex, r, "q\x00", fmt.Sprint(i)))
 	}
 	for i, r := range rows {
-		want(t, getRow(t, s, kvindex.TableIndex, r), map[string]string{"q\x00": fmt.Sprint(i)})
+		want(t, getRow(t, s, storage.TableIndex, r), map[string]string{"q\x00": fmt.Sprint(i)})
 	}
 	var got []string
-	if err := s.Scan(ctx, kvindex.TableIndex, nil, nil, func(r kvindex.Row) error {
+	if err := s.Scan(ctx, storage.TableIndex, nil, nil, func(r storage.Row) error {
 		got = append(got, string(r.Key))
 		return nil
 	}); err != nil {
@@ -194,14 +194,14 @@ func testBinaryKeys(t *testing.T, s kvindex.Store) {
 	}
 }
 
-func testTables(t *testing.T, s kvindex.Store) {
-	for _, tb := range kvindex.Tables {
+func testTables(t *testing.T, s storage.Store) {
+	for _, tb := range storage.Tables {
 		mustMutate(t, s, put(tb, "same", "q", tb.String()))
 	}
-	for _, tb := range kvindex.Tables {
+	for _, tb := range storage.Tables {
 		want(t, getRow(t, s, tb, "same"), map[string]string{"q": tb.String()})
 		n := 0
-		if err := s.Scan(ctx, tb, nil, nil, func(kvindex.Row) error { n++; return nil }); err != nil {
+		if err := s.Scan(ctx, tb, nil, nil, func(storage.Row) error { n++; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if n != 1 {
@@ -210,13 +210,13 @@ func testTables(t *testing.T, s kvindex.Store) {
 	}
 }
 
-func testValues(t *testing.T, s kvindex.Store) {
+func testValues(t *testing.T, s storage.Store) {
 	big := bytes.Repeat([]byte{0, 1, 2, 0xff}, 256<<10) // 1 MiB
 	mustMutate(t, s,
-		kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: []byte("r"), Qualifier: []byte("empty"), Value: []byte{}},
-		kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: []byte("r"), Qualifier: []byte("big"), Value: big},
+		storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: []byte("r"), Qualifier: []byte("empty"), Value: []byte{}},
+		storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: []byte("r"), Qualifier: []byte("big"), Value: big},
 	)
-	got := getRow(t, s, kvindex.TableIndex, "r")
+	got := getRow(t, s, storage.TableIndex, "r")
 	if v, ok := got["empty"]; !ok || v != "" {
 		t.Fatalf("empty cell: %q %v", v, ok)
 	}
@@ -225,9 +225,9 @@ func testValues(t *testing.T, s kvindex.Store) {
 	}
 }
 
-func counter(t *testing.T, s kvindex.Store, q string) int64 {
+func counter(t *testing.T, s storage.Store, q string) int64 {
 	t.Helper()
-	v, ok := getRow(t, s, kvindex.TableMeta, "c")[q]
+	v, ok := getRow(t, s, storage.TableMeta, "c")[q]
 	if !ok {
 		return 0
 	}
@@ -237,9 +237,9 @@ func counter(t *testing.T, s kvindex.Store, q string) int64 {
 	return int64(binary.BigEndian.Uint64([]byte(v)))
 }
 
-func testAdd(t *testing.T, s kvindex.Store) {
-	add := func(q string, d int64) kvindex.Mutation {
-		return kvindex.Mutation{Kind: kvindex.Add, Table: kvindex.TableMeta, Row: []byte("c"), Qualifier: []byte(q), Delta: d}
+func testAdd(t *testing.T, s storage.Store) {
+	add := func(q string, d int64) storage.Mutation {
+		return storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: []byte("c"), Qualifier: []byte(q), Delta: d}
 	}
 	mustMutate(t, s, add("n", 5), add("n", -2))
 	if got := counter(t, s, "n"); got != 3 {
@@ -252,7 +252,7 @@ func testAdd(t *testing.T, s kvindex.Store) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				if err := s.Mutate(ctx, []kvindex.Mutation{add("n", 1), add("m", -1)}); err != nil {
+				if err := s.Mutate(ctx, []storage.Mutation{add("n", 1), add("m", -1)}); err != nil {
 					errs <- err
 					return
 				}
@@ -271,23 +271,23 @@ func testAdd(t *testing.T, s kvindex.Store) {
 		t.Fatalf("counter m = %d, want -200", got)
 	}
 	// A deleted counter starts again from 0.
-	mustMutate(t, s, kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableMeta, Row: []byte("c"), Qualifier: []byte("n")})
+	mustMutate(t, s, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("c"), Qualifier: []byte("n")})
 	mustMutate(t, s, add("n", 7))
 	if got := counter(t, s, "n"); got != 7 {
 		t.Fatalf("counter after delete+add = %d, want 7", got)
 	}
 }
 
-func testScan(t *testing.T, s kvindex.Store) {
+func testScan(t *testing.T, s storage.Store) {
 	var keys []string
 	for i := 0; i < 300; i++ {
 		k := fmt.Sprintf("k%03d", i)
 		keys = append(keys, k)
-		mustMutate(t, s, put(kvindex.TableFP, k, "a", k), put(kvindex.TableFP, k, "b", k))
+		mustMutate(t, s, put(storage.TableFP, k, "a", k), put(storage.TableFP, k, "b", k))
 	}
 	scan := func(start, end []byte) []string {
 		var got []string
-		err := s.Scan(ctx, kvindex.TableFP, start, end, func(r kvindex.Row) error {
+		err := s.Scan(ctx, storage.TableFP, start, end, func(r storage.Row) error {
 			if len(r.Cells) != 2 {
 				return fmt.Errorf("row %q has %d cells", r.Key, len(r.Cells))
 			}
@@ -320,13 +320,13 @@ func first(s []string) string {
 	return s[0]
 }
 
-func testScanStop(t *testing.T, s kvindex.Store) {
+func testScanStop(t *testing.T, s storage.Store) {
 	for i := 0; i < 10; i++ {
-		mustMutate(t, s, put(kvindex.TableDocs, fmt.Sprint(i), "q", "v"))
+		mustMutate(t, s, put(storage.TableDocs, fmt.Sprint(i), "q", "v"))
 	}
 	stop := errors.New("stop here")
 	n := 0
-	err := s.Scan(ctx, kvindex.TableDocs, nil, nil, func(kvindex.Row) error {
+	err := s.Scan(ctx, storage.TableDocs, nil, nil, func(storage.Row) error {
 		n++
 		if n == 3 {
 			return stop
@@ -341,48 +341,48 @@ func testScanStop(t *testing.T, s kvindex.Store) {
 	}
 }
 
-func testMutationOrder(t *testing.T, s kvindex.Store) {
+func testMutationOrder(t *testing.T, s storage.Store) {
 	// Within one call, later mutations win.
 	mustMutate(t, s,
-		put(kvindex.TableDocs, "r", "q", "first"),
-		kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableDocs, Row: []byte("r"), Qualifier: []byte("q")},
-		put(kvindex.TableDocs, "r", "q", "last"),
-		put(kvindex.TableDocs, "r2", "q", "x"),
-		kvindex.Mutation{Kind: kvindex.DeleteRow, Table: kvindex.TableDocs, Row: []byte("r2")},
+		put(storage.TableDocs, "r", "q", "first"),
+		storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableDocs, Row: []byte("r"), Qualifier: []byte("q")},
+		put(storage.TableDocs, "r", "q", "last"),
+		put(storage.TableDocs, "r2", "q", "x"),
+		storage.Mutation{Kind: storage.DeleteRow, Table: storage.TableDocs, Row: []byte("r2")},
 	)
-	want(t, getRow(t, s, kvindex.TableDocs, "r"), map[string]string{"q": "last"})
-	want(t, getRow(t, s, kvindex.TableDocs, "r2"), map[string]string{})
+	want(t, getRow(t, s, storage.TableDocs, "r"), map[string]string{"q": "last"})
+	want(t, getRow(t, s, storage.TableDocs, "r2"), map[string]string{})
 }
 
-func testCanceled(t *testing.T, s kvindex.Store) {
+func testCanceled(t *testing.T, s storage.Store) {
 	c, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.Get(c, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: []byte("a")}}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Get(c, []storage.RowKey{{Table: storage.TableDocs, Key: []byte("a")}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Get with canceled ctx: %v", err)
 	}
-	if err := s.Mutate(c, []kvindex.Mutation{put(kvindex.TableDocs, "a", "q", "v")}); !errors.Is(err, context.Canceled) {
+	if err := s.Mutate(c, []storage.Mutation{put(storage.TableDocs, "a", "q", "v")}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Mutate with canceled ctx: %v", err)
 	}
-	if err := s.Scan(c, kvindex.TableDocs, nil, nil, func(kvindex.Row) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := s.Scan(c, storage.TableDocs, nil, nil, func(storage.Row) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Scan with canceled ctx: %v", err)
 	}
 	d, cancel2 := context.WithDeadline(ctx, time.Now().Add(-time.Second))
 	defer cancel2()
-	if _, err := s.Get(d, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: []byte("a")}}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s.Get(d, []storage.RowKey{{Table: storage.TableDocs, Key: []byte("a")}}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Get past deadline: %v", err)
 	}
-	want(t, getRow(t, s, kvindex.TableDocs, "a"), map[string]string{})
+	want(t, getRow(t, s, storage.TableDocs, "a"), map[string]string{})
 }
 
-func testClosed(t *testing.T, s kvindex.Store) {
-	mustMutate(t, s, put(kvindex.TableDocs, "a", "q", "v"))
+func testClosed(t *testing.T, s storage.Store) {
+	mustMutate(t, s, put(storage.TableDocs, "a", "q", "v"))
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: []byte("a")}}); !errors.Is(err, kvindex.ErrStore) {
+	if _, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: []byte("a")}}); !errors.Is(err, storage.ErrStore) {
 		t.Errorf("Get after Close: %v, want ErrStore", err)
 	}
-	if err := s.Mutate(ctx, []kvindex.Mutation{put(kvindex.TableDocs, "a", "q", "v")}); !errors.Is(err, kvindex.ErrStore) {
+	if err := s.Mutate(ctx, []storage.Mutation{put(storage.TableDocs, "a", "q", "v")}); !errors.Is(err, storage.ErrStore) {
 		t.Errorf("Mutate after Close: %v, want ErrStore", err)
 	}
 	if err := s.Close(); err != nil {

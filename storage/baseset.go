@@ -1,4 +1,4 @@
-package kvindex
+package storage
 
 import (
 	"encoding/binary"
@@ -51,6 +51,10 @@ var errBaseSet = errors.New("bad base set")
 // header and a few residuals.
 const MinCellBytes = 64
 
+// MaxChunks is the largest number of chunks a base set is cut into (the
+// chunk number takes 2 bytes of an index cell's qualifier).
+const MaxChunks = 1 << 16
+
 // BaseSetBuilder turns a strictly increasing stream of residuals into
 // base-set cell values, each at most maxCellBytes long. Bulk load and
 // compaction feed it sorted runs; it never holds more than one chunk.
@@ -83,10 +87,10 @@ func NewBaseSetBuilder(residualBits, maxCellBytes int) (*BaseSetBuilder, error) 
 
 func checkBuilderArgs(residualBits, maxCellBytes int) error {
 	if residualBits < 1 || residualBits > 64 {
-		return fmt.Errorf("%w: residual bits %d, want 1..64", ErrBadDocument, residualBits)
+		return fmt.Errorf("storage: residual bits %d, want 1..64", residualBits)
 	}
 	if maxCellBytes < MinCellBytes {
-		return fmt.Errorf("kvindex: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
+		return fmt.Errorf("storage: max cell bytes %d < %d", maxCellBytes, MinCellBytes)
 	}
 	return nil
 }
@@ -95,10 +99,10 @@ func checkBuilderArgs(residualBits, maxCellBytes int) error {
 // fit in the residual width.
 func (b *BaseSetBuilder) Add(r uint64) error {
 	if b.residualBits < 64 && r>>b.residualBits != 0 {
-		return fmt.Errorf("kvindex: residual %#x wider than %d bits", r, b.residualBits)
+		return fmt.Errorf("storage: residual %#x wider than %d bits", r, b.residualBits)
 	}
 	if !b.first && r <= b.prev {
-		return fmt.Errorf("kvindex: residuals not strictly increasing: %#x after %#x", r, b.prev)
+		return fmt.Errorf("storage: residuals not strictly increasing: %#x after %#x", r, b.prev)
 	}
 	v := r - b.prev
 	if b.count == 0 {
@@ -132,7 +136,7 @@ func (b *BaseSetBuilder) Finish() ([][]byte, error) {
 		b.flush()
 	}
 	if len(b.cells) > MaxChunks {
-		return nil, fmt.Errorf("kvindex: base set needs %d chunks, at most %d", len(b.cells), MaxChunks)
+		return nil, fmt.Errorf("storage: base set needs %d chunks, at most %d", len(b.cells), MaxChunks)
 	}
 	return b.cells, nil
 }
@@ -377,7 +381,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 // DecodeBaseSet appends the residuals of one base-set cell value to dst and
 // returns it. It checks everything a damaged cell could break: encoding,
 // checksum, count, strict order and residual width. Errors wrap errBaseSet;
-// the index turns them into a CorruptError naming the cell.
+// the index and the seen sets turn them into a CorruptError naming the
+// cell.
 func DecodeBaseSet(dst []uint64, value []byte, residualBits int) ([]uint64, error) {
 	n := len(dst)
 	out, err := decodeBaseSet(dst, value, residualBits)
@@ -600,4 +605,24 @@ func (r *bitReader) refillTail() {
 		r.nacc += 8
 		r.pos++
 	}
+}
+
+// BaseSetLen reads the residual count of a base-set cell value without
+// decoding the residuals (the header is not checked against the checksum).
+func BaseSetLen(v []byte) (int, error) {
+	if len(v) < baseHeaderLen {
+		return 0, fmt.Errorf("%w: short cell", errBaseSet)
+	}
+	body := v[baseHeaderLen:]
+	if v[0] == baseSnappy {
+		var err error
+		if body, err = snappy.Decode(nil, body); err != nil {
+			return 0, fmt.Errorf("%w: %v", errBaseSet, err)
+		}
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 {
+		return 0, fmt.Errorf("%w: bad count", errBaseSet)
+	}
+	return int(n), nil
 }

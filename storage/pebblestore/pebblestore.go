@@ -1,4 +1,4 @@
-// Package pebblestore is the embedded kvindex.Store: the index's logical
+// Package pebblestore is the embedded storage.Store: the index's logical
 // tables as key ranges of one Pebble database in a local directory. It is
 // simdex's default backend.
 //
@@ -8,7 +8,7 @@
 //
 // where escaping replaces each 0x00 byte of the row key with 0x00 0xFF, so
 // that Pebble's bytewise order is the order of (table, row, qualifier) and a
-// row's cells are one contiguous range. Counters (kvindex.Add) are Pebble
+// row's cells are one contiguous range. Counters (storage.Add) are Pebble
 // merge operands summed by the "simdex.add.v1" merger.
 //
 // Rows are Pebble "prefixes": the comparer's Split ends a key's prefix after
@@ -31,7 +31,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Options configure the store.
@@ -75,7 +75,7 @@ const DefaultMemTableBytes = 32 << 20
 // layout it holds every index row of about 10^6 online-inserted documents.
 const DefaultRowCacheBytes = 128 << 20
 
-// Store is a kvindex.Store on Pebble.
+// Store is a storage.Store on Pebble.
 type Store struct {
 	// mu protects db against use after Close: operations hold it shared,
 	// Close holds it exclusively (Pebble panics on a closed DB).
@@ -92,7 +92,7 @@ type Store struct {
 	rows *rowCache
 }
 
-var _ kvindex.Store = (*Store)(nil)
+var _ storage.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the store in dir.
 func Open(dir string, opt Options) (*Store, error) {
@@ -124,7 +124,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	db, err := pebble.Open(dir, po)
 	cache.Unref() // the DB holds its own reference
 	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %w", kvindex.ErrStore, dir, err)
+		return nil, fmt.Errorf("%w: open %s: %w", storage.ErrStore, dir, err)
 	}
 	wo := pebble.Sync
 	if opt.NoSync {
@@ -166,13 +166,13 @@ func (s *Store) acquire(ctx context.Context) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
-		return fmt.Errorf("%w: store closed", kvindex.ErrStore)
+		return fmt.Errorf("%w: store closed", storage.ErrStore)
 	}
 	return nil
 }
 
 // rowPrefix appends table | escaped row | 0x00 0x01 to dst.
-func rowPrefix(dst []byte, t kvindex.Table, row []byte) []byte {
+func rowPrefix(dst []byte, t storage.Table, row []byte) []byte {
 	dst = append(dst, byte(t))
 	dst = escape(dst, row)
 	return append(dst, 0x00, 0x01)
@@ -221,7 +221,7 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 	return nil, nil, fmt.Errorf("key %x: no row terminator", k)
 }
 
-// Get implements kvindex.Store. Rows in the row cache are answered from
+// Get implements storage.Store. Rows in the row cache are answered from
 // it; the others are read with one Pebble iterator, in key order, each with
 // a prefix seek (so sstables whose filter rules the row out are skipped),
 // and cached when they have cells or are index rows. Other absent rows are
@@ -233,7 +233,7 @@ func splitKey(k []byte) (row, qual []byte, err error) {
 // cache: a check reads 32 band rows with random keys,
 // nearly all absent and the rest tiny, rarely read again; caching them
 // would evict the hot index rows, and the filters answer them cheaply.
-func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
+func (s *Store) Get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error) {
 	return s.get(ctx, keys, false)
 }
 
@@ -242,16 +242,16 @@ func (s *Store) Get(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, 
 // shared with other readers, instead of a copy. Why: a seen filter reads a
 // ~5 KB row per request only to decode it, and the copy was a third of the
 // bytes the request allocated.
-func (s *Store) GetShared(ctx context.Context, keys []kvindex.RowKey) ([]kvindex.Row, error) {
+func (s *Store) GetShared(ctx context.Context, keys []storage.RowKey) ([]storage.Row, error) {
 	return s.get(ctx, keys, true)
 }
 
-func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]kvindex.Row, error) {
+func (s *Store) get(ctx context.Context, keys []storage.RowKey, shared bool) ([]storage.Row, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	rows := make([]kvindex.Row, len(keys))
+	rows := make([]storage.Row, len(keys))
 	prefixes := make([][]byte, len(keys))
 	gens := make([]uint64, len(keys))
 	order := make([]int, 0, len(keys)) // the rows to read from Pebble
@@ -273,7 +273,7 @@ func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]
 		start := len(prefixBuf)
 		prefixBuf = rowPrefix(prefixBuf, k.Table, k.Key)
 		prefixes[i] = prefixBuf[start:len(prefixBuf):len(prefixBuf)]
-		if s.rows != nil && k.Table != kvindex.TableBands {
+		if s.rows != nil && k.Table != storage.TableBands {
 			cells, ok, gen := s.rows.get(prefixes[i], shared)
 			if ok {
 				rows[i].Cells = cells
@@ -290,7 +290,7 @@ func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]
 	// most likely to be absent (band rows) are absent there too.
 	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		return nil, fmt.Errorf("%w: %w", storage.ErrStore, err)
 	}
 	defer it.Close()
 	// Seek the rows in key order with one unbounded iterator: forward seeks
@@ -316,7 +316,7 @@ func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]
 		for ok := it.SeekPrefixGE(lo); ok && bytes.HasPrefix(it.Key(), lo); ok = it.Next() {
 			v, err := it.ValueAndErr()
 			if err != nil {
-				return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+				return nil, fmt.Errorf("%w: %w", storage.ErrStore, err)
 			}
 			arena = append(arena, it.Key()[len(lo):]...)
 			ends = append(ends, len(arena))
@@ -324,7 +324,7 @@ func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]
 			ends = append(ends, len(arena))
 		}
 		if err := it.Error(); err != nil {
-			return nil, fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+			return nil, fmt.Errorf("%w: %w", storage.ErrStore, err)
 		}
 		if cap(arena) <= maxPooledArena {
 			*sp = arena
@@ -334,16 +334,16 @@ func (s *Store) get(ctx context.Context, keys []kvindex.RowKey, shared bool) ([]
 			// arena grows by doubling). Full slice expressions: appending
 			// to one cell's bytes cannot overwrite the next.
 			arena = slices.Clone(arena)
-			cells := make([]kvindex.Cell, len(ends)/2)
+			cells := make([]storage.Cell, len(ends)/2)
 			start := 0
 			for k := range cells {
 				q, v := ends[2*k], ends[2*k+1]
-				cells[k] = kvindex.Cell{Qualifier: arena[start:q:q], Value: arena[q:v:v]}
+				cells[k] = storage.Cell{Qualifier: arena[start:q:q], Value: arena[q:v:v]}
 				start = v
 			}
 			rows[i].Cells = cells
 		}
-		if s.rows != nil && (len(rows[i].Cells) > 0 || keys[i].Table == kvindex.TableIndex) && keys[i].Table != kvindex.TableBands {
+		if s.rows != nil && (len(rows[i].Cells) > 0 || keys[i].Table == storage.TableIndex) && keys[i].Table != storage.TableBands {
 			s.rows.put(lo, rows[i].Cells, gens[i])
 		}
 	}
@@ -358,9 +358,9 @@ var arenaPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return 
 // not pin its size).
 const maxPooledArena = 1 << 20
 
-// Mutate implements kvindex.Store: one Pebble batch, applied atomically and
+// Mutate implements storage.Store: one Pebble batch, applied atomically and
 // synced before it returns.
-func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
+func (s *Store) Mutate(ctx context.Context, muts []storage.Mutation) error {
 	if err := s.acquire(ctx); err != nil {
 		return err
 	}
@@ -375,15 +375,15 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 		key = rowPrefix(key[:0], m.Table, m.Row)
 		var err error
 		switch m.Kind {
-		case kvindex.Put:
+		case storage.Put:
 			err = b.Set(append(key, m.Qualifier...), m.Value, nil)
-		case kvindex.DeleteCell:
+		case storage.DeleteCell:
 			err = b.Delete(append(key, m.Qualifier...), nil)
-		case kvindex.DeleteRow:
+		case storage.DeleteRow:
 			hi := append([]byte(nil), key...)
 			hi[len(hi)-1] = 0x02
 			err = b.DeleteRange(key, hi, nil)
-		case kvindex.Add:
+		case storage.Add:
 			var v [8]byte
 			binary.BigEndian.PutUint64(v[:], uint64(m.Delta))
 			err = b.Merge(append(key, m.Qualifier...), v[:], nil)
@@ -391,7 +391,7 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 			return fmt.Errorf("pebblestore: unknown mutation kind %d", m.Kind)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+			return fmt.Errorf("%w: %w", storage.ErrStore, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -408,13 +408,13 @@ func (s *Store) Mutate(ctx context.Context, muts []kvindex.Mutation) error {
 		}()
 	}
 	if err := b.Commit(s.wo); err != nil {
-		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: %w", storage.ErrStore, err)
 	}
 	return nil
 }
 
-// Scan implements kvindex.Store.
-func (s *Store) Scan(ctx context.Context, t kvindex.Table, start, end []byte, fn func(kvindex.Row) error) error {
+// Scan implements storage.Store.
+func (s *Store) Scan(ctx context.Context, t storage.Table, start, end []byte, fn func(storage.Row) error) error {
 	if err := s.acquire(ctx); err != nil {
 		return err
 	}
@@ -429,10 +429,10 @@ func (s *Store) Scan(ctx context.Context, t kvindex.Table, start, end []byte, fn
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: %w", storage.ErrStore, err)
 	}
 	defer it.Close()
-	var cur kvindex.Row
+	var cur storage.Row
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if n++; n%1024 == 0 {
@@ -442,25 +442,25 @@ func (s *Store) Scan(ctx context.Context, t kvindex.Table, start, end []byte, fn
 		}
 		row, qual, err := splitKey(it.Key())
 		if err != nil {
-			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+			return fmt.Errorf("%w: %w", storage.ErrStore, err)
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+			return fmt.Errorf("%w: %w", storage.ErrStore, err)
 		}
 		if cur.Key != nil && !bytes.Equal(cur.Key, row) {
 			if err := fn(cur); err != nil {
 				return err
 			}
-			cur = kvindex.Row{}
+			cur = storage.Row{}
 		}
 		if cur.Key == nil {
 			cur.Key = row
 		}
-		cur.Cells = append(cur.Cells, kvindex.Cell{Qualifier: append([]byte(nil), qual...), Value: append([]byte(nil), v...)})
+		cur.Cells = append(cur.Cells, storage.Cell{Qualifier: append([]byte(nil), qual...), Value: append([]byte(nil), v...)})
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("%w: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: %w", storage.ErrStore, err)
 	}
 	if cur.Key != nil {
 		return fn(cur)
@@ -477,7 +477,7 @@ func (s *Store) Flush() error {
 	return s.db.Flush()
 }
 
-// Close implements kvindex.Store.
+// Close implements storage.Store.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -490,7 +490,7 @@ func (s *Store) Close() error {
 		flushErr = s.db.Flush() // without a WAL, unflushed writes would be lost
 	}
 	if err := errors.Join(flushErr, s.db.Close()); err != nil {
-		return fmt.Errorf("%w: close: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: close: %w", storage.ErrStore, err)
 	}
 	return nil
 }

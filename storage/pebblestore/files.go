@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Sorted string tables written by other processes: a distributed bulk
@@ -41,21 +41,21 @@ type FileWriter struct {
 // named dir/<table>-NNNNNN.sst (dir is created if needed), each started
 // at about sstableBytes (<= 0: DefaultSSTableBytes), in the given table
 // format (Store.TableFormat of the store that will ingest them).
-func NewFileWriter(t kvindex.Table, dir string, format sstable.TableFormat, sstableBytes int64) (*FileWriter, error) {
-	if !t.Valid() || t == kvindex.TableMeta {
+func NewFileWriter(t storage.Table, dir string, format sstable.TableFormat, sstableBytes int64) (*FileWriter, error) {
+	if !t.Valid() || t == storage.TableMeta {
 		return nil, fmt.Errorf("pebblestore: no file writer for table %s", t)
 	}
 	if sstableBytes <= 0 {
 		sstableBytes = DefaultSSTableBytes
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: file writer: %w", kvindex.ErrStore, err)
+		return nil, fmt.Errorf("%w: file writer: %w", storage.ErrStore, err)
 	}
 	po := &pebble.Options{Merger: &pebble.Merger{Name: mergerName, Merge: newAdder}}
 	setTableOptions(po)
 	po.EnsureDefaults()
 	wo := po.MakeWriterOptions(0, format)
-	if t == kvindex.TableIndex {
+	if t == storage.TableIndex {
 		wo.Compression = sstable.NoCompression // as NewBulkWriter says
 	}
 	return &FileWriter{bw: &BulkWriter{t: t, dir: dir, target: sstableBytes, wo: wo}}, nil
@@ -71,7 +71,7 @@ func (w *FileWriter) Finish() ([]string, error) {
 		return nil, errors.Join(w.bw.err, w.bw.Abort())
 	}
 	if w.bw.done {
-		return nil, fmt.Errorf("%w: file writer used after Finish or Abort", kvindex.ErrStore)
+		return nil, fmt.Errorf("%w: file writer used after Finish or Abort", storage.ErrStore)
 	}
 	if err := w.bw.finishFile(); err != nil {
 		return nil, errors.Join(err, w.bw.Abort())
@@ -104,7 +104,7 @@ func (s *Store) IngestFiles(ctx context.Context, paths []string) error {
 		s.rows.invalidateAll()
 	}
 	if err != nil {
-		return fmt.Errorf("%w: ingest: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: ingest: %w", storage.ErrStore, err)
 	}
 	return nil
 }

@@ -3,12 +3,12 @@ package pebblestore
 import (
 	"testing"
 
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/storetest"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/storetest"
 )
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) kvindex.Store {
+	storetest.Run(t, func(t *testing.T) storage.Store {
 		s, err := Open(t.TempDir(), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -20,7 +20,7 @@ func TestContract(t *testing.T) {
 
 func TestSplitKeyRoundTrip(t *testing.T) {
 	for _, row := range []string{"", "a", "\x00", "\x00\xff\x00", "\xff\x01\x00"} {
-		k := append(rowPrefix(nil, kvindex.TableFP, []byte(row)), "qual\x00"...)
+		k := append(rowPrefix(nil, storage.TableFP, []byte(row)), "qual\x00"...)
 		r, q, err := splitKey(k)
 		if err != nil || string(r) != row || string(q) != "qual\x00" {
 			t.Errorf("splitKey(%x) = %q %q %v", k, r, q, err)

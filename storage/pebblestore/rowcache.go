@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // The row cache keeps whole rows (all cells of one (table, row key)) in
@@ -121,7 +121,7 @@ func (c *rowCache) locate(key []byte) (*cacheShard, uint64) {
 // or with shared the cache's own bytes (entries' data is never modified
 // once installed, so they stay valid after eviction). On a miss it returns
 // the shard's generation, to pass to put.
-func (c *rowCache) get(key []byte, shared bool) (cells []kvindex.Cell, ok bool, gen uint64) {
+func (c *rowCache) get(key []byte, shared bool) (cells []storage.Cell, ok bool, gen uint64) {
 	sh, h := c.locate(key)
 	var blob []byte
 	sh.mu.RLock()
@@ -148,7 +148,7 @@ func (c *rowCache) get(key []byte, shared bool) (cells []kvindex.Cell, ok bool, 
 
 // put installs the row read from a snapshot taken after get returned gen,
 // unless a write touched the shard since (see the coherence argument above).
-func (c *rowCache) put(key []byte, cells []kvindex.Cell, gen uint64) {
+func (c *rowCache) put(key []byte, cells []storage.Cell, gen uint64) {
 	data := binary.AppendUvarint(make([]byte, 0, cellsSize(cells)+len(key)+binary.MaxVarintLen64), uint64(len(key)))
 	data = append(data, key...)
 	data = appendCells(data, cells)
@@ -245,12 +245,12 @@ func (c *rowCache) invalidateAll() {
 //	uvarint(cell count) { uvarint(len q) q uvarint(len v) v }...
 //
 // (memory only; never persisted).
-func encodeCells(cells []kvindex.Cell) []byte {
+func encodeCells(cells []storage.Cell) []byte {
 	return appendCells(make([]byte, 0, cellsSize(cells)), cells)
 }
 
 // cellsSize bounds the length of encodeCells(cells).
-func cellsSize(cells []kvindex.Cell) int {
+func cellsSize(cells []storage.Cell) int {
 	n := binary.MaxVarintLen64
 	for _, c := range cells {
 		n += 2*binary.MaxVarintLen64 + len(c.Qualifier) + len(c.Value)
@@ -258,7 +258,7 @@ func cellsSize(cells []kvindex.Cell) int {
 	return n
 }
 
-func appendCells(b []byte, cells []kvindex.Cell) []byte {
+func appendCells(b []byte, cells []storage.Cell) []byte {
 	b = binary.AppendUvarint(b, uint64(len(cells)))
 	for _, c := range cells {
 		b = binary.AppendUvarint(b, uint64(len(c.Qualifier)))
@@ -274,7 +274,7 @@ var errBadBlob = errors.New("pebblestore: bad cached row")
 // decodeCells returns the cells of blob in newly allocated memory (one copy
 // of the blob that the cells point into, and the cell slice), or with
 // shared, cells that point into blob itself.
-func decodeCells(blob []byte, shared bool) ([]kvindex.Cell, error) {
+func decodeCells(blob []byte, shared bool) ([]storage.Cell, error) {
 	n, w := binary.Uvarint(blob)
 	if w <= 0 || n > uint64(len(blob)) {
 		return nil, errBadBlob
@@ -286,7 +286,7 @@ func decodeCells(blob []byte, shared bool) ([]kvindex.Cell, error) {
 	if !shared {
 		buf = append([]byte(nil), buf...)
 	}
-	cells := make([]kvindex.Cell, n)
+	cells := make([]storage.Cell, n)
 	field := func() ([]byte, error) {
 		l, w := binary.Uvarint(buf)
 		if w <= 0 || l > uint64(len(buf)-w) {
@@ -305,7 +305,7 @@ func decodeCells(blob []byte, shared bool) ([]kvindex.Cell, error) {
 		if err != nil {
 			return nil, err
 		}
-		cells[i] = kvindex.Cell{Qualifier: q, Value: v}
+		cells[i] = storage.Cell{Qualifier: q, Value: v}
 	}
 	if len(buf) != 0 {
 		return nil, errBadBlob

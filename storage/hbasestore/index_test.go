@@ -13,7 +13,7 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/hbasestore"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 var bg = context.Background()

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // TestFileWriterIngest: cells of two key ranges written by two FileWriters
@@ -29,14 +29,14 @@ func TestFileWriterIngest(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	cells := randomCells(r, 400)
 	// A row read before the ingest must not be answered from the cache.
-	if err := s.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: cells[0].row, Qualifier: cells[0].qual, Value: []byte("old")}}); err != nil {
+	if err := s.Mutate(ctx, []storage.Mutation{{Kind: storage.Put, Table: storage.TableDocs, Row: cells[0].row, Qualifier: cells[0].qual, Value: []byte("old")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: cells[0].row}}); err != nil {
+	if _, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: cells[0].row}}); err != nil {
 		t.Fatal(err)
 	}
 	var paths []string
-	for _, tb := range []kvindex.Table{kvindex.TableDocs, kvindex.TableIndex} {
+	for _, tb := range []storage.Table{storage.TableDocs, storage.TableIndex} {
 		half := len(cells) / 2
 		for part, cs := range [][]testCell{cells[:half], cells[half:]} {
 			w, err := NewFileWriter(tb, filepath.Join(dir, "out", tb.String(), string(rune('a'+part))), format, 512)
@@ -65,7 +65,7 @@ func TestFileWriterIngest(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*", "*.sst")); len(m) != 0 {
 			t.Fatalf("files left after the ingest: %v", m)
 		}
-		for _, tb := range []kvindex.Table{kvindex.TableDocs, kvindex.TableIndex} {
+		for _, tb := range []storage.Table{storage.TableDocs, storage.TableIndex} {
 			got := dumpTable(t, s, tb)
 			if !slices.EqualFunc(got, cells, func(a, b testCell) bool {
 				return string(a.row) == string(b.row) && string(a.qual) == string(b.qual) && string(a.val) == string(b.val)
@@ -73,7 +73,7 @@ func TestFileWriterIngest(t *testing.T) {
 				t.Fatalf("%s: read back %d cells, want the %d written", tb, len(got), len(cells))
 			}
 		}
-		rows, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: cells[0].row}})
+		rows, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: cells[0].row}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestFileWriterOrder(t *testing.T) {
 	}
 	defer s.Close()
 	format, _ := s.TableFormat()
-	w, err := NewFileWriter(kvindex.TableFP, filepath.Join(dir, "out"), format, 0)
+	w, err := NewFileWriter(storage.TableFP, filepath.Join(dir, "out"), format, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestFileWriterOrder(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(m) != 0 {
 		t.Fatalf("files left: %v", m)
 	}
-	if _, err := NewFileWriter(kvindex.TableMeta, dir, format, 0); err == nil {
+	if _, err := NewFileWriter(storage.TableMeta, dir, format, 0); err == nil {
 		t.Fatal("a file writer for the meta table")
 	}
 }

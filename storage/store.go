@@ -1,4 +1,15 @@
-package kvindex
+// Package storage is the narrow row/cell store simdex keeps its tables in,
+// and what is shared by everything that writes them: the logical tables
+// (Table), rows, cells and mutations, the Store interface that the
+// embedded store (storage/pebblestore) and HBase (storage/hbasestore)
+// implement, the optional sorted-cell write path (CellWriter), the
+// cross-process Locker, time buckets, and the base-set codec that index
+// rows and seen sets encode their sorted hashes with. The contract every
+// Store passes is storage/storetest. Byte layouts are in docs/FORMAT.md.
+//
+// The index (package kvindex) and the seen sets (package seen) are built
+// on top of it; storage knows nothing of their row layouts.
+package storage
 
 import (
 	"context"
@@ -6,7 +17,7 @@ import (
 	"time"
 )
 
-// Table names one of the logical tables the index keeps. On HBase each is a
+// Table names one of the logical tables simdex keeps. On HBase each is a
 // table of its own; in the embedded store each is a key range.
 type Table uint8
 
@@ -112,14 +123,14 @@ type Mutation struct {
 	Timestamp time.Time
 }
 
-// Store is the narrow row/cell store the index runs on. It is kvindex's own
-// interface, shaped so that it maps onto HBase (Get and Multi of rows, Mutate,
-// Scan) as well as onto an embedded key-value store.
+// Store is the narrow row/cell store the index and the seen sets run on,
+// shaped so that it maps onto HBase (Get and Multi of rows, Mutate, Scan)
+// as well as onto an embedded key-value store.
 //
 // Implementations wrap their own failures with ErrStore (so callers can map
 // them to "service unavailable"), keep context errors matchable with
 // errors.Is, and are safe for concurrent use. The contract is checked by
-// kvindex/storetest.
+// storage/storetest.
 type Store interface {
 	// Get reads whole rows. The result has one Row per key, in the order of
 	// keys; a missing row has no cells. The returned memory belongs to the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // openPrivate opens a store on a fresh namespace of the test HBase (named
@@ -49,7 +49,7 @@ func TestLeaseTakeoverAndRelease(t *testing.T) {
 			unlock()
 			return false
 		}
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, kvindex.ErrStore) {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, storage.ErrStore) {
 			t.Fatalf("Lock on a held lock: %v, want ErrStore and DeadlineExceeded", err)
 		}
 		return true
@@ -101,9 +101,9 @@ func TestMutateAndRelease(t *testing.T) {
 	names := []uint64{1<<16 | 3, 2<<16 | 5, 2<<16 | 6}
 	lockCells := func() int {
 		t.Helper()
-		var keys []kvindex.RowKey
+		var keys []storage.RowKey
 		for _, n := range names {
-			keys = append(keys, kvindex.RowKey{Table: kvindex.TableMeta, Key: lockRow(n)})
+			keys = append(keys, storage.RowKey{Table: storage.TableMeta, Key: lockRow(n)})
 		}
 		rows, err := s.Get(ctx, keys)
 		if err != nil {
@@ -130,9 +130,9 @@ func TestMutateAndRelease(t *testing.T) {
 				t.Fatalf("%d lock cells after Lock, want %d", got, len(names))
 			}
 			doc := []byte("doc-" + tc.name)
-			muts := []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: doc, Qualifier: []byte("d"), Value: []byte("v")}}
+			muts := []storage.Mutation{{Kind: storage.Put, Table: storage.TableDocs, Row: doc, Qualifier: []byte("d"), Value: []byte("v")}}
 			if tc.withMeta {
-				muts = append(muts, kvindex.Mutation{Kind: kvindex.Add, Table: kvindex.TableMeta, Row: counter, Qualifier: []byte("n"), Delta: 2})
+				muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: counter, Qualifier: []byte("n"), Delta: 2})
 			}
 			if err := l.MutateAndRelease(ctx, muts, names); err != nil {
 				t.Fatal(err)
@@ -144,7 +144,7 @@ func TestMutateAndRelease(t *testing.T) {
 			if got := lockCells(); got != want {
 				t.Fatalf("%d lock cells after MutateAndRelease, want %d", got, want)
 			}
-			rows, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableDocs, Key: doc}, {Table: kvindex.TableMeta, Key: counter}})
+			rows, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: doc}, {Table: storage.TableMeta, Key: counter}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/simdex/simdex/internal/pagecache"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // The bulk write path: cells arrive sorted, are written straight into
@@ -40,11 +40,11 @@ const DefaultSSTableBytes = 32 << 20
 // refuses sstables written for another merger.
 const mergerName = "simdex.add.v1"
 
-// BulkWriter is a kvindex.CellWriter that builds sstables of one table and
+// BulkWriter is a storage.CellWriter that builds sstables of one table and
 // ingests them at Commit.
 type BulkWriter struct {
 	s      *Store
-	t      kvindex.Table
+	t      storage.Table
 	dir    string
 	target int64
 	wo     sstable.WriterOptions
@@ -63,23 +63,23 @@ type BulkWriter struct {
 	done    bool
 }
 
-var _ kvindex.CellWriter = (*BulkWriter)(nil)
+var _ storage.CellWriter = (*BulkWriter)(nil)
 
 // NewCellWriter returns a BulkWriter for table t that stages its sstables
 // in dir (created if needed; it should be on the store's file system so
 // that Ingest links instead of copying). Files it leaves behind after a
 // crash are garbage: remove dir's *.sst before reusing it.
-func (s *Store) NewCellWriter(t kvindex.Table, dir string) (kvindex.CellWriter, error) {
+func (s *Store) NewCellWriter(t storage.Table, dir string) (storage.CellWriter, error) {
 	return s.NewBulkWriter(t, dir, DefaultSSTableBytes)
 }
 
 // NewBulkWriter is NewCellWriter with the size at which a new sstable is
 // started (bytes of keys and values; <= 0 means DefaultSSTableBytes).
-func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (*BulkWriter, error) {
+func (s *Store) NewBulkWriter(t storage.Table, dir string, sstableBytes int64) (*BulkWriter, error) {
 	if !t.Valid() {
 		return nil, fmt.Errorf("pebblestore: unknown table %d", t)
 	}
-	if t == kvindex.TableMeta {
+	if t == storage.TableMeta {
 		// The meta table holds counters (merge operands); it is written
 		// through Mutate only.
 		return nil, fmt.Errorf("pebblestore: no bulk writer for the meta table")
@@ -99,13 +99,13 @@ func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (
 	format := s.db.TableFormat()
 	s.mu.RUnlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		return nil, fmt.Errorf("%w: bulk writer: %w", storage.ErrStore, err)
 	}
 	po := &pebble.Options{Merger: &pebble.Merger{Name: mergerName, Merge: newAdder}}
 	setTableOptions(po) // the same prefix filters as the store's own tables
 	po.EnsureDefaults()
 	wo := po.MakeWriterOptions(0, format)
-	if t == kvindex.TableIndex {
+	if t == storage.TableIndex {
 		// Index values are base sets and deltas, already compressed:
 		// Snappy made a 10^7 load's index sstables 0.1% smaller for 0.4 s
 		// of its CPU. (Flushes and compactions still compress; readers
@@ -115,13 +115,13 @@ func (s *Store) NewBulkWriter(t kvindex.Table, dir string, sstableBytes int64) (
 	return &BulkWriter{s: s, t: t, dir: dir, target: sstableBytes, wo: wo}, nil
 }
 
-// Put implements kvindex.CellWriter.
+// Put implements storage.CellWriter.
 func (w *BulkWriter) Put(row, qualifier, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.done {
-		return fmt.Errorf("%w: bulk writer used after Commit or Abort", kvindex.ErrStore)
+		return fmt.Errorf("%w: bulk writer used after Commit or Abort", storage.ErrStore)
 	}
 	w.key = append(rowPrefix(w.key[:0], w.t, row), qualifier...)
 	if w.last != nil && bytes.Compare(w.key, w.last) <= 0 {
@@ -135,7 +135,7 @@ func (w *BulkWriter) Put(row, qualifier, value []byte) error {
 		}
 	}
 	if err := w.w.Set(w.key, value); err != nil {
-		w.err = fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		w.err = fmt.Errorf("%w: bulk writer: %w", storage.ErrStore, err)
 		return w.err
 	}
 	w.size += int64(len(w.key) + len(value))
@@ -147,7 +147,7 @@ func (w *BulkWriter) Put(row, qualifier, value []byte) error {
 // next finishes the current sstable (on a goroutine) and starts another.
 func (w *BulkWriter) next() error {
 	if err := w.waitClosing(); err != nil {
-		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: bulk writer: %w", storage.ErrStore, err)
 	}
 	if w.w != nil {
 		prev, done := w.w, make(chan error, 1)
@@ -157,7 +157,7 @@ func (w *BulkWriter) next() error {
 	p := filepath.Join(w.dir, fmt.Sprintf("%s-%06d.sst", w.t, len(w.paths)))
 	f, err := vfs.Default.Create(p, vfs.WriteCategoryUnspecified)
 	if err != nil {
-		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: bulk writer: %w", storage.ErrStore, err)
 	}
 	w.paths = append(w.paths, p)
 	w.w = sstable.NewWriter(newBulkWritable(f), w.wo)
@@ -173,7 +173,7 @@ func (w *BulkWriter) finishFile() error {
 		w.w = nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: bulk writer: %w", kvindex.ErrStore, err)
+		return fmt.Errorf("%w: bulk writer: %w", storage.ErrStore, err)
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (w *BulkWriter) waitClosing() error {
 	return err
 }
 
-// Commit implements kvindex.CellWriter: the staged sstables are ingested in
+// Commit implements storage.CellWriter: the staged sstables are ingested in
 // one call (Pebble applies an ingest atomically, in one manifest edit, and
 // syncs it). A cell that already exists is shadowed by the ingested one,
 // as by a Put.
@@ -197,7 +197,7 @@ func (w *BulkWriter) Commit(ctx context.Context) error {
 		return errors.Join(w.err, w.Abort())
 	}
 	if w.done {
-		return fmt.Errorf("%w: bulk writer used after Commit or Abort", kvindex.ErrStore)
+		return fmt.Errorf("%w: bulk writer used after Commit or Abort", storage.ErrStore)
 	}
 	if err := w.finishFile(); err != nil {
 		return errors.Join(err, w.Abort())
@@ -218,14 +218,14 @@ func (w *BulkWriter) Commit(ctx context.Context) error {
 	}
 	w.s.mu.RUnlock()
 	if err != nil {
-		return errors.Join(fmt.Errorf("%w: ingest: %w", kvindex.ErrStore, err), w.removeFiles())
+		return errors.Join(fmt.Errorf("%w: ingest: %w", storage.ErrStore, err), w.removeFiles())
 	}
 	// Ingest links (or copies) the files into the store; the staged names
 	// are ours to remove.
 	return w.removeFiles()
 }
 
-// Abort implements kvindex.CellWriter.
+// Abort implements storage.CellWriter.
 func (w *BulkWriter) Abort() error {
 	w.done = true
 	err := w.waitClosing()

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 type testCell struct{ row, qual, val []byte }
@@ -46,10 +46,10 @@ func randomCells(r *rand.Rand, n int) []testCell {
 	return out
 }
 
-func dumpTable(t *testing.T, s *Store, tb kvindex.Table) []testCell {
+func dumpTable(t *testing.T, s *Store, tb storage.Table) []testCell {
 	t.Helper()
 	var out []testCell
-	err := s.Scan(context.Background(), tb, nil, nil, func(r kvindex.Row) error {
+	err := s.Scan(context.Background(), tb, nil, nil, func(r storage.Row) error {
 		for _, c := range r.Cells {
 			out = append(out, testCell{r.Key, c.Qualifier, c.Value})
 		}
@@ -80,27 +80,27 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 		}
 		// Both stores already hold a counter, a cell of another table and
 		// an older version of every tenth cell.
-		pre := []kvindex.Mutation{
-			{Kind: kvindex.Add, Table: kvindex.TableMeta, Row: []byte("m"), Qualifier: []byte("n"), Delta: 5},
-			{Kind: kvindex.Put, Table: kvindex.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte("docs")},
+		pre := []storage.Mutation{
+			{Kind: storage.Add, Table: storage.TableMeta, Row: []byte("m"), Qualifier: []byte("n"), Delta: 5},
+			{Kind: storage.Put, Table: storage.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte("docs")},
 		}
 		for i := 0; i < len(cells); i += 10 {
-			pre = append(pre, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableFP, Row: cells[i].row, Qualifier: cells[i].qual, Value: []byte("old")})
+			pre = append(pre, storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: cells[i].row, Qualifier: cells[i].qual, Value: []byte("old")})
 		}
 		for _, s := range []*Store{a, b} {
 			if err := s.Mutate(ctx, pre); err != nil {
 				t.Fatal(err)
 			}
 		}
-		var muts []kvindex.Mutation
+		var muts []storage.Mutation
 		for _, c := range cells {
-			muts = append(muts, kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableFP, Row: c.row, Qualifier: c.qual, Value: c.val})
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: c.row, Qualifier: c.qual, Value: c.val})
 		}
 		if err := a.Mutate(ctx, muts); err != nil {
 			t.Fatal(err)
 		}
 		stage := filepath.Join(dir, fmt.Sprint("stage", bulk))
-		w, err := b.NewBulkWriter(kvindex.TableFP, stage, 4<<10) // many small sstables
+		w, err := b.NewBulkWriter(storage.TableFP, stage, 4<<10) // many small sstables
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 		if tables < len(w.paths) {
 			t.Errorf("bulk=%v: %d sstables in the store, want at least the %d ingested", bulk, tables, len(w.paths))
 		}
-		for _, tb := range kvindex.Tables {
+		for _, tb := range storage.Tables {
 			got, want := dumpTable(t, b, tb), dumpTable(t, a, tb)
 			if !slices.EqualFunc(got, want, func(x, y testCell) bool {
 				return bytes.Equal(x.row, y.row) && bytes.Equal(x.qual, y.qual) && bytes.Equal(x.val, y.val)
@@ -150,10 +150,10 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 			}
 		}
 		// Counters keep working on top of ingested data.
-		if err := b.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.Add, Table: kvindex.TableMeta, Row: []byte("m"), Qualifier: []byte("n"), Delta: 2}}); err != nil {
+		if err := b.Mutate(ctx, []storage.Mutation{{Kind: storage.Add, Table: storage.TableMeta, Row: []byte("m"), Qualifier: []byte("n"), Delta: 2}}); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := b.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableMeta, Key: []byte("m")}})
+		rows, err := b.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: []byte("m")}})
 		if err != nil || len(rows[0].Cells) != 1 || !bytes.Equal(rows[0].Cells[0].Value, []byte{0, 0, 0, 0, 0, 0, 0, 7}) {
 			t.Errorf("counter after ingest: %v %v", rows, err)
 		}
@@ -166,7 +166,7 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := dumpTable(t, b, kvindex.TableFP); len(got) != len(cells) {
+		if got := dumpTable(t, b, storage.TableFP); len(got) != len(cells) {
 			t.Errorf("after reopen: %d cells, want %d", len(got), len(cells))
 		}
 		if err := errors.Join(a.Close(), b.Close()); err != nil {
@@ -183,10 +183,10 @@ func TestBulkWriterErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.NewCellWriter(kvindex.TableMeta, filepath.Join(dir, "st")); err == nil {
+	if _, err := s.NewCellWriter(storage.TableMeta, filepath.Join(dir, "st")); err == nil {
 		t.Error("a bulk writer for the meta table (counters) was accepted")
 	}
-	if _, err := s.NewCellWriter(kvindex.Table(9), filepath.Join(dir, "st")); err == nil {
+	if _, err := s.NewCellWriter(storage.Table(9), filepath.Join(dir, "st")); err == nil {
 		t.Error("unknown table accepted")
 	}
 	cases := []struct {
@@ -200,7 +200,7 @@ func TestBulkWriterErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		stage := filepath.Join(dir, "stage-"+c.name)
-		w, err := s.NewCellWriter(kvindex.TableIndex, stage)
+		w, err := s.NewCellWriter(storage.TableIndex, stage)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,11 +220,11 @@ func TestBulkWriterErrors(t *testing.T) {
 			t.Errorf("%s: staging files left: %v", c.name, left)
 		}
 	}
-	if got := dumpTable(t, s, kvindex.TableIndex); len(got) != 0 {
+	if got := dumpTable(t, s, storage.TableIndex); len(got) != 0 {
 		t.Errorf("failed writers wrote %d cells", len(got))
 	}
 	// Abort drops everything.
-	w, _ := s.NewCellWriter(kvindex.TableIndex, filepath.Join(dir, "abort"))
+	w, _ := s.NewCellWriter(storage.TableIndex, filepath.Join(dir, "abort"))
 	w.Put([]byte("a"), []byte("q"), []byte("v"))
 	if err := w.Abort(); err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestBulkWriterErrors(t *testing.T) {
 	if err := w.Commit(ctx); err == nil {
 		t.Error("commit after abort succeeded")
 	}
-	if got := dumpTable(t, s, kvindex.TableIndex); len(got) != 0 {
+	if got := dumpTable(t, s, storage.TableIndex); len(got) != 0 {
 		t.Errorf("aborted writer wrote %d cells", len(got))
 	}
 }
@@ -249,8 +249,8 @@ func TestIngestInvalidatesRowCache(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	row := []byte("row-1")
-	key := []kvindex.RowKey{{Table: kvindex.TableIndex, Key: row}}
-	if err := s.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: row, Qualifier: []byte("a"), Value: []byte("old")}}); err != nil {
+	key := []storage.RowKey{{Table: storage.TableIndex, Key: row}}
+	if err := s.Mutate(ctx, []storage.Mutation{{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: []byte("a"), Value: []byte("old")}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the second Get is answered from the cache
@@ -261,7 +261,7 @@ func TestIngestInvalidatesRowCache(t *testing.T) {
 	if st := s.CacheStats(); st.Hits == 0 {
 		t.Fatalf("row cache not used: %+v", st)
 	}
-	w, err := s.NewCellWriter(kvindex.TableIndex, filepath.Join(dir, "stage"))
+	w, err := s.NewCellWriter(storage.TableIndex, filepath.Join(dir, "stage"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func BenchmarkBulkWriterPut(b *testing.B) {
 	dir := b.TempDir()
 	var row [8]byte
 	for b.Loop() {
-		w, err := s.NewBulkWriter(kvindex.TableFP, dir, 0)
+		w, err := s.NewBulkWriter(storage.TableFP, dir, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/kvindex/storetest"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/storetest"
 )
 
 func openStore(t testing.TB, opt Options) *Store {
@@ -34,23 +34,23 @@ func TestContractCacheVariants(t *testing.T) {
 		bytes int64
 	}{{"off", -1}, {"tiny", 64 * 1024}} {
 		t.Run(tc.name, func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) kvindex.Store {
+			storetest.Run(t, func(t *testing.T) storage.Store {
 				return openStore(t, Options{RowCacheBytes: tc.bytes})
 			})
 		})
 	}
 }
 
-func put(row, qual string, val []byte) kvindex.Mutation {
-	return kvindex.Mutation{Kind: kvindex.Put, Table: kvindex.TableIndex, Row: []byte(row), Qualifier: []byte(qual), Value: val}
+func put(row, qual string, val []byte) storage.Mutation {
+	return storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: []byte(row), Qualifier: []byte(qual), Value: val}
 }
 
 func TestRowCacheHitsAndInvalidation(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
 	s := openStore(t, Options{Registerer: reg})
-	key := []kvindex.RowKey{{Table: kvindex.TableIndex, Key: []byte("r\x00w")}}
-	if err := s.Mutate(ctx, []kvindex.Mutation{put("r\x00w", "q1", []byte("v1"))}); err != nil {
+	key := []storage.RowKey{{Table: storage.TableIndex, Key: []byte("r\x00w")}}
+	if err := s.Mutate(ctx, []storage.Mutation{put("r\x00w", "q1", []byte("v1"))}); err != nil {
 		t.Fatal(err)
 	}
 	read := func() string {
@@ -78,17 +78,17 @@ func TestRowCacheHitsAndInvalidation(t *testing.T) {
 		t.Fatalf("after a miss and a hit: %+v", st)
 	}
 	steps := []struct {
-		m    kvindex.Mutation
+		m    storage.Mutation
 		want string
 	}{
 		{put("r\x00w", "q0", []byte("v0")), "q0=v0;q1=v1;"},
-		{kvindex.Mutation{Kind: kvindex.DeleteCell, Table: kvindex.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("q1")}, "q0=v0;"},
-		{kvindex.Mutation{Kind: kvindex.DeleteRow, Table: kvindex.TableIndex, Row: []byte("r\x00w")}, ""},
-		{kvindex.Mutation{Kind: kvindex.Add, Table: kvindex.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("n"), Delta: 5}, "n=\x00\x00\x00\x00\x00\x00\x00\x05;"},
-		{kvindex.Mutation{Kind: kvindex.Add, Table: kvindex.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("n"), Delta: 2}, "n=\x00\x00\x00\x00\x00\x00\x00\x07;"},
+		{storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("q1")}, "q0=v0;"},
+		{storage.Mutation{Kind: storage.DeleteRow, Table: storage.TableIndex, Row: []byte("r\x00w")}, ""},
+		{storage.Mutation{Kind: storage.Add, Table: storage.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("n"), Delta: 5}, "n=\x00\x00\x00\x00\x00\x00\x00\x05;"},
+		{storage.Mutation{Kind: storage.Add, Table: storage.TableIndex, Row: []byte("r\x00w"), Qualifier: []byte("n"), Delta: 2}, "n=\x00\x00\x00\x00\x00\x00\x00\x07;"},
 	}
 	for _, st := range steps {
-		if err := s.Mutate(ctx, []kvindex.Mutation{st.m}); err != nil {
+		if err := s.Mutate(ctx, []storage.Mutation{st.m}); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 { // a miss that fills, then a hit
@@ -124,7 +124,7 @@ func TestRowCacheBudget(t *testing.T) {
 	ctx := context.Background()
 	const budget = 256 << 10
 	s := openStore(t, Options{RowCacheBytes: budget, NoSync: true})
-	var muts []kvindex.Mutation
+	var muts []storage.Mutation
 	for i := range 2000 {
 		muts = append(muts, put(fmt.Sprintf("row%05d", i), "q", bytes.Repeat([]byte{byte(i)}, 100)))
 	}
@@ -133,7 +133,7 @@ func TestRowCacheBudget(t *testing.T) {
 	}
 	for pass := range 2 {
 		for i := range 2000 {
-			rows, err := s.Get(ctx, []kvindex.RowKey{{Table: kvindex.TableIndex, Key: []byte(fmt.Sprintf("row%05d", i))}})
+			rows, err := s.Get(ctx, []storage.RowKey{{Table: storage.TableIndex, Key: []byte(fmt.Sprintf("row%05d", i))}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,13 +184,13 @@ func TestRowCacheNoStaleReadAfterAck(t *testing.T) {
 						}
 						var v [8]byte
 						binary.BigEndian.PutUint64(v[:], seq)
-						muts := []kvindex.Mutation{
+						muts := []storage.Mutation{
 							put(rowName(w), "seq", v[:]),
-							{Kind: kvindex.Add, Table: kvindex.TableIndex, Row: []byte(rowName(w)), Qualifier: []byte("n"), Delta: 1},
+							{Kind: storage.Add, Table: storage.TableIndex, Row: []byte(rowName(w)), Qualifier: []byte("n"), Delta: 1},
 							put("shared", rowName(w), v[:]),
 						}
 						if seq%7 == 0 { // a row rewritten from scratch
-							muts = append([]kvindex.Mutation{{Kind: kvindex.DeleteRow, Table: kvindex.TableIndex, Row: []byte(rowName(w))}}, muts...)
+							muts = append([]storage.Mutation{{Kind: storage.DeleteRow, Table: storage.TableIndex, Row: []byte(rowName(w))}}, muts...)
 							muts[2].Delta = int64(seq) // the counter restarts: make it seq again
 						}
 						if err := s.Mutate(ctx, muts); err != nil {
@@ -213,9 +213,9 @@ func TestRowCacheNoStaleReadAfterAck(t *testing.T) {
 						}
 						w := (r + i) % writers
 						floor := acked[w].Load()
-						rows, err := s.Get(ctx, []kvindex.RowKey{
-							{Table: kvindex.TableIndex, Key: []byte(rowName(w))},
-							{Table: kvindex.TableIndex, Key: []byte("shared")},
+						rows, err := s.Get(ctx, []storage.RowKey{
+							{Table: storage.TableIndex, Key: []byte(rowName(w))},
+							{Table: storage.TableIndex, Key: []byte("shared")},
 						})
 						if err != nil {
 							errs <- err
@@ -256,7 +256,7 @@ func TestRowCacheNoStaleReadAfterAck(t *testing.T) {
 }
 
 func TestCellsRoundTrip(t *testing.T) {
-	for _, cells := range [][]kvindex.Cell{
+	for _, cells := range [][]storage.Cell{
 		nil,
 		{{Qualifier: []byte("a"), Value: nil}},
 		{{Qualifier: []byte("d\x00\x01"), Value: []byte("x")}, {Qualifier: []byte("e"), Value: bytes.Repeat([]byte("v"), 300)}},
@@ -279,7 +279,7 @@ func TestCellsRoundTrip(t *testing.T) {
 // must never panic, and what it accepts must re-encode to the same bytes.
 func FuzzDecodeCells(f *testing.F) {
 	f.Add([]byte{0})
-	f.Add(encodeCells([]kvindex.Cell{{Qualifier: []byte("q"), Value: []byte("v")}}))
+	f.Add(encodeCells([]storage.Cell{{Qualifier: []byte("q"), Value: []byte("v")}}))
 	f.Add([]byte{2, 1, 'q', 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -307,14 +307,14 @@ func TestGetShared(t *testing.T) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	key := []kvindex.RowKey{{Table: kvindex.TableSeen, Key: []byte("row")}}
+	key := []storage.RowKey{{Table: storage.TableSeen, Key: []byte("row")}}
 	put := func(v string) {
 		t.Helper()
-		if err := st.Mutate(ctx, []kvindex.Mutation{{Kind: kvindex.Put, Table: kvindex.TableSeen, Row: []byte("row"), Qualifier: []byte("q"), Value: []byte(v)}}); err != nil {
+		if err := st.Mutate(ctx, []storage.Mutation{{Kind: storage.Put, Table: storage.TableSeen, Row: []byte("row"), Qualifier: []byte("q"), Value: []byte(v)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	value := func(rows []kvindex.Row) string {
+	value := func(rows []storage.Row) string {
 		t.Helper()
 		if len(rows) != 1 || len(rows[0].Cells) != 1 {
 			t.Fatalf("rows %v", rows)

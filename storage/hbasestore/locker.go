@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
-// Lease locks (kvindex.Locker across processes). One lock is one cell of
+// Lease locks (storage.Locker across processes). One lock is one cell of
 // the meta table:
 //
 //	row        "lock:" | name (8 bytes, big-endian)
@@ -45,7 +45,7 @@ var lockQualifier = []byte("o")
 // lockRowPrefix starts every lock row of the meta table.
 const lockRowPrefix = "lock:"
 
-// Locker is the cross-process kvindex.Locker of a Store.
+// Locker is the cross-process storage.Locker of a Store.
 type Locker struct {
 	s     *Store
 	lease time.Duration
@@ -61,7 +61,7 @@ type Locker struct {
 	held map[uint64][]byte
 }
 
-var _ kvindex.ReleasingLocker = (*Locker)(nil)
+var _ storage.ReleasingLocker = (*Locker)(nil)
 
 // Locker returns the store's lease locker, for kvindex.Config.Locker.
 func (s *Store) Locker() *Locker {
@@ -76,7 +76,7 @@ func (s *Store) Locker() *Locker {
 // Released names leave the held set, so their unlock functions skip them;
 // the rest (not folded, or an error) are released by the unlock functions
 // as before.
-func (l *Locker) MutateAndRelease(ctx context.Context, muts []kvindex.Mutation, names []uint64) error {
+func (l *Locker) MutateAndRelease(ctx context.Context, muts []storage.Mutation, names []uint64) error {
 	var rel []hbase.CondMutation
 	var relNames []uint64
 	var relVals [][]byte
@@ -154,7 +154,7 @@ func lockRow(name uint64) []byte {
 func (l *Locker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	var token [16]byte
 	if _, err := crand.Read(token[:]); err != nil {
-		return nil, fmt.Errorf("%w: hbasestore: lock token: %w", kvindex.ErrStore, err)
+		return nil, fmt.Errorf("%w: hbasestore: lock token: %w", storage.ErrStore, err)
 	}
 	held := make([][]byte, len(names)) // the value we put, per name; nil: not held
 	// releaseNow gives back what is held before Lock goes on (contended fast
@@ -230,7 +230,7 @@ func (l *Locker) tryAll(ctx context.Context, names []uint64, token []byte, held 
 			Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}},
 		}
 	}
-	applied, errs, err := l.s.c.CheckAndMutateMulti(ctx, l.s.tables[kvindex.TableMeta], muts)
+	applied, errs, err := l.s.c.CheckAndMutateMulti(ctx, l.s.tables[storage.TableMeta], muts)
 	if err != nil {
 		for i := range held {
 			held[i] = mine // unknown: release to be sure
@@ -255,15 +255,15 @@ func (l *Locker) value(token []byte) []byte {
 
 func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte, error) {
 	row := lockRow(name)
-	table := l.s.tables[kvindex.TableMeta]
+	table := l.s.tables[storage.TableMeta]
 	fam := l.s.fam
 	backoff := time.Millisecond
 	for {
 		if err := l.s.check(ctx); err != nil {
-			if errors.Is(err, kvindex.ErrStore) {
+			if errors.Is(err, storage.ErrStore) {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w: lock %x not taken: %w", kvindex.ErrStore, name, err)
+			return nil, fmt.Errorf("%w: lock %x not taken: %w", storage.ErrStore, name, err)
 		}
 		mine := l.value(token)
 		put := &hbase.Put{Row: row, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: mine}}}
@@ -308,7 +308,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%w: lock %x held by another process: %w", kvindex.ErrStore, name, ctx.Err())
+			return nil, fmt.Errorf("%w: lock %x held by another process: %w", storage.ErrStore, name, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -332,7 +332,7 @@ func (l *Locker) releaseAll(ctx context.Context, names []uint64, held [][]byte) 
 			muts[k] = l.releaseMut(names[i], held[i])
 		}
 		actx, cancel := context.WithTimeout(ctx, releaseAttempt)
-		_, errs, err := l.s.c.CheckAndMutateMulti(actx, l.s.tables[kvindex.TableMeta], muts)
+		_, errs, err := l.s.c.CheckAndMutateMulti(actx, l.s.tables[storage.TableMeta], muts)
 		cancel()
 		if errors.Is(err, hbase.ErrClosed) {
 			return

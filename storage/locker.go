@@ -1,0 +1,32 @@
+package storage
+
+import "context"
+
+// Locker serializes writers across processes that share one store (several
+// servers on one HBase). A user calls Lock with lock names sorted and
+// deduplicated, never while holding another Locker lock of its own, and
+// calls the returned unlock exactly once; the index always takes
+// document-id names before row names within one operation. A Locker must
+// give mutual exclusion per name across every process using the store, and
+// should fail (rather than wait forever) when ctx ends. The embedded store
+// needs none: only one process can open it, and in-process locks already
+// serialize.
+type Locker interface {
+	Lock(ctx context.Context, names []uint64) (unlock func(), err error)
+}
+
+// ReleasingLocker is a Locker that can release locks in the request that
+// carries an operation's last writes, so that the release costs no round
+// trip (nor, on HBase, a write-ahead-log sync) of its own. The index's
+// check-and-insert uses it when its Locker has it.
+type ReleasingLocker interface {
+	Locker
+	// MutateAndRelease applies muts as the store's Mutate does and releases
+	// the named locks, which this process holds through Lock. Every
+	// mutation outside TableMeta is acknowledged before any lock is
+	// released; TableMeta mutations (counters, which no lock protects) may
+	// share the release's request. The locks' unlock functions must still
+	// be called once the operation is over: they release what this did not
+	// (everything, when it could not fold the release into the writes).
+	MutateAndRelease(ctx context.Context, muts []Mutation, names []uint64) error
+}
