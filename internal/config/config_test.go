@@ -368,8 +368,8 @@ func TestWrap(t *testing.T) {
 		{"", 10, ""},
 	}
 	for _, tt := range tests {
-		if got := wrap(tt.text, tt.width); got != tt.want {
-			t.Errorf("wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		if got := Wrap(tt.text, tt.width); got != tt.want {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
 		}
 	}
 }

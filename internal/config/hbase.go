@@ -14,8 +14,9 @@ const DefaultHBaseNamespace = "simdex"
 
 // HBase is the connection to HBase that the server, the bulk loader and
 // simdexctl share: the same flags, defaults, checks and store
-// configuration in each. Commands embed it in their Config, so the fields
-// read as the Config's own (cfg.HBaseZK).
+// configuration in each. Commands embed it in their Config, so its fields
+// and methods read as the Config's own (cfg.HBaseZK, cfg.HBaseQuorum());
+// the methods are named for HBase to read right there.
 type HBase struct {
 	// HBaseZK is the ZooKeeper quorum, host:port[,host:port...] (--hbase-zk).
 	HBaseZK string
@@ -31,11 +32,11 @@ type HBase struct {
 // HBase flags.
 func DefaultHBase() HBase { return HBase{HBaseNamespace: DefaultHBaseNamespace} }
 
-// Flags declares --hbase-zk and --hbase-namespace on fs, bound to h, and
+// HBaseFlags declares --hbase-zk and --hbase-namespace on fs, bound to h, and
 // --hbase-create-tables when refusal (what a missing table does without
 // it, e.g. "else refuse to start") is not empty. Every help text starts
 // with prefix (e.g. "with --store hbase: ").
-func (h *HBase) Flags(fs *flag.FlagSet, prefix, refusal string) {
+func (h *HBase) HBaseFlags(fs *flag.FlagSet, prefix, refusal string) {
 	fs.StringVar(&h.HBaseZK, "hbase-zk", h.HBaseZK, prefix+"ZooKeeper quorum of HBase, host:port[,host:port...]")
 	fs.StringVar(&h.HBaseNamespace, "hbase-namespace", h.HBaseNamespace, prefix+"namespace of the simdex tables")
 	if refusal != "" {
@@ -43,8 +44,9 @@ func (h *HBase) Flags(fs *flag.FlagSet, prefix, refusal string) {
 	}
 }
 
-// Quorum is HBaseZK split at commas, blanks trimmed, empty items dropped.
-func (h HBase) Quorum() []string {
+// HBaseQuorum is HBaseZK split at commas, blanks trimmed, empty items
+// dropped.
+func (h HBase) HBaseQuorum() []string {
 	var out []string
 	for _, a := range strings.Split(h.HBaseZK, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -54,18 +56,18 @@ func (h HBase) Quorum() []string {
 	return out
 }
 
-// StoreConfig is the HBase store's configuration of h (the quorum, the
+// HBaseStoreConfig is the HBase store's configuration of h (the quorum, the
 // namespace, CreateTables); the command sets the rest.
-func (h HBase) StoreConfig() hbasestore.Config {
-	return hbasestore.Config{ZooKeeper: h.Quorum(), Namespace: h.HBaseNamespace, CreateTables: h.HBaseCreateTables}
+func (h HBase) HBaseStoreConfig() hbasestore.Config {
+	return hbasestore.Config{ZooKeeper: h.HBaseQuorum(), Namespace: h.HBaseNamespace, CreateTables: h.HBaseCreateTables}
 }
 
-// Validate reports what is wrong with h for user, what needs HBase (e.g.
+// ValidateHBase reports what is wrong with h for user, what needs HBase (e.g.
 // "--store hbase"): no quorum, an address without a port, a bad
 // namespace.
-func (h HBase) Validate(user string) error {
-	if len(h.Quorum()) == 0 {
+func (h HBase) ValidateHBase(user string) error {
+	if len(h.HBaseQuorum()) == 0 {
 		return fmt.Errorf("%s needs --hbase-zk (%s): the ZooKeeper quorum, host:port[,host:port...]", user, EnvName("hbase-zk"))
 	}
-	return h.StoreConfig().WithDefaults().Validate()
+	return h.HBaseStoreConfig().WithDefaults().Validate()
 }

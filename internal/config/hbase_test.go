@@ -30,7 +30,7 @@ func TestHBaseFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := DefaultHBase()
 			s := NewSet("tool", errTest, io.Discard, Usage{})
-			got.Flags(s.Flags(), "with --store hbase: ", tt.refusal)
+			got.HBaseFlags(s.Flags(), "with --store hbase: ", tt.refusal)
 			if err := s.Parse(tt.args, getenv(tt.env)); err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestHBaseFlags(t *testing.T) {
 	}
 	var h HBase
 	s := NewSet("tool", errTest, io.Discard, Usage{})
-	h.Flags(s.Flags(), "with --store hbase: ", "else refuse to start")
+	h.HBaseFlags(s.Flags(), "with --store hbase: ", "else refuse to start")
 	for name, usage := range map[string]string{
 		"hbase-zk":            "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]",
 		"hbase-namespace":     "with --store hbase: namespace of the simdex tables",
@@ -69,7 +69,7 @@ func TestHBaseValidate(t *testing.T) {
 		{HBase{HBaseZK: "h:1", HBaseNamespace: "a:b"}, `namespace "a:b"`},
 	}
 	for _, tt := range tests {
-		err := tt.h.Validate("--store hbase")
+		err := tt.h.ValidateHBase("--store hbase")
 		if tt.want == "" {
 			if err != nil {
 				t.Errorf("%+v: %v", tt.h, err)
@@ -80,7 +80,7 @@ func TestHBaseValidate(t *testing.T) {
 			t.Errorf("%+v: error %v, want one saying %q", tt.h, err, tt.want)
 		}
 	}
-	if err := (HBase{HBaseZK: "zkhost"}).Validate("x"); !errors.Is(err, hbasestore.ErrConfig) {
+	if err := (HBase{HBaseZK: "zkhost"}).ValidateHBase("x"); !errors.Is(err, hbasestore.ErrConfig) {
 		t.Errorf("bad address: %v, want hbasestore.ErrConfig", err)
 	}
 }
@@ -88,10 +88,10 @@ func TestHBaseValidate(t *testing.T) {
 func TestHBaseStoreConfig(t *testing.T) {
 	h := HBase{HBaseZK: " a:1,, b:2 ", HBaseNamespace: "ns", HBaseCreateTables: true}
 	want := hbasestore.Config{ZooKeeper: []string{"a:1", "b:2"}, Namespace: "ns", CreateTables: true}
-	if got := h.StoreConfig(); !reflect.DeepEqual(got, want) {
-		t.Errorf("StoreConfig = %+v, want %+v", got, want)
+	if got := h.HBaseStoreConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("HBaseStoreConfig = %+v, want %+v", got, want)
 	}
-	if q := (HBase{}).Quorum(); q != nil {
+	if q := (HBase{}).HBaseQuorum(); q != nil {
 		t.Errorf("empty quorum %q", q)
 	}
 }

@@ -63,7 +63,7 @@ func (s *Set) sourcesParagraph() string {
 	if subject != "Every flag" {
 		p += " The others are given on the command line only."
 	}
-	return wrap(p, usageWidth)
+	return Wrap(p, usageWidth)
 }
 
 // flagList names flags as "--a, --b and --c".
@@ -78,9 +78,9 @@ func flagList(fs []*flag.Flag) string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// wrap breaks text into lines of at most width columns at spaces (a
-// longer word stays whole).
-func wrap(text string, width int) string {
+// Wrap breaks text into lines of at most width columns at spaces (a
+// longer word stays whole), for the Text of a Usage.
+func Wrap(text string, width int) string {
 	var b strings.Builder
 	col := 0
 	for _, w := range strings.Fields(text) {
