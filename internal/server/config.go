@@ -1,18 +1,17 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/seen"
 )
@@ -31,15 +30,13 @@ type Config struct {
 	Store string
 	// DataDir is the Pebble store's directory.
 	DataDir string
-	// HBaseZK is the HBase ZooKeeper quorum (host:port, comma-separated),
-	// required with Store "hbase".
-	HBaseZK string
-	// HBaseNamespace holds the HBase tables (default "simdex").
-	HBaseNamespace string
-	// HBaseCreateTables creates missing HBase tables with the default
-	// schema; without it a missing table refuses to start and names
-	// `simdexctl schema create`.
-	HBaseCreateTables bool
+	// HBase is the connection to HBase, shared with the other commands:
+	// HBaseZK is the ZooKeeper quorum (host:port, comma-separated),
+	// required with Store "hbase"; HBaseNamespace holds the tables
+	// (default "simdex"); HBaseCreateTables creates missing tables with
+	// the default schema, without it a missing table refuses to start and
+	// names `simdexctl schema create`.
+	config.HBase
 	// HBaseInsertGroup is the group-commit window of single inserts on
 	// HBase (kvindex.Config.GroupWindow): concurrent inserts arriving
 	// within it are decided together, paying HBase's synced lock and write
@@ -111,7 +108,7 @@ func DefaultConfig() Config {
 		Addr:                "127.0.0.1:8080",
 		Store:               "pebble",
 		DataDir:             "simdex-data",
-		HBaseNamespace:      "simdex",
+		HBase:               config.DefaultHBase(),
 		HBaseInsertGroup:    time.Millisecond,
 		HBaseInsertGroupMax: 64,
 		MaxBodyBytes:        8 << 20,
@@ -152,10 +149,7 @@ func (c Config) Validate() error {
 			return bad("data dir is empty")
 		}
 	case "hbase":
-		if strings.TrimSpace(c.HBaseZK) == "" {
-			return bad("store hbase needs --hbase-zk (SIMDEX_HBASE_ZK): the ZooKeeper quorum, host:port[,host:port...]")
-		}
-		if err := c.hbaseStoreConfig().WithDefaults().Validate(); err != nil {
+		if err := c.ValidateHBase("--store hbase"); err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		if c.HBaseInsertGroup < 0 || c.HBaseInsertGroup > time.Second {
@@ -229,122 +223,56 @@ var ErrHelp = flag.ErrHelp
 
 // LoadConfig builds a Config from defaults, then an optional JSON file
 // (--config or SIMDEX_CONFIG), then SIMDEX_* environment variables, then
-// flags: each later source overrides the earlier ones. Usage goes to out.
+// flags: each later source overrides the earlier ones (package
+// internal/config). Usage goes to out.
 func LoadConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
 	cfg := DefaultConfig()
-	fs := flag.NewFlagSet("simdex-server", flag.ContinueOnError)
-	fs.SetOutput(out)
-	var configFile string
-	var apiKeys string
-	var layoutB, layoutK int
-	fs.StringVar(&configFile, "config", "", "optional JSON file with any of the options below, keys with '_' for '-' (e.g. {\"data_dir\": \"/var/lib/simdex\", \"request_timeout\": \"2s\"})")
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address; must be loopback unless API keys are set")
-	fs.StringVar(&cfg.Store, "store", cfg.Store, "store backend: pebble (embedded) or hbase")
-	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the embedded Pebble store (created if missing)")
-	fs.StringVar(&cfg.HBaseZK, "hbase-zk", cfg.HBaseZK, "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
-	fs.StringVar(&cfg.HBaseNamespace, "hbase-namespace", cfg.HBaseNamespace, "with --store hbase: namespace of the simdex tables")
-	fs.BoolVar(&cfg.HBaseCreateTables, "hbase-create-tables", cfg.HBaseCreateTables, "with --store hbase: create missing tables with the default schema (else refuse to start)")
-	fs.DurationVar(&cfg.HBaseInsertGroup, "hbase-insert-group", cfg.HBaseInsertGroup, "with --store hbase: group-commit window of concurrent single inserts (0: off)")
-	fs.IntVar(&cfg.HBaseMultiInFlight, "hbase-multi-inflight", cfg.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
-	fs.IntVar(&cfg.HBaseInsertGroupMax, "hbase-insert-group-max", cfg.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
-	fs.StringVar(&apiKeys, "api-keys", "", "comma-separated bearer tokens required on write endpoints (none: loopback only)")
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body; larger ones get 413")
-	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "deadline for each request's work")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may drain on SIGTERM/SIGINT")
-	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "largest number of items in a batch request")
-	fs.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, "largest and default number of hits a lookup returns")
-	fs.IntVar(&layoutB, "layout-b", cfg.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
-	fs.IntVar(&layoutK, "layout-k", cfg.Layout.K, "distance K of a NEW index's layout")
-	fs.StringVar(&cfg.Bands, "bands", cfg.Bands, "LSH band rows (near-copies beyond distance K for texts of 200+ characters): auto (a NEW index gets them; an existing one keeps its choice), on (refuse an index without them) or off (a NEW index without them; refuse one with them)")
-	fs.DurationVar(&cfg.CompactEvery, "compact-every", cfg.CompactEvery, "run compaction on this interval inside the server (0: never)")
-	fs.DurationVar(&cfg.CompactRetention, "compact-retention", cfg.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
-	fs.Int64Var(&cfg.RowCacheBytes, "row-cache-bytes", cfg.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
-	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
-	fs.DurationVar(&cfg.SeenRetention, "seen-retention", cfg.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")
-	fs.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "the Go garbage collector's GOGC for the server (a GOGC environment variable wins; 0: the runtime's 100); higher trades memory for fewer collections, each of which slows the lookups it overlaps")
-	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text or json")
-	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug, info, warn, error")
-	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: server [flags]\n\nRuns the simdex REST service. Every flag can also be set with an environment\nvariable SIMDEX_<FLAG> (upper case, '-' as '_', e.g. SIMDEX_DATA_DIR), or in\nthe JSON file given by --config; flags win over the environment, which wins\nover the file.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("%w: unexpected arguments %q", ErrConfig, fs.Args())
-	}
-	setByFlag := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { setByFlag[f.Name] = true })
-
-	if configFile == "" {
-		configFile = getenv("SIMDEX_CONFIG")
-	}
-	fileValues, err := readConfigFile(configFile, fs)
-	if err != nil {
-		return cfg, err
-	}
-	// Every source goes through the flag's own parser, so a value means the
-	// same in a file, the environment and on the command line.
-	var setErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "config" || setByFlag[f.Name] || setErr != nil {
-			return
-		}
-		env := "SIMDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(env); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				setErr = fmt.Errorf("%w: %s=%q: %v", ErrConfig, env, v, err)
-			}
-			return
-		}
-		if v, ok := fileValues[f.Name]; ok {
-			if err := f.Value.Set(v); err != nil {
-				setErr = fmt.Errorf("%w: %s: %q: %v", ErrConfig, configFile, strings.ReplaceAll(f.Name, "-", "_"), err)
-			}
-		}
+	s := config.NewSet("server", ErrConfig, out, config.Usage{
+		Synopsis:    []string{"server [flags]"},
+		Text:        "Runs the simdex REST service.",
+		FileExample: `{"data_dir": "/var/lib/simdex", "request_timeout": "2s"}`,
 	})
-	if setErr != nil {
-		return cfg, setErr
+	apiKeys := cfg.declareFlags(s.Flags())
+	if err := s.Parse(args, getenv); err != nil {
+		return cfg, err
 	}
-	cfg.Layout = fingerprint.Layout{B: layoutB, K: layoutK}
-	cfg.APIKeys = splitKeys(apiKeys)
+	if len(s.Args()) > 0 {
+		return cfg, fmt.Errorf("%w: unexpected arguments %q", ErrConfig, s.Args())
+	}
+	cfg.APIKeys = splitKeys(*apiKeys)
 	return cfg, cfg.Validate()
 }
 
-// readConfigFile reads a JSON object whose keys are flag names with '_' for
-// '-' (e.g. "data_dir", "request_timeout": "5s", "api_keys": ["..."]) into
-// flag-name -> textual value.
-func readConfigFile(path string, fs *flag.FlagSet) (map[string]string, error) {
-	out := map[string]string{}
-	if path == "" {
-		return out, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("%w: config file %s: %w", ErrConfig, path, err)
-	}
-	for key, v := range raw {
-		name := strings.ReplaceAll(key, "_", "-")
-		if name == "config" || fs.Lookup(name) == nil {
-			return nil, fmt.Errorf("%w: config file %s: unknown option %q", ErrConfig, path, key)
-		}
-		var str string
-		var list []string
-		switch {
-		case json.Unmarshal(v, &str) == nil:
-			out[name] = str
-		case json.Unmarshal(v, &list) == nil:
-			out[name] = strings.Join(list, ",")
-		default:
-			out[name] = string(v) // numbers and booleans as written
-		}
-	}
-	return out, nil
+// declareFlags declares every option on fs, bound to c's fields with their
+// values as defaults; --api-keys is bound to the string returned.
+func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
+	apiKeys = new(string)
+	*apiKeys = strings.Join(c.APIKeys, ",")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address; must be loopback unless API keys are set")
+	fs.StringVar(&c.Store, "store", c.Store, "store backend: pebble (embedded) or hbase")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded Pebble store (created if missing)")
+	c.HBaseFlags(fs, "with --store hbase: ", "else refuse to start")
+	fs.DurationVar(&c.HBaseInsertGroup, "hbase-insert-group", c.HBaseInsertGroup, "with --store hbase: group-commit window of concurrent single inserts (0: off)")
+	fs.IntVar(&c.HBaseMultiInFlight, "hbase-multi-inflight", c.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
+	fs.IntVar(&c.HBaseInsertGroupMax, "hbase-insert-group-max", c.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
+	fs.StringVar(apiKeys, "api-keys", *apiKeys, "comma-separated bearer tokens required on write endpoints (none: loopback only)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body; larger ones get 413")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "deadline for each request's work")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long in-flight requests may drain on SIGTERM/SIGINT")
+	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "largest number of items in a batch request")
+	fs.IntVar(&c.MaxLimit, "max-limit", c.MaxLimit, "largest and default number of hits a lookup returns")
+	fs.IntVar(&c.Layout.B, "layout-b", c.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
+	fs.IntVar(&c.Layout.K, "layout-k", c.Layout.K, "distance K of a NEW index's layout")
+	fs.StringVar(&c.Bands, "bands", c.Bands, "LSH band rows (near-copies beyond distance K for texts of 200+ characters): auto (a NEW index gets them; an existing one keeps its choice), on (refuse an index without them) or off (a NEW index without them; refuse one with them)")
+	fs.DurationVar(&c.CompactEvery, "compact-every", c.CompactEvery, "run compaction on this interval inside the server (0: never)")
+	fs.DurationVar(&c.CompactRetention, "compact-retention", c.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
+	fs.Int64Var(&c.RowCacheBytes, "row-cache-bytes", c.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
+	fs.DurationVar(&c.SeenRetention, "seen-retention", c.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")
+	fs.IntVar(&c.GCPercent, "gc-percent", c.GCPercent, "the Go garbage collector's GOGC for the server (a GOGC environment variable wins; 0: the runtime's 100); higher trades memory for fewer collections, each of which slows the lookups it overlaps")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
+	return apiKeys
 }
 
 func splitKeys(s string) []string {

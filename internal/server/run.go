@@ -213,17 +213,10 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 // well above the request deadline: a lease must outlive any holder's
 // request (docs/ARCHITECTURE.md, "Across processes on HBase").
 func (c Config) hbaseStoreConfig() hbasestore.Config {
-	var zk []string
-	for _, a := range strings.Split(c.HBaseZK, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			zk = append(zk, a)
-		}
-	}
-	lease := 30 * time.Second
-	if l := 6 * c.RequestTimeout; l > lease {
-		lease = l
-	}
-	return hbasestore.Config{ZooKeeper: zk, Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, LockLease: lease, MultiInFlight: c.HBaseMultiInFlight}
+	hc := c.HBaseStoreConfig()
+	hc.LockLease = max(30*time.Second, 6*c.RequestTimeout)
+	hc.MultiInFlight = c.HBaseMultiInFlight
+	return hc
 }
 
 // startPprof serves net/http/pprof on addr (loopback, checked by
