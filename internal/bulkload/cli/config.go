@@ -1,35 +1,35 @@
-// Package cli is the bulkload command (cmd/bulkload): its flags and
-// SIMDEX_* environment variables (ParseArgs), their checks (Config.Validate)
-// and a load with them (Run): the store opened, the index opened or
-// created, internal/bulkload run, the summary printed.
+// Package cli is the bulkload command (cmd/bulkload): its flags, SIMDEX_*
+// environment variables and config file (ParseArgs, through
+// internal/config), their checks (Config.Validate) and a load with them
+// (Run): the store opened, the index opened or created, internal/bulkload
+// run, the summary printed.
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/kvindex"
 )
 
 // Config is the command's configuration, one field per flag. Sizes and
 // the shard stay as written (Validate parses them), so that a bad value
-// gets the same error from a flag as from its environment variable.
+// gets the same error from a flag, its environment variable or the config
+// file.
 type Config struct {
 	// Store is the backend: "pebble" (embedded, DataDir) or "hbase".
 	Store   string
 	DataDir string
+	// HBase is the connection to HBase, shared with the other commands:
 	// HBaseZK is the ZooKeeper quorum, host:port[,host:port...].
-	HBaseZK           string
-	HBaseNamespace    string
-	HBaseCreateTables bool
+	config.HBase
 	// InFlight and BatchBytes: write batches in flight and the size of
 	// one, on HBase (0 and "": 4 and 1MiB).
 	InFlight   int
@@ -73,25 +73,23 @@ type Config struct {
 // DefaultConfig is the configuration of a command line without flags.
 func DefaultConfig() Config {
 	return Config{
-		Store:          "pebble",
-		HBaseNamespace: "simdex",
-		HBaseImport:    bulkload.ImportAuto,
-		Format:         bulkload.FormatAuto,
-		Shard:          "0/1",
-		LayoutB:        fingerprint.DefaultLayout.B,
-		LayoutK:        fingerprint.DefaultLayout.K,
-		BucketWidth:    kvindex.DefaultBucketWidth,
-		Progress:       "auto",
-		ProgressEvery:  10 * time.Second,
-		Bands:          "auto",
-		LogLevel:       "info",
+		Store:         "pebble",
+		HBase:         config.DefaultHBase(),
+		HBaseImport:   bulkload.ImportAuto,
+		Format:        bulkload.FormatAuto,
+		Shard:         "0/1",
+		LayoutB:       fingerprint.DefaultLayout.B,
+		LayoutK:       fingerprint.DefaultLayout.K,
+		BucketWidth:   kvindex.DefaultBucketWidth,
+		Progress:      "auto",
+		ProgressEvery: 10 * time.Second,
+		Bands:         "auto",
+		LogLevel:      "info",
 	}
 }
 
-const usage = `Usage: bulkload --data-dir DIR [flags] INPUT...
-       bulkload --store hbase --hbase-zk HOST:PORT --checkpoint-dir CP [flags] INPUT...
-
-Loads documents or precomputed fingerprints into the simdex index in DIR
+// usage is the --help text between the synopsis and the options.
+const usage = `Loads documents or precomputed fingerprints into the simdex index in DIR
 (created if missing), or into the index tables in HBase (--store hbase). INPUT is a file, a glob or - (stdin); gzip and zstd
 inputs are read transparently. Formats: JSON Lines documents
 {"id","title","text","time","attrs"} (fingerprinted here), or delimited
@@ -134,34 +132,29 @@ puts writes batched puts (--batch-bytes each, --in-flight calls at a time);
 auto (the default) tries HFiles and writes puts for the rest of the load
 when the region servers cannot read them. See docs/OPERATIONS.md.
 
-Every flag can also be set with an environment variable SIMDEX_<FLAG>
-(upper case, '-' as '_', e.g. SIMDEX_HBASE_ZK), as for the server; a flag
-wins over the environment.
-
 Repeated ids: the last record of an id wins, as online inserts in input
 order would have it, whether the id repeats within the load or is already
 in the index. The record it replaces no longer carries its fingerprint (a
 fingerprint left without a document is dropped from the index, or
 tombstoned when it was stored), and the document and fingerprint counters
 count each once. Across the shards of a sharded load an id must not repeat.
-
-Flags:
 `
 
-// flagSet declares every flag on cfg's fields, their defaults cfg's
-// values.
-func flagSet(cfg *Config, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("bulkload", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprint(out, usage)
-		fs.PrintDefaults()
-	}
+// newSet declares every flag on cfg's fields, their defaults cfg's values;
+// usage goes to out.
+func newSet(cfg *Config, out io.Writer) *config.Set {
+	s := config.NewSet("bulkload", bulkload.ErrConfig, out, config.Usage{
+		Synopsis: []string{
+			"bulkload --data-dir DIR [flags] INPUT...",
+			"bulkload --store hbase --hbase-zk HOST:PORT --checkpoint-dir CP [flags] INPUT...",
+		},
+		Text:        usage,
+		FileExample: `{"store": "hbase", "hbase_zk": "zk1:2181,zk2:2181", "checkpoint_dir": "/var/lib/simdex-load"}`,
+	})
+	fs := s.Flags()
 	fs.StringVar(&cfg.Store, "store", cfg.Store, "store backend: pebble (embedded, --data-dir) or hbase (--hbase-zk)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "index directory (embedded store)")
-	fs.StringVar(&cfg.HBaseZK, "hbase-zk", cfg.HBaseZK, "with --store hbase: ZooKeeper quorum of HBase, host:port[,host:port...]")
-	fs.StringVar(&cfg.HBaseNamespace, "hbase-namespace", cfg.HBaseNamespace, "with --store hbase: namespace of the simdex tables")
-	fs.BoolVar(&cfg.HBaseCreateTables, "hbase-create-tables", cfg.HBaseCreateTables, "with --store hbase: create missing tables with the default schema (else refuse: see `simdexctl schema create`)")
+	cfg.HBaseFlags(fs, "with --store hbase: ", "else refuse: see `simdexctl schema create`")
 	fs.IntVar(&cfg.InFlight, "in-flight", cfg.InFlight, "with --store hbase: write batches in flight at once (default 4; the embedded store ingests sorted tables instead)")
 	fs.StringVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "with --store hbase: size of one write batch of sorted cells (default 1MiB)")
 	fs.StringVar(&cfg.HBaseImport, "hbase-import", cfg.HBaseImport, "with --store hbase: hfile (bulk-load HFiles), puts (batched puts) or auto (HFiles, puts if HBase cannot read them)")
@@ -186,48 +179,26 @@ func flagSet(cfg *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Bands, "bands", cfg.Bands, "LSH band rows: auto (a NEW index gets them, as the server creates it; an existing one keeps its choice), on (refuse an existing index without them) or off (a NEW index without them; refuse one with them)")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", cfg.ProgressEvery, "interval of progress lines when not on a terminal")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug (adds each spill and each table's merge time), info, warn, error")
-	return fs
+	return s
 }
 
-// ParseArgs builds a Config from the defaults, then the SIMDEX_*
-// environment variables (getenv), then the flags and inputs in args: each
-// later source overrides the earlier ones. Usage goes to out; with -h it
-// returns flag.ErrHelp. The Config returned with a nil error is valid.
+// flagSet is the flag set of newSet.
+func flagSet(cfg *Config, out io.Writer) *flag.FlagSet { return newSet(cfg, out).Flags() }
+
+// ParseArgs builds a Config from the defaults, then an optional JSON file
+// (--config or SIMDEX_CONFIG), then the SIMDEX_* environment variables
+// (getenv), then the flags in args, the inputs anywhere among them: each
+// later source overrides the earlier ones (package internal/config). Usage
+// goes to out; with -h it returns flag.ErrHelp. The Config returned with a
+// nil error is valid.
 func ParseArgs(args []string, getenv func(string) string, out io.Writer) (Config, error) {
 	cfg := DefaultConfig()
-	fs := flagSet(&cfg, out)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
-		}
-		return cfg, fmt.Errorf("%w: %v", bulkload.ErrConfig, err)
-	}
-	if err := applyEnv(fs, getenv); err != nil {
+	s := newSet(&cfg, out)
+	if err := s.Parse(args, getenv); err != nil {
 		return cfg, err
 	}
-	cfg.Inputs = fs.Args()
+	cfg.Inputs = s.Args()
 	return cfg, cfg.Validate()
-}
-
-// applyEnv sets every flag not given on the command line from its
-// SIMDEX_<FLAG> environment variable (as the server does), through the
-// flag's own parser.
-func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] {
-			return
-		}
-		env := "SIMDEX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(env); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%w: %s=%q: %v", bulkload.ErrConfig, env, v, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
 }
 
 // Validate reports what is wrong with c (wrapping bulkload.ErrConfig),
@@ -249,8 +220,8 @@ func (c Config) checkStore() error {
 			return fmt.Errorf("%w: --data-dir is required", bulkload.ErrConfig)
 		}
 	case "hbase":
-		if len(splitList(c.HBaseZK)) == 0 {
-			return fmt.Errorf("%w: --store hbase needs --hbase-zk (SIMDEX_HBASE_ZK): the ZooKeeper quorum, host:port[,host:port...]", bulkload.ErrConfig)
+		if err := c.ValidateHBase("--store hbase"); err != nil {
+			return fmt.Errorf("%w: %w", bulkload.ErrConfig, err)
 		}
 		if c.CheckpointDir == "" {
 			return fmt.Errorf("%w: --store hbase needs --checkpoint-dir (a local directory for the checkpoint and sorted runs)", bulkload.ErrConfig)
@@ -372,17 +343,6 @@ func (c Config) bandsMode() (kvindex.BandsMode, error) {
 		return kvindex.BandsOff, nil
 	}
 	return kvindex.BandsAuto, fmt.Errorf("%w: --bands %q: want auto, on or off", bulkload.ErrConfig, c.Bands)
-}
-
-// splitList splits a comma-separated list, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 func isTerminal(w io.Writer) bool {

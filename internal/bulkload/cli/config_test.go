@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -80,4 +82,59 @@ func TestHelp(t *testing.T) {
 			t.Errorf("usage lacks -%s", f.Name)
 		}
 	})
+}
+
+// TestSources: every flag may also come from its SIMDEX_* variable or the
+// config file (--config or SIMDEX_CONFIG), a flag winning over the
+// environment, which wins over the file; flags may follow the inputs.
+func TestSources(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "load.json")
+	if err := os.WriteFile(file, []byte(`{"data_dir": "from-file", "workers": 3, "strict": true, "shard": "1/2"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"data_dir": "d", "addr": "127.0.0.1:1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		edit func(*Config)
+		err  string
+	}{
+		{"file", []string{"--config", file, "in.csv"}, nil, func(c *Config) {
+			c.DataDir, c.Workers, c.Strict, c.Shard = "from-file", 3, true, "1/2"
+		}, ""},
+		{"SIMDEX_CONFIG, env over file", []string{"in.csv"}, map[string]string{"SIMDEX_CONFIG": file, "SIMDEX_WORKERS": "5"}, func(c *Config) {
+			c.DataDir, c.Workers, c.Strict, c.Shard = "from-file", 5, true, "1/2"
+		}, ""},
+		{"flags after the inputs", []string{"in.csv", "--data-dir", "d", "b.csv", "--workers", "2"}, map[string]string{"SIMDEX_CONFIG": file}, func(c *Config) {
+			c.DataDir, c.Workers, c.Strict, c.Shard = "d", 2, true, "1/2"
+			c.Inputs = []string{"in.csv", "b.csv"}
+		}, ""},
+		{"unknown key", []string{"--config", bad, "in.csv"}, nil, nil, `config file ` + bad + `: unknown option "addr"`},
+		{"bad file value", []string{"in.csv"}, map[string]string{"SIMDEX_CONFIG": file, "SIMDEX_STRICT": "maybe"}, nil, `invalid value "maybe" for SIMDEX_STRICT`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseArgs(tt.args, env(tt.env), io.Discard)
+			if tt.err != "" {
+				if !errors.Is(err, bulkload.ErrConfig) || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("error %v, want ErrConfig saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := DefaultConfig()
+			want.Inputs = []string{"in.csv"}
+			tt.edit(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("parsed %+v, want %+v", got, want)
+			}
+		})
+	}
 }

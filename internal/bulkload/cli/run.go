@@ -116,7 +116,9 @@ func (c Config) openIndex(ctx context.Context, kcfg kvindex.Config, cache int64)
 // kcfg) or the embedded store in bulk mode, its directory made if missing.
 func (c Config) openStore(ctx context.Context, kcfg *kvindex.Config, cache int64) (storage.Store, error) {
 	if c.Store == "hbase" {
-		hs, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: splitList(c.HBaseZK), Namespace: c.HBaseNamespace, CreateTables: c.HBaseCreateTables, Logger: kcfg.Logger})
+		hc := c.HBaseStoreConfig()
+		hc.Logger = kcfg.Logger
+		hs, err := hbasestore.Open(ctx, hc)
 		if err != nil {
 			return nil, fmt.Errorf("opening HBase store (namespace %s): %w", c.HBaseNamespace, err)
 		}
