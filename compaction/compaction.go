@@ -7,7 +7,7 @@
 //     (the truth lookups answer from) never names a document whose index
 //     entries are gone;
 //  2. walks the index table and, for each row that has work, rewrites it
-//     under kvindex's row lock (Index.UpdateRow): deltas are folded into the
+//     under kvindex's row lock (RowWriter.Update): deltas are folded into the
 //     base set of their time bucket, tombstones whose fingerprint is no
 //     longer carried by any document remove the residual from every bucket
 //     and are dropped, buckets older than the window are deleted with their
@@ -34,19 +34,18 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
 
 // Index is what compaction needs of a *kvindex.Index.
 type Index interface {
-	UpdateRow(ctx context.Context, row []byte, fn func(storage.Row) ([]storage.Mutation, error)) error
-	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]storage.Mutation, error)
+	// RowWriter rewrites index rows under their row lock.
+	RowWriter() *kvindex.RowWriter
+	DecodeIndexRow(row storage.Row) (kvindex.IndexRow, error)
 	Delete(ctx context.Context, id string) error
 	DecodeDocument(row storage.Row) (kvindex.Document, error)
 	Store() storage.Store
-	Layout() fingerprint.Layout
 	Buckets() storage.Buckets
 	Config() kvindex.Config
 }
@@ -115,10 +114,8 @@ func (c Config) Validate() error {
 // (Run is not reentrant); they may overlap with inserts, deletes and
 // lookups.
 type Compactor struct {
-	ix    Index
-	cfg   Config
-	perms []fingerprint.Permuter
-	bits  []int
+	ix  Index
+	cfg Config
 }
 
 // New returns a Compactor of ix.
@@ -127,11 +124,7 @@ func New(ix Index, cfg Config) (*Compactor, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	c := &Compactor{ix: ix, cfg: cfg, perms: ix.Layout().Permuters()}
-	for _, p := range c.perms {
-		c.bits = append(c.bits, p.PrefixBits)
-	}
-	return c, nil
+	return &Compactor{ix: ix, cfg: cfg}, nil
 }
 
 // Summary is what one run did.
@@ -255,7 +248,9 @@ func (c *Compactor) compactRows(ctx context.Context, s *Summary) error {
 	maxCell := c.ix.Config().MaxCellBytes
 	return c.scanBatches(ctx, storage.TableIndex, func(r storage.Row) bool {
 		s.RowsScanned++
-		return rowNeedsWork(r, s.CutoffBucket, maxCell)
+		row, err := c.ix.DecodeIndexRow(r)
+		// A row that cannot be decoded is picked, for the rewrite to report.
+		return err != nil || rowNeedsWork(row, s.CutoffBucket, maxCell)
 	}, func(rows []storage.Row) error {
 		for _, r := range rows {
 			if err := ctx.Err(); err != nil {
@@ -270,42 +265,18 @@ func (c *Compactor) compactRows(ctx context.Context, s *Summary) error {
 }
 
 func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *Summary) error {
-	t, prefix, err := kvindex.ParseIndexRowKey(key, c.bits)
-	if err != nil {
-		return fmt.Errorf("%w: %v", kvindex.ErrCorrupt, err)
-	}
-	p := c.perms[t]
-	live := func(r uint64) (bool, error) {
-		fp := p.Unpermute(p.Join(prefix, r))
-		rows, err := c.ix.Store().Get(ctx, []storage.RowKey{{Table: storage.TableFP, Key: kvindex.FPRowKey(uint64(fp))}})
+	rw := c.ix.RowWriter()
+	return rw.Update(ctx, key, func(row kvindex.IndexRow, u *kvindex.RowUpdate) error {
+		live := func(r uint64) (bool, error) { return rw.Carried(ctx, row.Fingerprint(r)) }
+		plan, err := foldRow(row, s.CutoffBucket, maxCell, live)
 		if err != nil {
-			return false, err
+			return err
 		}
-		return len(rows[0].Cells) > 0, nil
-	}
-	return c.ix.UpdateRow(ctx, key, func(row storage.Row) ([]storage.Mutation, error) {
-		plan, err := foldRow(row, 64-p.PrefixBits, s.CutoffBucket, maxCell, live)
-		if err != nil {
-			return nil, err
-		}
-		muts, err := plan.mutations(c.ix, key)
-		if err != nil || len(muts) == 0 {
-			return nil, err
+		if err := plan.record(u); err != nil || u.Empty() {
+			return err
 		}
 		if c.cfg.beforeWrite != nil {
 			c.cfg.beforeWrite(key)
-		}
-		size := make(map[string]int, len(row.Cells))
-		for _, cell := range row.Cells {
-			size[string(cell.Qualifier)] = len(cell.Qualifier) + len(cell.Value)
-		}
-		after := int64(plan.bytesBefore)
-		for _, m := range muts {
-			after -= int64(size[string(m.Qualifier)])
-			size[string(m.Qualifier)] = 0
-			if m.Kind == storage.Put {
-				after += int64(len(m.Qualifier) + len(m.Value))
-			}
 		}
 		s.RowsRewritten++
 		s.DeltasFolded += int64(plan.deltasFolded)
@@ -314,7 +285,7 @@ func (c *Compactor) compactRow(ctx context.Context, key []byte, maxCell int, s *
 		s.BucketsDropped += int64(plan.bucketsDropped)
 		s.BucketsRechunked += int64(plan.bucketsRechunked)
 		s.BytesBefore += int64(plan.bytesBefore)
-		s.BytesAfter += after
-		return muts, nil
+		s.BytesAfter += u.BytesAfter()
+		return nil
 	})
 }

@@ -386,17 +386,17 @@ func TestRetention(t *testing.T) {
 		t.Errorf("band and text-key cells after retention: %d (%v), want %d", bandCells, err, kept*(fingerprint.NumBands+3))
 	}
 	// No cell of an expired bucket is left.
-	err = ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(row storage.Row) error {
+	err = ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(r storage.Row) error {
+		row, err := ix.DecodeIndexRow(r)
+		if err != nil {
+			return err
+		}
 		for _, c := range row.Cells {
-			q, err := kvindex.ParseIndexQualifier(c.Qualifier)
-			if err != nil {
-				return err
+			if c.Kind != kvindex.TombstoneCell && c.Bucket < cutoff {
+				return fmt.Errorf("row %x keeps cell %+v of expired bucket %d", row.Key, c, c.Bucket)
 			}
-			if q.Kind != kvindex.TombstoneCell && q.Bucket < cutoff {
-				return fmt.Errorf("row %x keeps cell %x of expired bucket %d", row.Key, c.Qualifier, q.Bucket)
-			}
-			if q.Kind == kvindex.TombstoneCell {
-				return fmt.Errorf("row %x keeps tombstone %x", row.Key, c.Qualifier)
+			if c.Kind == kvindex.TombstoneCell {
+				return fmt.Errorf("row %x keeps tombstone %x", row.Key, c.Residual)
 			}
 		}
 		return nil

@@ -13,11 +13,11 @@ import (
 // current content alone (plus the liveness of tombstoned fingerprints), so
 // it can be unit-tested without a store.
 type rowPlan struct {
-	// sets holds, per bucket to rewrite, the new sorted residual set and the
-	// number of chunks the bucket had (so leftover chunks are deleted).
+	// sets holds, per bucket to rewrite, the new sorted residual set (the
+	// RowUpdate deletes the chunks the bucket had beyond the new ones).
 	sets map[uint32]bucketSet
-	// deletes are delta and tombstone qualifiers to remove.
-	deletes [][]byte
+	// deletes are the delta and tombstone cells to remove.
+	deletes []kvindex.IndexCell
 	// Counts for metrics and the summary.
 	deltasFolded      int
 	tombstonesApplied int
@@ -29,32 +29,25 @@ type rowPlan struct {
 
 type bucketSet struct {
 	residuals []uint64
-	oldChunks int
 }
 
 // rowNeedsWork reports, from a possibly stale read of the row, whether
 // compaction has anything to do there: deltas or tombstones to fold,
 // expired buckets, or chunks to re-cut. A row skipped here keeps its deltas,
 // which the next run folds; nothing is lost.
-func rowNeedsWork(row storage.Row, cutoff uint32, maxCell int) bool {
+func rowNeedsWork(row kvindex.IndexRow, cutoff uint32, maxCell int) bool {
 	chunks := map[uint32]int{}
 	sizes := map[uint32]int{}
 	for _, c := range row.Cells {
-		if len(c.Qualifier) == 0 {
-			return true // let the fold report the corrupt cell
-		}
-		switch c.Qualifier[0] {
-		case 'd', 'x':
+		switch c.Kind {
+		case kvindex.DeltaCell, kvindex.TombstoneCell:
 			return true
-		case 'b':
-			q, err := kvindex.ParseIndexQualifier(c.Qualifier)
-			if err != nil || q.Bucket < cutoff || len(c.Value) > maxCell {
+		case kvindex.BaseCell:
+			if c.Bucket < cutoff || len(c.Value) > maxCell {
 				return true
 			}
-			chunks[q.Bucket]++
-			sizes[q.Bucket] += len(c.Value)
-		default:
-			return true
+			chunks[c.Bucket]++
+			sizes[c.Bucket] += len(c.Value)
 		}
 	}
 	for b, n := range chunks {
@@ -71,14 +64,14 @@ func underfilled(chunks, bytes, maxCell int) bool {
 	return chunks > 1 && bytes < (chunks-1)*maxCell/2
 }
 
-// foldRow plans the compaction of one row. residualBits is the row's
-// residual width, cutoff the oldest bucket kept (buckets below it are
-// dropped; 0 keeps all), maxCell the chunk size limit. live reports whether
-// the fingerprint with residual r in this row is carried by a document (its
-// fp row has cells): a tombstone is applied only when it is not, otherwise
-// it is kept and counted (it hides a live fingerprint; the fp table is the
-// truth, so that is for an operator to look at, not for compaction to guess).
-func foldRow(row storage.Row, residualBits int, cutoff uint32, maxCell int, live func(r uint64) (bool, error)) (rowPlan, error) {
+// foldRow plans the compaction of one row. cutoff is the oldest bucket
+// kept (buckets below it are dropped; 0 keeps all), maxCell the chunk size
+// limit. live reports whether the fingerprint with residual r in this row
+// is carried by a document (its fp row has cells): a tombstone is applied
+// only when it is not, otherwise it is kept and counted (it hides a live
+// fingerprint; the fp table is the truth, so that is for an operator to
+// look at, not for compaction to guess).
+func foldRow(row kvindex.IndexRow, cutoff uint32, maxCell int, live func(r uint64) (bool, error)) (rowPlan, error) {
 	p := rowPlan{sets: map[uint32]bucketSet{}}
 	base := map[uint32][]uint64{}
 	chunks := map[uint32]int{}
@@ -86,39 +79,36 @@ func foldRow(row storage.Row, residualBits int, cutoff uint32, maxCell int, live
 	oversize := map[uint32]bool{}
 	deltas := map[uint32][]uint64{}
 	var tombs []uint64
+	residualBits := row.ResidualBits
 	for _, c := range row.Cells {
-		p.bytesBefore += len(c.Qualifier) + len(c.Value)
-		q, err := kvindex.ParseIndexQualifier(c.Qualifier)
-		if err != nil {
-			return p, fmt.Errorf("%w: row %x qualifier %x: %v", kvindex.ErrCorrupt, row.Key, c.Qualifier, err)
-		}
-		switch q.Kind {
+		p.bytesBefore += c.Size
+		switch c.Kind {
 		case kvindex.BaseCell:
-			chunks[q.Bucket]++
-			sizes[q.Bucket] += len(c.Value)
+			chunks[c.Bucket]++
+			sizes[c.Bucket] += len(c.Value)
 			if len(c.Value) > maxCell {
-				oversize[q.Bucket] = true
+				oversize[c.Bucket] = true
 			}
-			if q.Bucket < cutoff {
+			if c.Bucket < cutoff {
 				continue // dropped whole; no need to decode
 			}
-			rs, err := storage.DecodeBaseSet(base[q.Bucket], c.Value, residualBits)
+			rs, err := storage.DecodeBaseSet(base[c.Bucket], c.Value, residualBits)
 			if err != nil {
-				return p, fmt.Errorf("%w: row %x qualifier %x: %v", kvindex.ErrCorrupt, row.Key, c.Qualifier, err)
+				return p, fmt.Errorf("%w: row %x bucket %d chunk %d: %v", kvindex.ErrCorrupt, row.Key, c.Bucket, c.Chunk, err)
 			}
-			base[q.Bucket] = rs
+			base[c.Bucket] = rs
 		case kvindex.DeltaCell:
-			if residualBits < 64 && q.Residual>>residualBits != 0 {
-				return p, fmt.Errorf("%w: row %x delta %x wider than %d bits", kvindex.ErrCorrupt, row.Key, c.Qualifier, residualBits)
+			if residualBits < 64 && c.Residual>>residualBits != 0 {
+				return p, fmt.Errorf("%w: row %x delta %x of bucket %d wider than %d bits", kvindex.ErrCorrupt, row.Key, c.Residual, c.Bucket, residualBits)
 			}
-			p.deletes = append(p.deletes, c.Qualifier)
-			if q.Bucket < cutoff {
+			p.deletes = append(p.deletes, c)
+			if c.Bucket < cutoff {
 				continue
 			}
-			deltas[q.Bucket] = append(deltas[q.Bucket], q.Residual)
+			deltas[c.Bucket] = append(deltas[c.Bucket], c.Residual)
 			p.deltasFolded++
 		case kvindex.TombstoneCell:
-			tombs = append(tombs, q.Residual)
+			tombs = append(tombs, c.Residual)
 		}
 	}
 	// Tombstones: apply the valid ones (fingerprint not live).
@@ -134,13 +124,13 @@ func foldRow(row storage.Row, residualBits int, cutoff uint32, maxCell int, live
 		}
 		dead = append(dead, r)
 		p.tombstonesApplied++
-		p.deletes = append(p.deletes, kvindex.TombstoneQualifier(r))
+		p.deletes = append(p.deletes, kvindex.IndexCell{Kind: kvindex.TombstoneCell, Residual: r})
 	}
 	slices.Sort(dead)
 
-	for b, n := range chunks {
+	for b := range chunks {
 		if b < cutoff {
-			p.sets[b] = bucketSet{oldChunks: n}
+			p.sets[b] = bucketSet{}
 			p.bucketsDropped++
 		}
 	}
@@ -167,32 +157,30 @@ func foldRow(row storage.Row, residualBits int, cutoff uint32, maxCell int, live
 		if !changed && recut {
 			p.bucketsRechunked++
 		}
-		p.sets[b] = bucketSet{residuals: rs, oldChunks: chunks[b]}
+		p.sets[b] = bucketSet{residuals: rs}
 	}
 	return p, nil
 }
 
-// mutations turns a plan into the row's mutations: base-set rewrites first,
+// record records a plan in the row's RowUpdate: base-set rewrites first,
 // then the deletes of folded deltas and applied tombstones (a reader between
 // the two batches could only see a residual twice, never miss one — and the
 // store applies one Mutate atomically anyway).
-func (p rowPlan) mutations(ix Index, row []byte) ([]storage.Mutation, error) {
-	var muts []storage.Mutation
+func (p rowPlan) record(u *kvindex.RowUpdate) error {
 	bs := make([]uint32, 0, len(p.sets))
 	for b := range p.sets {
 		bs = append(bs, b)
 	}
 	slices.Sort(bs)
 	for _, b := range bs {
-		s := p.sets[b]
-		m, err := ix.BaseSetMutations(row, b, s.residuals, s.oldChunks)
-		if err != nil {
-			return nil, err
+		if err := u.SetBaseSet(b, p.sets[b].residuals); err != nil {
+			return err
 		}
-		muts = append(muts, m...)
 	}
-	for _, q := range p.deletes {
-		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: q})
+	for _, c := range p.deletes {
+		if err := u.Delete(c); err != nil {
+			return err
+		}
 	}
-	return muts, nil
+	return nil
 }

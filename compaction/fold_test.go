@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"testing"
@@ -11,33 +12,37 @@ import (
 
 const rbits = 48
 
-func baseCells(t *testing.T, bucket uint32, maxCell int, rs ...uint64) []storage.Cell {
+func baseCells(t *testing.T, bucket uint32, maxCell int, rs ...uint64) []kvindex.IndexCell {
 	t.Helper()
 	vals, err := storage.EncodeBaseSet(rs, rbits, maxCell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []storage.Cell
+	var out []kvindex.IndexCell
 	for i, v := range vals {
-		out = append(out, storage.Cell{Qualifier: kvindex.BaseQualifier(bucket, i), Value: v})
+		out = append(out, kvindex.IndexCell{Kind: kvindex.BaseCell, Bucket: bucket, Chunk: i, Value: v, Size: 7 + len(v)})
 	}
 	return out
 }
 
-func delta(b uint32, r uint64) storage.Cell {
-	return storage.Cell{Qualifier: kvindex.DeltaQualifier(b, r), Value: []byte{}}
+func delta(b uint32, r uint64) kvindex.IndexCell {
+	return kvindex.IndexCell{Kind: kvindex.DeltaCell, Bucket: b, Residual: r, Size: 13}
 }
 
-func tomb(r uint64) storage.Cell {
-	return storage.Cell{Qualifier: kvindex.TombstoneQualifier(r), Value: []byte{}}
+func tomb(r uint64) kvindex.IndexCell {
+	return kvindex.IndexCell{Kind: kvindex.TombstoneCell, Residual: r, Size: 9}
 }
 
-func row(cells ...[]storage.Cell) storage.Row {
-	r := storage.Row{Key: []byte{0, 1, 2}}
+// row is an index row of the cells, in stored order (base-set chunks, then
+// deltas, then tombstones).
+func row(cells ...[]kvindex.IndexCell) kvindex.IndexRow {
+	r := kvindex.IndexRow{Key: []byte{0, 1, 2}, ResidualBits: rbits}
 	for _, c := range cells {
 		r.Cells = append(r.Cells, c...)
 	}
-	slices.SortFunc(r.Cells, func(a, b storage.Cell) int { return slices.Compare(a.Qualifier, b.Qualifier) })
+	slices.SortFunc(r.Cells, func(a, b kvindex.IndexCell) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Chunk, b.Chunk), cmp.Compare(a.Residual, b.Residual))
+	})
 	return r
 }
 
@@ -48,7 +53,7 @@ func TestFoldRow(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		row     storage.Row
+		row     kvindex.IndexRow
 		cutoff  uint32
 		maxCell int
 		live    func(uint64) (bool, error)
@@ -58,15 +63,15 @@ func TestFoldRow(t *testing.T) {
 		kept    int
 		dropped int
 	}{
-		{name: "deltas into empty bucket", row: row([]storage.Cell{delta(5, 9), delta(5, 3)}),
+		{name: "deltas into empty bucket", row: row([]kvindex.IndexCell{delta(5, 9), delta(5, 3)}),
 			want: map[uint32][]uint64{5: {3, 9}}, deletes: 2},
-		{name: "deltas merge with base, duplicates once", row: row(baseCells(t, 5, big, 1, 4, 9), []storage.Cell{delta(5, 4), delta(5, 7), delta(6, 1)}),
+		{name: "deltas merge with base, duplicates once", row: row(baseCells(t, 5, big, 1, 4, 9), []kvindex.IndexCell{delta(5, 4), delta(5, 7), delta(6, 1)}),
 			want: map[uint32][]uint64{5: {1, 4, 7, 9}, 6: {1}}, deletes: 3},
-		{name: "valid tombstone removes from every bucket and delta", row: row(baseCells(t, 5, big, 1, 4), baseCells(t, 6, big, 4, 8), []storage.Cell{delta(7, 4), tomb(4)}),
+		{name: "valid tombstone removes from every bucket and delta", row: row(baseCells(t, 5, big, 1, 4), baseCells(t, 6, big, 4, 8), []kvindex.IndexCell{delta(7, 4), tomb(4)}),
 			live: liveSet(), want: map[uint32][]uint64{5: {1}, 6: {8}, 7: {}}, deletes: 2, applied: 1},
-		{name: "tombstone of a live fingerprint is kept", row: row(baseCells(t, 5, big, 1, 4), []storage.Cell{tomb(4)}),
+		{name: "tombstone of a live fingerprint is kept", row: row(baseCells(t, 5, big, 1, 4), []kvindex.IndexCell{tomb(4)}),
 			live: liveSet(4), want: map[uint32][]uint64{}, kept: 1},
-		{name: "expired buckets dropped with their deltas", row: row(baseCells(t, 2, big, 1), baseCells(t, 9, big, 2), []storage.Cell{delta(3, 5), delta(9, 3)}),
+		{name: "expired buckets dropped with their deltas", row: row(baseCells(t, 2, big, 1), baseCells(t, 9, big, 2), []kvindex.IndexCell{delta(3, 5), delta(9, 3)}),
 			cutoff: 5, want: map[uint32][]uint64{2: nil, 9: {2, 3}}, deletes: 2, dropped: 1},
 		{name: "nothing to do", row: row(baseCells(t, 5, big, 1, 2, 3)), want: map[uint32][]uint64{}},
 		{name: "oversize chunks re-cut", row: row(baseCells(t, 5, big, seq(0, 200)...)), maxCell: 128,
@@ -80,7 +85,7 @@ func TestFoldRow(t *testing.T) {
 			if tc.live == nil {
 				tc.live = func(uint64) (bool, error) { t.Fatal("live called without tombstones"); return false, nil }
 			}
-			p, err := foldRow(tc.row, rbits, tc.cutoff, tc.maxCell, tc.live)
+			p, err := foldRow(tc.row, tc.cutoff, tc.maxCell, tc.live)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,14 +124,16 @@ func seq(from, n uint64) []uint64 {
 	return out
 }
 
+// TestFoldRowCorrupt: a base-set chunk that does not decode and a delta
+// wider than the row's residuals are ErrCorrupt (a qualifier that does not
+// decode is kvindex.DecodeIndexRow's).
 func TestFoldRowCorrupt(t *testing.T) {
-	bad := []storage.Row{
-		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{{Qualifier: []byte("q"), Value: nil}}},
-		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{{Qualifier: kvindex.BaseQualifier(1, 0), Value: []byte{1, 2, 3}}}},
-		{Key: []byte{0, 1, 2}, Cells: []storage.Cell{delta(1, 1<<50)}},
+	bad := []kvindex.IndexRow{
+		row([]kvindex.IndexCell{{Kind: kvindex.BaseCell, Bucket: 1, Value: []byte{1, 2, 3}, Size: 10}}),
+		row([]kvindex.IndexCell{delta(1, 1<<50)}),
 	}
 	for i, r := range bad {
-		if _, err := foldRow(r, rbits, 0, 1<<16, nil); !errors.Is(err, kvindex.ErrCorrupt) {
+		if _, err := foldRow(r, 0, 1<<16, nil); !errors.Is(err, kvindex.ErrCorrupt) {
 			t.Errorf("case %d: err %v, want ErrCorrupt", i, err)
 		}
 	}

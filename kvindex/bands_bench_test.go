@@ -100,7 +100,7 @@ func BenchmarkLookupDocuments(b *testing.B) {
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	if err := ix.BaseSetsOf(slices.Clone(fps), 0, 1<<30, func(m []storage.Mutation) error { return ix.Apply(bg, m) }); err != nil {
+	if err := ix.BulkWriter().BaseSets(slices.Clone(fps), 0, 1<<30, func(m []storage.Mutation) error { return ix.BulkWriter().Apply(bg, m) }); err != nil {
 		b.Fatal(err)
 	}
 	var muts []storage.Mutation
@@ -110,13 +110,13 @@ func BenchmarkLookupDocuments(b *testing.B) {
 			sk[k] = r.Uint32()
 		}
 		slices.Sort(sk)
-		m, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("doc-%08d", i), Fingerprint: fingerprint.Fingerprint(fps[i]), Time: t0,
+		m, err := ix.BulkWriter().DocCells(kvindex.Document{ID: fmt.Sprintf("doc-%08d", i), Fingerprint: fingerprint.Fingerprint(fps[i]), Time: t0,
 			Sketch: slices.Compact(sk), Chars: 1000, Bands: bands()})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if muts = append(muts, m...); len(muts) > 50_000 || i == n-1 {
-			if err := ix.Apply(bg, muts); err != nil {
+			if err := ix.BulkWriter().Apply(bg, muts); err != nil {
 				b.Fatal(err)
 			}
 			muts = muts[:0]

@@ -256,15 +256,16 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 	}
 	defer ix.Close()
 	mustInsert(t, ix, doc("a", fpA, t0), kvindex.InsertAlways)
-	e := ix.Entries(fpA)[2]
+	p := ix.Layout().Permuters()[2]
+	row := kvindex.IndexRowKey(nil, 2, p.Prefix(p.Permute(fpA)), p.PrefixBits)
 	cases := []struct {
 		name string
 		mut  storage.Mutation
 		call func() error
 	}{
-		{"base set", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: kvindex.BaseQualifier(0, 0), Value: []byte{1, 0, 0, 0, 0, 9, 9}},
+		{"base set", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: kvindex.BaseQualifier(0, 0), Value: []byte{1, 0, 0, 0, 0, 9, 9}},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3}); return err }},
-		{"unknown index cell", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: []byte("zz"), Value: nil},
+		{"unknown index cell", storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: []byte("zz"), Value: nil},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3}); return err }},
 		{"fp cell", storage.Mutation{Kind: storage.Put, Table: storage.TableFP, Row: kvindex.FPRowKey(uint64(fpA)), Qualifier: []byte("a"), Value: []byte{1, 2}},
 			func() error { _, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 0}); return err }},
@@ -273,7 +274,7 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := ix.Apply(bg, []storage.Mutation{c.mut}); err != nil {
+			if err := ix.BulkWriter().Apply(bg, []storage.Mutation{c.mut}); err != nil {
 				t.Fatal(err)
 			}
 			err := c.call()
@@ -286,14 +287,14 @@ func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 			del.Kind = storage.DeleteCell
 			if c.name == "fp cell" || c.name == "docs cell" {
 				del = storage.Mutation{Kind: storage.Put, Table: c.mut.Table, Row: c.mut.Row, Qualifier: c.mut.Qualifier}
-				m, _ := ix.DocMutations(doc("a", fpA, t0))
+				m, _ := ix.BulkWriter().DocCells(doc("a", fpA, t0))
 				for _, x := range m {
 					if x.Table == c.mut.Table {
 						del = x
 					}
 				}
 			}
-			if err := ix.Apply(bg, []storage.Mutation{del}); err != nil {
+			if err := ix.BulkWriter().Apply(bg, []storage.Mutation{del}); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.call(); err != nil {
@@ -393,8 +394,8 @@ func TestFullestRows(t *testing.T) {
 	}
 }
 
-// BaseSetsOf builds an index whose lookups agree with brute force.
-func TestBaseSetsOfMatchesBruteForce(t *testing.T) {
+// BulkWriter.BaseSets builds an index whose lookups agree with brute force.
+func TestBaseSetsMatchBruteForce(t *testing.T) {
 	ix := openIndex(t, fingerprint.Layout{B: 5, K: 3})
 	r := rand.New(rand.NewPCG(4, 4))
 	live := oracle{}
@@ -407,18 +408,18 @@ func TestBaseSetsOfMatchesBruteForce(t *testing.T) {
 		}
 		d := doc(fmt.Sprint(i), fingerprint.Fingerprint(fps[i]), t0)
 		live[d.ID] = d
-		m, err := ix.DocMutations(d)
+		m, err := ix.BulkWriter().DocCells(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		muts = append(muts, m...)
 	}
 	batches := 0
-	err := ix.BaseSetsOf(fps, ix.Buckets().Of(t0), 500, func(m []storage.Mutation) error { batches++; return ix.Apply(bg, m) })
+	err := ix.BulkWriter().BaseSets(fps, ix.Buckets().Of(t0), 500, func(m []storage.Mutation) error { batches++; return ix.BulkWriter().Apply(bg, m) })
 	if err != nil || batches < 2 {
-		t.Fatalf("BaseSetsOf: %v, %d batches", err, batches)
+		t.Fatalf("BaseSets: %v, %d batches", err, batches)
 	}
-	if err := ix.Apply(bg, muts); err != nil {
+	if err := ix.BulkWriter().Apply(bg, muts); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < len(fps); i += 97 {

@@ -21,14 +21,14 @@ func benchIndex(b *testing.B, n int) (*kvindex.Index, []uint64) {
 		fps[i] = r.Uint64()
 	}
 	var muts []storage.Mutation
-	if err := ix.BaseSetsOf(fps, 0, 1<<30, func(m []storage.Mutation) error { muts = m; return nil }); err != nil {
+	if err := ix.BulkWriter().BaseSets(fps, 0, 1<<30, func(m []storage.Mutation) error { muts = m; return nil }); err != nil {
 		b.Fatal(err)
 	}
 	for i, f := range fps {
-		m, _ := ix.DocMutations(doc(fmt.Sprint(i), fingerprint.Fingerprint(f), t0))
+		m, _ := ix.BulkWriter().DocCells(doc(fmt.Sprint(i), fingerprint.Fingerprint(f), t0))
 		muts = append(muts, m...)
 	}
-	if err := ix.Apply(bg, muts); err != nil {
+	if err := ix.BulkWriter().Apply(bg, muts); err != nil {
 		b.Fatal(err)
 	}
 	return ix, fps

@@ -49,15 +49,15 @@ func FuzzDecodeCells(f *testing.F) {
 				t.Fatal("fp cell round trip")
 			}
 		}
-		if iq, err := ParseIndexQualifier(q); err == nil {
+		if iq, err := parseIndexQualifier(q); err == nil {
 			var back []byte
 			switch iq.Kind {
 			case BaseCell:
-				back = BaseQualifier(iq.Bucket, iq.Chunk)
+				back = baseQualifier(iq.Bucket, iq.Chunk)
 			case DeltaCell:
-				back = DeltaQualifier(iq.Bucket, iq.Residual)
+				back = deltaQualifier(iq.Bucket, iq.Residual)
 			case TombstoneCell:
-				back = TombstoneQualifier(iq.Residual)
+				back = tombstoneQualifier(iq.Residual)
 			}
 			if !bytes.Equal(back, q) {
 				t.Fatalf("qualifier round trip %x -> %x", q, back)
@@ -176,9 +176,9 @@ func TestGoldenCells(t *testing.T) {
 		"base set rice (40 random 48-bit residuals)":       hex.EncodeToString(riceCells[0]),
 		"index row key (B=4 table 2, fp 0123456789abcdef)": hex.EncodeToString(IndexRowKey(nil, 2, b4[2].Prefix(v), b4[2].PrefixBits)),
 		"index row key (26-bit prefix)":                    hex.EncodeToString(IndexRowKey(nil, 9, 0x2ABCDEF, 26)),
-		"base qualifier bucket 20513 chunk 1":              hex.EncodeToString(BaseQualifier(20513, 1)),
-		"delta qualifier":                                  hex.EncodeToString(DeltaQualifier(20513, 0xABCDEF012345)),
-		"tombstone qualifier":                              hex.EncodeToString(TombstoneQualifier(0xABCDEF012345)),
+		"base qualifier bucket 20513 chunk 1":              hex.EncodeToString(baseQualifier(20513, 1)),
+		"delta qualifier":                                  hex.EncodeToString(deltaQualifier(20513, 0xABCDEF012345)),
+		"tombstone qualifier":                              hex.EncodeToString(tombstoneQualifier(0xABCDEF012345)),
 		"base set raw (sparse)":                            hex.EncodeToString(base[0]),
 		"base set snappy (dense)":                          hex.EncodeToString(denseCells[0]),
 		"fp cell":                                          hex.EncodeToString(encodeFPCell(when, 0xFEEDFACE, true)),

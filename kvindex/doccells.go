@@ -9,29 +9,30 @@ import (
 
 // This file holds allocation-free encoders of a document's fp and docs
 // cells, for bulk loaders that encode millions of documents into reused
-// buffers (DocMutations allocates the cells and their mutations: about
-// five allocations per document, a tenth of a precomputed-fingerprint
-// load's CPU). The bytes are exactly DocMutations' (a test compares them).
+// buffers (DocCells allocates the cells and their mutations: about five
+// allocations per document, a tenth of a precomputed-fingerprint load's
+// CPU). The bytes are exactly DocCells' (a test compares them).
 
 // DocQualifier is the qualifier of the single cell of a docs-table row.
 const DocQualifier = "d"
 
 // ErrHasBandCells is returned by AppendDocCells for a document that has
-// band cells in this index: those go through DocMutations.
-var ErrHasBandCells = errors.New("kvindex: document has band cells: use DocMutations")
+// band cells in this index: those go through DocCells.
+var ErrHasBandCells = errors.New("kvindex: document has band cells: use DocCells")
 
-// AppendDocCells validates d like DocMutations and appends the values of
+// AppendDocCells validates d like DocCells and appends the values of
 // its two cells to dst: first the fp cell's (row FPRowKey(d.Fingerprint),
 // qualifier d.ID), fpLen bytes, then the docs cell's (row d.ID, qualifier
 // DocQualifier), up to the end of out. A document that would have band
 // cells in this index gets ErrHasBandCells. It does not allocate unless dst
 // must grow or d has more than one attribute.
-func (ix *Index) AppendDocCells(dst []byte, d *Document) (out []byte, fpLen int, err error) {
+func (w *BulkWriter) AppendDocCells(dst []byte, d *Document) (out []byte, fpLen int, err error) {
+	ix := w.ix
 	c := *d
 	c.Time = c.Time.UTC()
 	c.Bands = ix.storedBands(c.Bands, c.Chars)
 	if !ix.text {
-		c.Text = "" // as DocMutations: an index of format 1 or 2 has no 0x04 cells
+		c.Text = "" // as DocCells: an index of format 1 or 2 has no 0x04 cells
 	}
 	if err := c.validate(); err != nil {
 		return dst, 0, err

@@ -12,11 +12,11 @@ import (
 	"github.com/simdex/simdex/storage"
 )
 
-// TestAppendDocCellsMatchesDocMutations checks the allocation-free encoder
-// against DocMutations, the path online inserts and text loads use: the
+// TestAppendDocCellsMatchesDocCells checks the allocation-free encoder
+// against DocCells, the path online inserts and text loads use: the
 // same fp and docs cell bytes, the same validation errors, and
-// ErrHasBandCells exactly when DocMutations would put band cells.
-func TestAppendDocCellsMatchesDocMutations(t *testing.T) {
+// ErrHasBandCells exactly when DocCells would put band cells.
+func TestAppendDocCellsMatchesDocCells(t *testing.T) {
 	bands := make(fingerprint.Bands, fingerprint.NumBands)
 	for i := range bands {
 		bands[i] = uint64(i)*0x9e3779b97f4a7c15 + 1
@@ -40,12 +40,12 @@ func TestAppendDocCellsMatchesDocMutations(t *testing.T) {
 		ix := openAt(t, t.TempDir(), kvindex.Config{Bands: mode}, true)
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				muts, werr := ix.DocMutations(tc.d)
+				muts, werr := ix.BulkWriter().DocCells(tc.d)
 				prefix := []byte("keep")
-				out, fpLen, err := ix.AppendDocCells(prefix, &tc.d)
+				out, fpLen, err := ix.BulkWriter().AppendDocCells(prefix, &tc.d)
 				if werr != nil {
 					if err == nil || err.Error() != werr.Error() {
-						t.Fatalf("error %v, DocMutations: %v", err, werr)
+						t.Fatalf("error %v, DocCells: %v", err, werr)
 					}
 					return
 				}
@@ -79,7 +79,7 @@ func TestAppendDocCellsMatchesDocMutations(t *testing.T) {
 				}
 				if string(docCell.Qualifier) != kvindex.DocQualifier || string(docCell.Row) != tc.d.ID || string(fpCell.Qualifier) != tc.d.ID ||
 					!bytes.Equal(fpCell.Row, kvindex.FPRowKey(uint64(tc.d.Fingerprint))) {
-					t.Fatalf("keys differ from DocMutations': fp %x/%q docs %q/%q", fpCell.Row, fpCell.Qualifier, docCell.Row, docCell.Qualifier)
+					t.Fatalf("keys differ from DocCells': fp %x/%q docs %q/%q", fpCell.Row, fpCell.Qualifier, docCell.Row, docCell.Qualifier)
 				}
 			})
 		}
@@ -94,7 +94,7 @@ func TestAppendDocCellsDoesNotAllocate(t *testing.T) {
 	buf := make([]byte, 0, 256)
 	if n := testing.AllocsPerRun(100, func() {
 		var err error
-		if buf, _, err = ix.AppendDocCells(buf[:0], &d); err != nil {
+		if buf, _, err = ix.BulkWriter().AppendDocCells(buf[:0], &d); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {

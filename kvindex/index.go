@@ -261,6 +261,8 @@ type Index struct {
 	log     *slog.Logger
 	m       *metrics
 	grp     *grouper // nil: no group commit
+	bulk    BulkWriter
+	rows    RowWriter
 	// bands: the index keeps band rows; text: its docs cells keep short
 	// documents' text (format 3); textKeys: it keeps text-key rows (format
 	// 4 with bands); compact: bare fingerprints get compact fp and docs
@@ -304,6 +306,7 @@ func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 		locks:   newStripedLocks(cfg.LockStripes),
 		log:     cfg.Logger,
 	}
+	ix.bulk.ix, ix.rows.ix = ix, ix
 	for t := range ix.perms {
 		ix.bits = append(ix.bits, ix.perms[t].PrefixBits)
 	}
@@ -489,6 +492,9 @@ func ReadMeta(ctx context.Context, st storage.Store) (m MetaValues, ok bool, err
 
 // Layout is the index's block layout.
 func (ix *Index) Layout() fingerprint.Layout { return ix.layout }
+
+// Buckets maps document times to the index's time buckets.
+func (ix *Index) Buckets() storage.Buckets { return ix.buckets }
 
 // Config is the configuration the index runs with (defaults filled).
 func (ix *Index) Config() Config { return ix.cfg }

@@ -447,9 +447,9 @@ func (b *insertBatch) indexAdds() []storage.Mutation {
 		for t, p := range b.ix.perms {
 			v := p.Permute(d.Fingerprint)
 			row := IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits)
-			adds = append(adds, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: DeltaQualifier(bucket, p.Residual(v)), Value: []byte{}, Timestamp: ts})
+			adds = append(adds, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: deltaQualifier(bucket, p.Residual(v)), Value: []byte{}, Timestamp: ts})
 			if !b.before[uint64(d.Fingerprint)] {
-				adds = append(adds, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: TombstoneQualifier(p.Residual(v))})
+				adds = append(adds, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: tombstoneQualifier(p.Residual(v))})
 			}
 		}
 	}
@@ -525,7 +525,7 @@ func (ix *Index) tombstones(fp fingerprint.Fingerprint) []storage.Mutation {
 	muts := make([]storage.Mutation, 0, len(ix.perms))
 	for t, p := range ix.perms {
 		v := p.Permute(fp)
-		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), Qualifier: TombstoneQualifier(p.Residual(v)), Value: []byte{}})
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), Qualifier: tombstoneQualifier(p.Residual(v)), Value: []byte{}})
 	}
 	return muts
 }
@@ -683,6 +683,9 @@ func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Docume
 	}
 	return out, nil
 }
+
+// DecodeDocument decodes a docs-table row (for tools that scan it).
+func (ix *Index) DecodeDocument(row storage.Row) (Document, error) { return ix.decodeDocRow(row) }
 
 func (ix *Index) decodeDocRow(row storage.Row) (Document, error) {
 	for _, c := range row.Cells {

@@ -58,9 +58,9 @@ func ParseIndexRowKey(key []byte, prefixBits []int) (table int, prefix uint64, e
 	return table, prefix, nil
 }
 
-// BaseQualifier is the qualifier of chunk `chunk` of the base set of time
+// baseQualifier is the qualifier of chunk `chunk` of the base set of time
 // bucket `bucket`: 'b', bucket (4 bytes big-endian), chunk (2 bytes).
-func BaseQualifier(bucket uint32, chunk int) []byte {
+func baseQualifier(bucket uint32, chunk int) []byte {
 	q := make([]byte, baseQualLen)
 	q[0] = qualBase
 	binary.BigEndian.PutUint32(q[1:], bucket)
@@ -68,9 +68,9 @@ func BaseQualifier(bucket uint32, chunk int) []byte {
 	return q
 }
 
-// DeltaQualifier is the qualifier of one online insert of residual r in time
+// deltaQualifier is the qualifier of one online insert of residual r in time
 // bucket `bucket`: 'd', bucket (4 bytes), residual (8 bytes), big-endian.
-func DeltaQualifier(bucket uint32, r uint64) []byte {
+func deltaQualifier(bucket uint32, r uint64) []byte {
 	q := make([]byte, deltaQualLen)
 	q[0] = qualDelta
 	binary.BigEndian.PutUint32(q[1:], bucket)
@@ -78,9 +78,9 @@ func DeltaQualifier(bucket uint32, r uint64) []byte {
 	return q
 }
 
-// TombstoneQualifier is the qualifier that deletes residual r from a row in
+// tombstoneQualifier is the qualifier that deletes residual r from a row in
 // every bucket: 'x', residual (8 bytes big-endian).
-func TombstoneQualifier(r uint64) []byte {
+func tombstoneQualifier(r uint64) []byte {
 	q := make([]byte, tombstoneQualLen)
 	q[0] = qualTombstone
 	binary.BigEndian.PutUint64(q[1:], r)
@@ -97,37 +97,37 @@ const (
 	TombstoneCell
 )
 
-// IndexQualifier is a decoded index-row qualifier.
-type IndexQualifier struct {
+// indexQualifier is a decoded index-row qualifier.
+type indexQualifier struct {
 	Kind     IndexCellKind
 	Bucket   uint32 // BaseCell, DeltaCell
 	Chunk    int    // BaseCell
 	Residual uint64 // DeltaCell, TombstoneCell
 }
 
-// ParseIndexQualifier decodes an index-row qualifier.
-func ParseIndexQualifier(q []byte) (IndexQualifier, error) {
+// parseIndexQualifier decodes an index-row qualifier.
+func parseIndexQualifier(q []byte) (indexQualifier, error) {
 	if len(q) == 0 {
-		return IndexQualifier{}, fmt.Errorf("empty qualifier")
+		return indexQualifier{}, fmt.Errorf("empty qualifier")
 	}
 	switch q[0] {
 	case qualBase:
 		if len(q) != baseQualLen {
-			return IndexQualifier{}, fmt.Errorf("base-set qualifier of %d bytes, want %d", len(q), baseQualLen)
+			return indexQualifier{}, fmt.Errorf("base-set qualifier of %d bytes, want %d", len(q), baseQualLen)
 		}
-		return IndexQualifier{Kind: BaseCell, Bucket: binary.BigEndian.Uint32(q[1:]), Chunk: int(binary.BigEndian.Uint16(q[5:]))}, nil
+		return indexQualifier{Kind: BaseCell, Bucket: binary.BigEndian.Uint32(q[1:]), Chunk: int(binary.BigEndian.Uint16(q[5:]))}, nil
 	case qualDelta:
 		if len(q) != deltaQualLen {
-			return IndexQualifier{}, fmt.Errorf("delta qualifier of %d bytes, want %d", len(q), deltaQualLen)
+			return indexQualifier{}, fmt.Errorf("delta qualifier of %d bytes, want %d", len(q), deltaQualLen)
 		}
-		return IndexQualifier{Kind: DeltaCell, Bucket: binary.BigEndian.Uint32(q[1:]), Residual: binary.BigEndian.Uint64(q[5:])}, nil
+		return indexQualifier{Kind: DeltaCell, Bucket: binary.BigEndian.Uint32(q[1:]), Residual: binary.BigEndian.Uint64(q[5:])}, nil
 	case qualTombstone:
 		if len(q) != tombstoneQualLen {
-			return IndexQualifier{}, fmt.Errorf("tombstone qualifier of %d bytes, want %d", len(q), tombstoneQualLen)
+			return indexQualifier{}, fmt.Errorf("tombstone qualifier of %d bytes, want %d", len(q), tombstoneQualLen)
 		}
-		return IndexQualifier{Kind: TombstoneCell, Residual: binary.BigEndian.Uint64(q[1:])}, nil
+		return indexQualifier{Kind: TombstoneCell, Residual: binary.BigEndian.Uint64(q[1:])}, nil
 	}
-	return IndexQualifier{}, fmt.Errorf("unknown qualifier kind %q", q[0])
+	return indexQualifier{}, fmt.Errorf("unknown qualifier kind %q", q[0])
 }
 
 // FPRowKey is the fp-table row key of a fingerprint: 8 bytes big-endian.

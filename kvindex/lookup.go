@@ -241,7 +241,7 @@ func (ix *Index) scanRow(row storage.Row, residualBits int, q uint64, k int, win
 		}
 		switch c.Qualifier[0] {
 		case qualBase:
-			iq, err := ParseIndexQualifier(c.Qualifier)
+			iq, err := parseIndexQualifier(c.Qualifier)
 			if err != nil {
 				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)
 			}
@@ -260,7 +260,7 @@ func (ix *Index) scanRow(row storage.Row, residualBits int, q uint64, k int, win
 				}
 			}
 		case qualDelta:
-			iq, err := ParseIndexQualifier(c.Qualifier)
+			iq, err := parseIndexQualifier(c.Qualifier)
 			if err != nil || (residualBits < 64 && iq.Residual>>residualBits != 0) {
 				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "bad delta qualifier (%v)", err)
 			}
@@ -272,7 +272,7 @@ func (ix *Index) scanRow(row storage.Row, residualBits int, q uint64, k int, win
 				matched = append(matched, iq.Residual)
 			}
 		case qualTombstone:
-			iq, err := ParseIndexQualifier(c.Qualifier)
+			iq, err := parseIndexQualifier(c.Qualifier)
 			if err != nil {
 				return nil, 0, corrupt(storage.TableIndex, row.Key, c.Qualifier, "%v", err)
 			}

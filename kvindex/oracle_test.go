@@ -53,7 +53,7 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 	var muts []storage.Mutation
 	apply := func(force bool) {
 		if len(muts) >= 20_000 || force && len(muts) > 0 {
-			if err := ix.Apply(bg, muts); err != nil {
+			if err := ix.BulkWriter().Apply(bg, muts); err != nil {
 				t.Fatal(err)
 			}
 			muts = muts[:0]
@@ -64,11 +64,17 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 		bucket uint32
 		res    uint64
 	}
-	for tb := range ix.NumTables() {
+	// The base sets are put as a bulk load puts them into its sorted-cell
+	// writers, here collected as mutations.
+	put := putFunc(func(row, q, v []byte) error {
+		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: q, Value: v})
+		return nil
+	})
+	for tb, p := range ix.Layout().Permuters() {
 		es := make([]entry, n)
 		for i, d := range bulk {
-			e := ix.Entries(d.Fingerprint)[tb]
-			es[i] = entry{string(e.Row), ix.Buckets().Of(d.Time), e.Residual}
+			v := p.Permute(d.Fingerprint)
+			es[i] = entry{string(kvindex.IndexRowKey(nil, tb, p.Prefix(v), p.PrefixBits)), ix.Buckets().Of(d.Time), p.Residual(v)}
 		}
 		slices.SortFunc(es, func(a, b entry) int {
 			if a.row != b.row {
@@ -85,17 +91,15 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 			for ; j < len(es) && es[j].row == es[i].row && es[j].bucket == es[i].bucket; j++ {
 				rs = append(rs, es[j].res)
 			}
-			m, err := ix.BaseSetMutations([]byte(es[i].row), es[i].bucket, slices.Compact(rs), 0)
-			if err != nil {
+			if _, _, err := ix.BulkWriter().PutBaseSets(put, []byte(es[i].row), []kvindex.BucketSet{{Bucket: es[i].bucket, Residuals: slices.Compact(rs)}}); err != nil {
 				t.Fatal(err)
 			}
-			muts = append(muts, m...)
 			apply(false)
 			i = j
 		}
 	}
 	for _, d := range bulk {
-		m, err := ix.DocMutations(d)
+		m, err := ix.BulkWriter().DocCells(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,3 +187,8 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 		t.Fatalf("documents counter %d, want %d", st.Documents, want)
 	}
 }
+
+// putFunc is a storage.CellPutter.
+type putFunc func(row, qualifier, value []byte) error
+
+func (f putFunc) Put(row, qualifier, value []byte) error { return f(row, qualifier, value) }

@@ -202,7 +202,7 @@ func (l *loader) bufferID(idHash uint64, fp fingerprint.Fingerprint) {
 }
 
 // bufferMutations buffers a document's fp, band and docs cells, given as
-// the mutations an online insert would apply (Index.DocMutations).
+// the mutations an online insert would apply (kvindex.BulkWriter.DocCells).
 func (l *loader) bufferMutations(muts []storage.Mutation, bucket uint32) error {
 	for _, m := range muts {
 		switch {

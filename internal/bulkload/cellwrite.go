@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
@@ -59,13 +58,6 @@ func (l *loader) commit(ctx context.Context, w storage.CellWriter, kind string) 
 	return nil
 }
 
-// timedPutter is implemented by cell writers that stamp cells (HBase's):
-// band cells carry their document's bucket start, as an insert writes them,
-// so a family TTL expires them with the document's index cells.
-type timedPutter interface {
-	PutAt(row, qual, val []byte, ts time.Time) error
-}
-
 // writeCells merges the cell runs of kind i (cellFP, cellBand, cellDoc)
 // and writes each distinct cell once, the last input's value. fp and band
 // cells of superseded records (the plan's) are left out. It returns the
@@ -89,7 +81,7 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 		return 0, err
 	}
 	bw := bandWriter{w: w, buckets: l.ix.Buckets(), skip: skipBand}
-	bw.tw, bw.timed = w.(timedPutter)
+	bw.tw, bw.timed = w.(storage.TimedCellPutter)
 	var written int64
 	// Without fps runs the distinct fingerprints are the fp table's
 	// distinct rows (a row is a fingerprint; with a plan, whose count is
@@ -138,11 +130,13 @@ func (l *loader) writeCells(ctx context.Context, i int, p *plan) (int64, error) 
 
 // bandWriter writes band cells from their run: a run value is the
 // document's time bucket, which becomes the cell's timestamp when the
-// writer stamps cells (timed), as an insert writes it; the stored value is
-// empty. The band cells of superseded records (skip) are left out.
+// writer stamps cells (timed: HBase's writers), as an insert writes it, so
+// a family TTL expires them with the document's index cells; the stored
+// value is empty. The band cells of superseded records (skip) are left
+// out.
 type bandWriter struct {
 	w       storage.CellWriter
-	tw      timedPutter
+	tw      storage.TimedCellPutter
 	timed   bool
 	buckets storage.Buckets
 	skip    map[bandID]bool

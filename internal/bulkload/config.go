@@ -9,7 +9,7 @@
 //     line. Bad lines go to a rejects file (JSON Lines: file, line, reason)
 //     and never stop the load, unless Strict.
 //  2. Each record's fp and docs cells, and a text document's band cells
-//     when the index keeps band rows, are encoded (Index.DocMutations) and
+//     when the index keeps band rows, are encoded (kvindex.BulkWriter) and
 //     buffered with the index entries below; nothing is looked up.
 //  3. Every fingerprint's T index entries (the fingerprint permuted for each
 //     table: prefix = row, residual = the rest, plus its time bucket) go to
@@ -69,6 +69,7 @@
 package bulkload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +81,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // ErrConfig is wrapped by configuration errors.
@@ -171,12 +173,14 @@ type Config struct {
 	// committed; beforeImport gets the finished HFiles of a table before
 	// the region servers import them; onPhase runs as each write phase
 	// ("merge", "docs": the fp and docs cells written after the index rows)
-	// starts.
+	// starts; aroundApply, when set, is called in place of each Apply of
+	// the load's mutations (and calls apply itself).
 	spillEvery   int
 	afterBatch   func()
 	beforeCommit func(kind string)
 	beforeImport func(kind string, files []string)
 	onPhase      func(string)
+	aroundApply  func(ctx context.Context, muts []storage.Mutation, apply func(context.Context, []storage.Mutation) error) error
 }
 
 // Defaults.

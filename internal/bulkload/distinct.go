@@ -49,10 +49,10 @@ func (l *loader) addCounters(ctx context.Context, docs, fps int64) error {
 			return nil // added by an earlier (interrupted) run
 		}
 	}
-	muts := l.ix.CounterMutations(docs, fps)
+	muts := l.bw.Counters(docs, fps)
 	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: markerQual,
 		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=%d/%d", docs, fps, l.cfg.Shard, l.cfg.Shards)})
-	if err := l.ix.Apply(ctx, muts); err != nil {
+	if err := l.apply(ctx, muts); err != nil {
 		return err
 	}
 	if f, ok := l.ix.Store().(flusher); ok {

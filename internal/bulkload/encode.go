@@ -18,7 +18,7 @@ var ErrNotRecord = errSkip
 
 // Record is one input line made into what a load writes for it: the
 // document's id, fingerprint, time and time bucket, and its fp, band and
-// docs cells exactly as Run buffers them (Index.DocMutations; a band cell's
+// docs cells exactly as Run buffers them (kvindex.BulkWriter.DocCells; a band cell's
 // stored value is empty, its bucket is the cell's timestamp).
 type Record struct {
 	ID          string
@@ -77,7 +77,7 @@ func (e *Encoder) Encode(line []byte, format string) (Record, error) {
 	default:
 		return Record{}, fmt.Errorf("%w: format %q: want docs or fp", ErrConfig, format)
 	}
-	muts, err := e.ix.DocMutations(d)
+	muts, err := e.ix.BulkWriter().DocCells(d)
 	if err != nil {
 		return Record{}, err
 	}

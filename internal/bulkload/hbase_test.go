@@ -204,7 +204,7 @@ func TestHBaseLoadEqualsEmbedded(t *testing.T) {
 	if d := diff(refDump, dump(t, hix)); d != "" {
 		t.Errorf("HFile import differs from the embedded load:\n%s", d)
 	}
-	if hgot.HFilesImported < int64(hix.NumTables())+2 || hgot.HFilesPut != 0 {
+	if hgot.HFilesImported < int64(hix.Layout().NumTables())+2 || hgot.HFilesPut != 0 {
 		t.Errorf("%d HFiles imported, %d put instead: want one per table at least, none put", hgot.HFilesImported, hgot.HFilesPut)
 	}
 	hgot.Duration, hgot.HFilesImported = 0, 0
@@ -387,11 +387,10 @@ func TestHBaseTwoShardProcesses(t *testing.T) {
 	}
 }
 
-// pacedIndex is the real index with a pause before each Apply, so that a
-// region split overlaps a stretch of writes; it counts the Apply calls
-// whose time overlapped a split's.
-type pacedIndex struct {
-	*kvindex.Index
+// pacer puts a pause before each Apply of a load (Config.aroundApply), so
+// that a region split overlaps a stretch of writes; it counts the Apply
+// calls whose time overlapped a split's.
+type pacer struct {
 	pause time.Duration
 	// splitting is 1 while a split runs; epoch changes at each split start
 	// and end; during counts the Applies that overlapped a split.
@@ -403,7 +402,7 @@ type pacedIndex struct {
 	gate atomic.Pointer[chan struct{}]
 }
 
-func (p *pacedIndex) Apply(ctx context.Context, muts []storage.Mutation) error {
+func (p *pacer) apply(ctx context.Context, muts []storage.Mutation, apply func(context.Context, []storage.Mutation) error) error {
 	time.Sleep(p.pause)
 	e := p.epoch.Load()
 	if g := p.gate.Swap(nil); g != nil {
@@ -414,7 +413,7 @@ func (p *pacedIndex) Apply(ctx context.Context, muts []storage.Mutation) error {
 		}
 	}
 	in := p.splitting.Load() == 1
-	err := p.Index.Apply(ctx, muts)
+	err := apply(ctx, muts)
 	if in || p.splitting.Load() == 1 || p.epoch.Load() != e {
 		p.during.Add(1)
 	}
@@ -440,7 +439,7 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 	t.Logf("reference load done after %v", time.Since(start))
 	ix, ns := openHBaseIndex(t, zk)
 	st := ix.Store().(*hbasestore.Store)
-	p := &pacedIndex{Index: ix, pause: 20 * time.Millisecond}
+	p := &pacer{pause: 20 * time.Millisecond}
 	var wg sync.WaitGroup
 	var splitErrs [2]error
 	split := func(i int, table storage.Table, at []byte) {
@@ -461,6 +460,7 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 	}
 	cfg := withCP(hbaseConfig(dir, glob), filepath.Join(dir, "cp-split"))
 	cfg.ApplyBytes = 8 << 10
+	cfg.aroundApply = p.apply
 	var inMerge, inDocs int64
 	cfg.onPhase = func(phase string) {
 		switch phase {
@@ -473,7 +473,7 @@ func TestHBaseSplitDuringLoad(t *testing.T) {
 		}
 	}
 	t.Logf("split load starts after %v", time.Since(start))
-	sum, err := Run(bg, p, cfg)
+	sum, err := Run(bg, ix, cfg)
 	t.Logf("split load done after %v", time.Since(start))
 	wg.Wait()
 	t.Logf("splits done after %v", time.Since(start))

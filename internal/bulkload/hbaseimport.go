@@ -14,7 +14,6 @@ import (
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/hbase/hfile"
-	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
 )
@@ -103,21 +102,6 @@ type importState struct {
 	puts atomic.Bool
 	// files and fallbacks count imported HFiles and files put instead.
 	files, fallbacks atomic.Int64
-}
-
-// cellTime is the timestamp a sorted cell of table t gets on HBase: an
-// index base-set cell its bucket's start (so the family TTL expires whole
-// buckets), other cells none (zero: the server's clock, or the HFile
-// writer's start).
-func (l *loader) cellTime(t storage.Table, qual []byte) time.Time {
-	if t != storage.TableIndex {
-		return time.Time{}
-	}
-	q, err := kvindex.ParseIndexQualifier(qual)
-	if err != nil || q.Kind != kvindex.BaseCell {
-		return time.Time{}
-	}
-	return l.ix.Buckets().Start(q.Bucket)
 }
 
 // hfileCellWriter returns an HFile writer for table t when the store is
@@ -228,7 +212,7 @@ func (w *hfileWriter) ts(t time.Time) int64 {
 
 // Put adds one cell to the file of its region.
 func (w *hfileWriter) Put(row, qual, val []byte) error {
-	return w.PutAt(row, qual, val, w.l.cellTime(w.t, qual))
+	return w.PutAt(row, qual, val, time.Time{})
 }
 
 // PutAt is Put with the cell's timestamp (zero, or before 1970: the
@@ -407,7 +391,7 @@ func (w *hfileWriter) resplit(f hfileRange, regions []hbase.RegionBounds) ([]hfi
 	}
 	sub := &hfileWriter{l: w.l, t: w.t, table: w.table, family: w.family, dir: w.dir, fileBytes: w.fileBytes, now: w.now, regions: regions, seq: w.seq, blockSize: w.blockSize}
 	for _, c := range file.Cells {
-		// The cells keep their timestamps: Put would recompute the same.
+		// The cells keep their timestamps.
 		if sub.cur != nil && !sub.regions[sub.region].Contains(c.Row) {
 			if err := sub.finish(); err != nil {
 				return nil, err
@@ -459,7 +443,7 @@ func (w *hfileWriter) putFiles(ctx context.Context, files []hfileRange) error {
 			if len(muts) == 0 {
 				return nil
 			}
-			err := w.l.ix.Apply(ctx, muts)
+			err := w.l.apply(ctx, muts)
 			muts, size = nil, 0
 			return err
 		}

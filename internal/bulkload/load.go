@@ -20,13 +20,12 @@ import (
 type Index interface {
 	Layout() fingerprint.Layout
 	Buckets() storage.Buckets
-	DocMutations(d kvindex.Document) ([]storage.Mutation, error)
-	// AppendDocCells is DocMutations' fp and docs cells for a document
-	// without band cells, encoded into a reused buffer (no allocation).
-	AppendDocCells(dst []byte, d *kvindex.Document) (out []byte, fpLen int, err error)
-	CounterMutations(docs, fps int64) []storage.Mutation
-	Apply(ctx context.Context, muts []storage.Mutation) error
-	UpdateRow(ctx context.Context, row []byte, fn func(storage.Row) ([]storage.Mutation, error)) error
+	// BulkWriter encodes the loaded documents' cells and index rows, and
+	// applies batches of cells.
+	BulkWriter() *kvindex.BulkWriter
+	// RowWriter merges base sets into index rows that may hold data,
+	// under their row lock.
+	RowWriter() *kvindex.RowWriter
 	DecodeDocument(row storage.Row) (kvindex.Document, error)
 	// Documents reads stored documents by id (the dedup report judges
 	// its pairs by their docs cells).
@@ -34,7 +33,6 @@ type Index interface {
 	// HasBands reports whether the index keeps LSH band rows: text
 	// documents then get band cells.
 	HasBands() bool
-	BaseSetMutations(row []byte, bucket uint32, residuals []uint64, oldChunks int) ([]storage.Mutation, error)
 	Store() storage.Store
 	Config() kvindex.Config
 }
@@ -91,8 +89,9 @@ type Summary struct {
 type loader struct {
 	ix  Index
 	cfg Config
-	// maxCellBytes is the index's base-set chunk limit.
-	maxCellBytes int
+	// bw and rw are the index's writers.
+	bw *kvindex.BulkWriter
+	rw *kvindex.RowWriter
 	// bandCells: the index keeps band rows and the input may hold text
 	// (so spills are sized for band cells).
 	bandCells bool
@@ -197,7 +196,7 @@ func Run(ctx context.Context, ix Index, cfg Config) (Summary, error) {
 
 // newLoader makes the state of a Run of cfg (with its defaults) into ix.
 func newLoader(ix Index, cfg Config) (*loader, error) {
-	l := &loader{ix: ix, cfg: cfg, perms: ix.Layout().Permuters(), maxCellBytes: ix.Config().MaxCellBytes}
+	l := &loader{ix: ix, cfg: cfg, bw: ix.BulkWriter(), rw: ix.RowWriter(), perms: ix.Layout().Permuters()}
 	l.T = len(l.perms)
 	if l.cfg.DedupK == -1 {
 		l.cfg.DedupK = ix.Layout().K
@@ -345,4 +344,13 @@ func (s Summary) String() string {
 		b.WriteString(", resumed from a checkpoint")
 	}
 	return b.String()
+}
+
+// apply writes muts through the index's BulkWriter (through the test hook
+// aroundApply when set).
+func (l *loader) apply(ctx context.Context, muts []storage.Mutation) error {
+	if l.cfg.aroundApply != nil {
+		return l.cfg.aroundApply(ctx, muts, l.bw.Apply)
+	}
+	return l.bw.Apply(ctx, muts)
 }

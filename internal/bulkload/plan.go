@@ -413,16 +413,12 @@ func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
 		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: kvindex.BandRowKey(b.Band, b.H), Qualifier: []byte(b.ID)})
 	}
 	for _, f := range p.Tombstone {
-		for t, pm := range l.perms {
-			v := pm.Permute(fingerprint.Fingerprint(f))
-			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: kvindex.IndexRowKey(nil, t, pm.Prefix(v), pm.PrefixBits),
-				Qualifier: kvindex.TombstoneQualifier(pm.Residual(v)), Value: []byte{}})
-		}
+		muts = append(muts, l.bw.Tombstones(fingerprint.Fingerprint(f))...)
 	}
 	if len(muts) == 0 {
 		return nil
 	}
-	if err := l.ix.Apply(ctx, muts); err != nil {
+	if err := l.apply(ctx, muts); err != nil {
 		return errors.Join(errors.New("bulkload: replacing stored documents"), err)
 	}
 	return nil

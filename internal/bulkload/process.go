@@ -38,8 +38,8 @@ func (l *loader) processBatch(batch []item, format string) {
 	var wg sync.WaitGroup
 	for k := range w {
 		wg.Go(func() {
-			// The worker's document for processFPItem: a local would
-			// escape through the Index interface (an allocation per line).
+			// The worker's document for processFPItem, reused from line
+			// to line.
 			var doc kvindex.Document
 			for i := k; i < len(batch); i += w {
 				l.processItem(&batch[i], format, &doc)
@@ -85,9 +85,9 @@ func (l *loader) processDocItem(it *item) {
 	it.rec = rec
 	it.owned = l.docShard(uint64(rec.fp)) == l.cfg.Shard
 	d := kvindex.Document{ID: rec.id, Fingerprint: rec.fp, TitleFingerprint: rec.titleFP, ExactHash: rec.exact, Time: rec.at, Attrs: rec.attrs, Sketch: rec.sketch, Chars: rec.chars, Bands: rec.bands, Text: text}
-	// DocMutations validates the id first (a bad one is rejected with
+	// DocCells validates the id first (a bad one is rejected with
 	// ValidateID's error), then the time and attributes.
-	muts, err := l.ix.DocMutations(d)
+	muts, err := l.bw.DocCells(d)
 	if err != nil {
 		it.err = err
 		return
@@ -112,9 +112,9 @@ func (l *loader) processFPItem(it *item, d *kvindex.Document) {
 	// The string shares id's bytes, which stay unchanged until the batch
 	// is committed; AppendDocCells keeps no reference to it.
 	*d = kvindex.Document{ID: unsafe.String(unsafe.SliceData(id), len(id)), Fingerprint: fp, Time: at}
-	// AppendDocCells validates the id and time as DocMutations does (the
+	// AppendDocCells validates the id and time as DocCells does (the
 	// same errors).
-	vals, fpLen, err := l.ix.AppendDocCells(it.vals[:0], d)
+	vals, fpLen, err := l.bw.AppendDocCells(it.vals[:0], d)
 	if err != nil {
 		it.err = err
 		return

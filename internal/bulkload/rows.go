@@ -2,7 +2,6 @@ package bulkload
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/simdex/simdex/fingerprint"
@@ -25,7 +24,7 @@ type rowBatch struct {
 	sorted  []bucketResidual
 	buckets []uint32
 	counts  []int
-	sets    []bucketSet
+	sets    []kvindex.BucketSet
 	ours    []uint64
 }
 
@@ -39,12 +38,6 @@ type bucketResidual struct {
 	residual uint64
 }
 
-// bucketSet is one time bucket's sorted, distinct residuals of a row.
-type bucketSet struct {
-	bucket    uint32
-	residuals []uint64
-}
-
 // writeRow writes one row's base sets and returns the number of entries
 // (distinct bucket and residual pairs) and the bytes written. Into an
 // index that had no rows in this shard's range when the load started, the
@@ -55,52 +48,15 @@ func (l *loader) writeRow(ctx context.Context, t int, es []entry, rb *rowBatch) 
 	prefix := p.Prefix(es[0].key)
 	row := kvindex.IndexRowKey(nil, t, prefix, p.PrefixBits)
 	sets, ours, n := rb.bucketSets(p, es)
-	rbits := 64 - p.PrefixBits
 	if l.cp.FreshIndex {
-		written, err := l.putRow(rb.w, row, rbits, sets)
+		_, written, err := l.bw.PutBaseSets(rb.w, row, sets)
 		if err != nil {
 			return 0, 0, err
 		}
 		return n, written, nil
 	}
-	written, err := l.updateRow(ctx, row, rbits, sets, ours)
+	written, err := l.rw.MergeBaseSets(ctx, row, sets, ours)
 	return n, written, err
-}
-
-// putRow writes the base sets of a row known to be empty straight to w
-// (what BaseSetMutations would put, without the mutations) and returns
-// the bytes written.
-func (l *loader) putRow(w storage.CellWriter, row []byte, rbits int, sets []bucketSet) (int64, error) {
-	var written int64
-	for _, bs := range sets {
-		cells, err := storage.EncodeBaseSet(bs.residuals, rbits, l.maxCellBytes)
-		if err != nil {
-			return 0, fmt.Errorf("bulkload: row %x bucket %d: %w", row, bs.bucket, err)
-		}
-		for i, c := range cells {
-			q := kvindex.BaseQualifier(bs.bucket, i)
-			written += int64(len(row) + len(q) + len(c))
-			if err := w.Put(row, q, c); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return written, nil
-}
-
-// updateRow merges a row's base sets with what the row holds, under the
-// row lock (UpdateRow), and returns the bytes written.
-func (l *loader) updateRow(ctx context.Context, row []byte, rbits int, sets []bucketSet, ours []uint64) (int64, error) {
-	var written int64
-	err := l.ix.UpdateRow(ctx, row, func(cur storage.Row) ([]storage.Mutation, error) {
-		muts, err := l.rowMutations(row, rbits, sets, ours, &cur)
-		written = 0
-		for _, m := range muts {
-			written += int64(len(m.Row) + len(m.Qualifier) + len(m.Value))
-		}
-		return muts, err
-	})
-	return written, err
 }
 
 // bucketSets regroups a row's entries, sorted by (residual, bucket), into
@@ -108,7 +64,7 @@ func (l *loader) updateRow(ctx context.Context, row []byte, rbits int, sets []bu
 // order. It also returns the row's distinct residuals (ours) and the
 // number of distinct (bucket, residual) pairs. The results live in rb's
 // buffers until the next call.
-func (rb *rowBatch) bucketSets(p fingerprint.Permuter, es []entry) (sets []bucketSet, ours []uint64, n int) {
+func (rb *rowBatch) bucketSets(p fingerprint.Permuter, es []entry) (sets []kvindex.BucketSet, ours []uint64, n int) {
 	pairs, ours, lo, hi := rb.pairsOf(p, es)
 	rb.indexBuckets(pairs, lo, hi)
 	if len(rb.buckets) > 1 {
@@ -206,75 +162,18 @@ func (rb *rowBatch) sortByBucket(pairs []bucketResidual) []bucketResidual {
 // set per bucket. The residual slices of all buckets share one backing
 // array, reused across rows (the sets are encoded before writeRow
 // returns).
-func (rb *rowBatch) setsOf(pairs []bucketResidual) []bucketSet {
+func (rb *rowBatch) setsOf(pairs []bucketResidual) []kvindex.BucketSet {
 	flat := slices.Grow(rb.flat[:0], len(pairs))[:len(pairs)]
 	rb.flat = flat
 	sets := rb.sets[:0]
 	for i, pr := range pairs {
 		flat[i] = pr.residual
-		if len(sets) == 0 || sets[len(sets)-1].bucket != pr.bucket {
-			sets = append(sets, bucketSet{bucket: pr.bucket, residuals: flat[i : i+1 : i+1]})
+		if len(sets) == 0 || sets[len(sets)-1].Bucket != pr.bucket {
+			sets = append(sets, kvindex.BucketSet{Bucket: pr.bucket, Residuals: flat[i : i+1 : i+1]})
 		} else {
 			last := &sets[len(sets)-1]
-			last.residuals = flat[i-len(last.residuals) : i+1 : i+1]
+			last.Residuals = flat[i-len(last.Residuals) : i+1 : i+1]
 		}
 	}
 	return sets
-}
-
-// rowMutations builds a row's base-set mutations, merged with the row's
-// current content cur (nil: the row is known to be empty).
-func (l *loader) rowMutations(row []byte, rbits int, sets []bucketSet, ours []uint64, cur *storage.Row) ([]storage.Mutation, error) {
-	var old map[uint32][][]byte
-	var tombs map[uint64]bool
-	if cur != nil {
-		old, tombs = map[uint32][][]byte{}, map[uint64]bool{}
-		loaded := make(map[uint32]bool, len(sets))
-		for _, s := range sets {
-			loaded[s.bucket] = true
-		}
-		for _, c := range cur.Cells {
-			q, err := kvindex.ParseIndexQualifier(c.Qualifier)
-			if err != nil {
-				return nil, fmt.Errorf("%w: row %x: %v", kvindex.ErrCorrupt, row, err)
-			}
-			switch q.Kind {
-			case kvindex.BaseCell:
-				if loaded[q.Bucket] {
-					old[q.Bucket] = append(old[q.Bucket], c.Value)
-				}
-			case kvindex.TombstoneCell:
-				tombs[q.Residual] = true
-			}
-		}
-	}
-	var muts []storage.Mutation
-	for _, bset := range sets {
-		b, set := bset.bucket, bset.residuals
-		if len(old[b]) > 0 {
-			var have []uint64
-			for _, v := range old[b] {
-				var err error
-				if have, err = storage.DecodeBaseSet(have, v, rbits); err != nil {
-					return nil, fmt.Errorf("%w: row %x bucket %d: %v", kvindex.ErrCorrupt, row, b, err)
-				}
-			}
-			set = append(slices.Clone(set), have...)
-			slices.Sort(set)
-			set = slices.Compact(set)
-		}
-		m, err := l.ix.BaseSetMutations(row, b, set, len(old[b]))
-		if err != nil {
-			return nil, err
-		}
-		muts = append(muts, m...)
-	}
-	// A loaded fingerprint is carried by a document again: its old
-	// tombstone must not hide it (as an online insert does).
-	for _, r := range ours {
-		if tombs[r] {
-			muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableIndex, Row: row, Qualifier: kvindex.TombstoneQualifier(r)})
-		}
-	}
-	return muts, nil
 }

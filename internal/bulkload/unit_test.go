@@ -460,7 +460,7 @@ func TestRowBucketPaths(t *testing.T) {
 
 // TestBadIDsRejected: ids the index refuses (control characters, too long,
 // not UTF-8) are rejected with the index's reason, and the good lines
-// around them load (the id check is DocMutations').
+// around them load (the id check is DocCells').
 func TestBadIDsRejected(t *testing.T) {
 	dir := t.TempDir()
 	good := genFPs(21, 3)

@@ -21,9 +21,9 @@ import (
 // merge phase, bounds the calls in flight. The first error is kept and
 // returned by later submits and by wait.
 type applier struct {
-	ix  Index
-	sem chan struct{}
-	wg  sync.WaitGroup
+	apply func(context.Context, []storage.Mutation) error
+	sem   chan struct{}
+	wg    sync.WaitGroup
 	// mu protects err.
 	mu  sync.Mutex
 	err error
@@ -42,7 +42,7 @@ func (a *applier) submit(ctx context.Context, muts []storage.Mutation) error {
 		return a.failed()
 	}
 	if cap(a.sem) <= 1 {
-		return a.ix.Apply(ctx, muts)
+		return a.apply(ctx, muts)
 	}
 	select {
 	case a.sem <- struct{}{}:
@@ -55,7 +55,7 @@ func (a *applier) submit(ctx context.Context, muts []storage.Mutation) error {
 	}
 	a.wg.Go(func() {
 		defer func() { <-a.sem }()
-		if err := a.ix.Apply(ctx, muts); err != nil {
+		if err := a.apply(ctx, muts); err != nil {
 			a.mu.Lock()
 			if a.err == nil {
 				a.err = err
@@ -81,7 +81,6 @@ func (a *applier) wait() error {
 type putWriter struct {
 	ctx      context.Context // of the merge that owns the writer
 	t        storage.Table
-	l        *loader // for cellTime: index cells carry their bucket's start
 	a        *applier
 	maxBytes int
 	muts     []storage.Mutation
@@ -89,11 +88,11 @@ type putWriter struct {
 }
 
 func (l *loader) newPutWriter(ctx context.Context, t storage.Table) *putWriter {
-	return &putWriter{ctx: ctx, t: t, l: l, a: &applier{ix: l.ix, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
+	return &putWriter{ctx: ctx, t: t, a: &applier{apply: l.apply, sem: l.applySem}, maxBytes: l.cfg.ApplyBytes}
 }
 
 func (p *putWriter) Put(row, qual, val []byte) error {
-	return p.PutAt(row, qual, val, p.l.cellTime(p.t, qual))
+	return p.PutAt(row, qual, val, time.Time{})
 }
 
 // PutAt is Put with the cell's timestamp (zero: none).

@@ -63,10 +63,10 @@ func Ingest(ctx context.Context, dataDir, outDir string, parts int, loadID strin
 	if err := store.IngestFiles(ctx, paths); err != nil {
 		return st, err
 	}
-	muts := ix.CounterMutations(counts.Documents, counts.Fingerprints)
+	muts := ix.BulkWriter().Counters(counts.Documents, counts.Fingerprints)
 	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: []byte(loadID),
 		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=0/1", counts.Documents, counts.Fingerprints)})
-	if err := ix.Apply(ctx, muts); err != nil {
+	if err := ix.BulkWriter().Apply(ctx, muts); err != nil {
 		return st, err
 	}
 	return st, store.Flush()

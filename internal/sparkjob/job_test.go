@@ -351,7 +351,7 @@ func TestPrepareRefusesNonEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ix.Apply(bg, []storage.Mutation{{Kind: storage.Put, Table: storage.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte{1}},
+	err = ix.BulkWriter().Apply(bg, []storage.Mutation{{Kind: storage.Put, Table: storage.TableDocs, Row: []byte("x"), Qualifier: []byte("d"), Value: []byte{1}},
 		{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: []byte("done-load"), Value: []byte("x")}})
 	if err = errors.Join(err, ix.Close()); err != nil {
 		t.Fatal(err)

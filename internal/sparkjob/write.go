@@ -105,7 +105,7 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	if err != nil {
 		return st, err
 	}
-	pw := &partWriter{cfg: cfg, w: w, st: &st, perms: ix.Layout().Permuters(), maxCell: cfg.Meta.MaxCellBytes, table: table}
+	pw := &partWriter{cfg: cfg, w: w, st: &st, bw: ix.BulkWriter(), perms: ix.Layout().Permuters(), table: table}
 	pw.index(cfg.Superseded)
 	if err := mergeRuns(ctx, spool, runs, pw.put); err != nil {
 		return st, errors.Join(err, w.Abort())
@@ -249,8 +249,8 @@ type partWriter struct {
 	cfg     WriteConfig
 	w       *pebblestore.FileWriter
 	st      *WriteStats
+	bw      *kvindex.BulkWriter
 	perms   []fingerprint.Permuter
-	maxCell int
 	table   storage.Table
 	skip    map[RecordRef]bool
 	noIndex map[uint64]bool
@@ -370,18 +370,11 @@ func (pw *partWriter) flushSet() error {
 	if len(pw.residuals) == 0 {
 		return nil
 	}
-	rbits := 64 - pw.perms[pw.row[0]].PrefixBits
-	cells, err := storage.EncodeBaseSet(pw.residuals, rbits, pw.maxCell)
+	cells, bytes, err := pw.bw.PutBaseSets(pw.w, pw.row, []kvindex.BucketSet{{Bucket: pw.bucket, Residuals: pw.residuals}})
+	pw.st.Cells += int64(cells)
+	pw.st.Bytes += bytes
 	if err != nil {
-		return fmt.Errorf("sparkjob: row %x bucket %d: %w", pw.row, pw.bucket, err)
-	}
-	for i, c := range cells {
-		q := kvindex.BaseQualifier(pw.bucket, i)
-		pw.st.Cells++
-		pw.st.Bytes += int64(len(pw.row) + len(q) + len(c))
-		if err := pw.w.Put(pw.row, q, c); err != nil {
-			return err
-		}
+		return fmt.Errorf("sparkjob: %w", err)
 	}
 	pw.st.Entries += int64(len(pw.residuals))
 	pw.residuals = pw.residuals[:0]

@@ -51,17 +51,17 @@ func loadIndex(b *testing.B, st storage.Store, n int, locker storage.Locker) (*k
 	var muts []storage.Mutation
 	flush := func(force bool) {
 		if len(muts) >= 20_000 || force && len(muts) > 0 {
-			if err := ix.Apply(bg, muts); err != nil {
+			if err := ix.BulkWriter().Apply(bg, muts); err != nil {
 				b.Fatal(err)
 			}
 			muts = muts[:0]
 		}
 	}
-	if err := ix.BaseSetsOf(fps, 0, 20_000, func(m []storage.Mutation) error { return ix.Apply(bg, m) }); err != nil {
+	if err := ix.BulkWriter().BaseSets(fps, 0, 20_000, func(m []storage.Mutation) error { return ix.BulkWriter().Apply(bg, m) }); err != nil {
 		b.Fatal(err)
 	}
 	for i, f := range fps {
-		m, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprint(i), Fingerprint: fingerprint.Fingerprint(f), Time: t0})
+		m, err := ix.BulkWriter().DocCells(kvindex.Document{ID: fmt.Sprint(i), Fingerprint: fingerprint.Fingerprint(f), Time: t0})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -55,17 +55,13 @@ func run(dir string, n int) error {
 	for i := range n {
 		fp := fingerprint.Fingerprint(r.Uint64())
 		at := time.Unix(1700000000+int64(r.IntN(365*86400)), 0)
-		dm, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("delta-%d", i), Fingerprint: fp, Time: at})
+		cells, err := ix.BulkWriter().InsertCells(kvindex.Document{ID: fmt.Sprintf("delta-%d", i), Fingerprint: fp, Time: at})
 		if err != nil {
 			return err
 		}
-		b := ix.Buckets().Of(at)
-		for _, e := range ix.Entries(fp) {
-			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: e.Row, Qualifier: kvindex.DeltaQualifier(b, e.Residual), Value: []byte{}, Timestamp: ix.Buckets().Start(b)})
-		}
-		muts = append(muts, dm...)
+		muts = append(muts, cells...)
 		if len(muts) > 50000 || i == n-1 {
-			if err := ix.Apply(ctx, append(muts, ix.CounterMutations(int64(len(muts)/6), int64(len(muts)/6))...)); err != nil {
+			if err := ix.BulkWriter().Apply(ctx, append(muts, ix.BulkWriter().Counters(int64(len(muts)/6), int64(len(muts)/6))...)); err != nil {
 				return err
 			}
 			muts = muts[:0]

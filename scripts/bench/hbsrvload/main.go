@@ -86,7 +86,7 @@ func run(ctx context.Context, store, zk, ns, dir string, n int, indexOnly bool) 
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	bucket := ix.Buckets().Of(at)
-	if err := ix.BaseSetsOf(fps, bucket, 20_000, func(m []storage.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
+	if err := ix.BulkWriter().BaseSets(fps, bucket, 20_000, func(m []storage.Mutation) error { return ix.BulkWriter().Apply(ctx, m) }); err != nil {
 		return err
 	}
 	var muts []storage.Mutation
@@ -94,22 +94,22 @@ func run(ctx context.Context, store, zk, ns, dir string, n int, indexOnly bool) 
 		if indexOnly {
 			break
 		}
-		m, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("seed-%d", i), Fingerprint: fingerprint.Fingerprint(f), Time: at})
+		m, err := ix.BulkWriter().DocCells(kvindex.Document{ID: fmt.Sprintf("seed-%d", i), Fingerprint: fingerprint.Fingerprint(f), Time: at})
 		if err != nil {
 			return err
 		}
 		muts = append(muts, m...)
 		if len(muts) >= 20_000 {
-			if err := ix.Apply(ctx, muts); err != nil {
+			if err := ix.BulkWriter().Apply(ctx, muts); err != nil {
 				return err
 			}
 			muts = muts[:0]
 		}
 	}
 	if !indexOnly {
-		muts = append(muts, ix.CounterMutations(int64(n), int64(n))...)
+		muts = append(muts, ix.BulkWriter().Counters(int64(n), int64(n))...)
 	}
-	if err := ix.Apply(ctx, muts); err != nil {
+	if err := ix.BulkWriter().Apply(ctx, muts); err != nil {
 		return err
 	}
 	el := time.Since(start)

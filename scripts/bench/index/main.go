@@ -89,7 +89,7 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 	var batch []storage.Mutation
 	flush := func(force bool) error {
 		if len(batch) >= 100_000 || force && len(batch) > 0 {
-			if err := ix.Apply(ctx, batch); err != nil {
+			if err := ix.BulkWriter().Apply(ctx, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
@@ -97,11 +97,11 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 		return nil
 	}
 	perms := layout.Permuters()
-	err = ix.BaseSetsOf(fps, bucket, 100_000, func(muts []storage.Mutation) error {
+	err = ix.BulkWriter().BaseSets(fps, bucket, 100_000, func(muts []storage.Mutation) error {
 		for _, m := range muts {
 			baseBytes += int64(len(m.Value))
 		}
-		return ix.Apply(ctx, muts)
+		return ix.BulkWriter().Apply(ctx, muts)
 	})
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 	distinct := map[uint64]bool{}
 	for i, f := range fps {
 		distinct[f] = true
-		muts, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(f), Time: when})
+		muts, err := ix.BulkWriter().DocCells(kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(f), Time: when})
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 			return err
 		}
 	}
-	batch = append(batch, ix.CounterMutations(int64(n), int64(len(distinct)))...)
+	batch = append(batch, ix.BulkWriter().Counters(int64(n), int64(len(distinct)))...)
 	if err := flush(true); err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func run(dir, input string, queries int) error {
 	if err != nil {
 		return err
 	}
-	T := ix.NumTables()
+	T := ix.Layout().NumTables()
 	fmt.Printf("documents %d, fingerprints %d (input lines %d); index rows %d, index bytes %d = %.2f bytes per fingerprint per table\n",
 		stats.Documents, stats.Fingerprints, len(fps), stats.IndexRows, stats.IndexBytes, float64(stats.IndexBytes)/float64(stats.Fingerprints)/float64(T))
 	// On-disk bytes of each table's key range (Pebble's estimate: sstable

@@ -103,13 +103,13 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 	for i := range fps {
 		fps[i] = g.r.Uint64()
 	}
-	if err := ix.BaseSetsOf(slices.Clone(fps), ix.Buckets().Of(when), 100_000, func(m []storage.Mutation) error { return ix.Apply(ctx, m) }); err != nil {
+	if err := ix.BulkWriter().BaseSets(slices.Clone(fps), ix.Buckets().Of(when), 100_000, func(m []storage.Mutation) error { return ix.BulkWriter().Apply(ctx, m) }); err != nil {
 		return err
 	}
 	var batch []storage.Mutation
 	var docBytes, bandCells int64
 	for i, f := range fps {
-		muts, err := ix.DocMutations(kvindex.Document{ID: fmt.Sprintf("doc-%08d", i), Fingerprint: fingerprint.Fingerprint(f), Time: when,
+		muts, err := ix.BulkWriter().DocCells(kvindex.Document{ID: fmt.Sprintf("doc-%08d", i), Fingerprint: fingerprint.Fingerprint(f), Time: when,
 			Sketch: g.sketch(), Chars: 1000, Bands: g.bands()})
 		if err != nil {
 			return err
@@ -124,13 +124,13 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 		}
 		batch = append(batch, muts...)
 		if len(batch) >= 100_000 {
-			if err := ix.Apply(ctx, batch); err != nil {
+			if err := ix.BulkWriter().Apply(ctx, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
-	if err := ix.Apply(ctx, batch); err != nil {
+	if err := ix.BulkWriter().Apply(ctx, batch); err != nil {
 		return err
 	}
 	if err := st.Flush(); err != nil {

@@ -1,0 +1,4 @@
+package kvindex
+
+// BaseQualifier is baseQualifier, for the tests that plant base-set cells.
+var BaseQualifier = baseQualifier
