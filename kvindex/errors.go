@@ -25,6 +25,9 @@ var (
 	// ErrMetaMismatch: the store holds an index made with another layout,
 	// recipe version, bucket width or format version.
 	ErrMetaMismatch = errors.New("kvindex: index metadata mismatch")
+	// ErrNoIndex: the store holds no index, and Config.NoCreate forbids
+	// creating one.
+	ErrNoIndex = errors.New("kvindex: the store holds no index")
 	// ErrCorrupt: a stored cell cannot be decoded. The wrapping error names
 	// the table, row and cell.
 	ErrCorrupt = errors.New("kvindex: corrupt cell")

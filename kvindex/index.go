@@ -184,6 +184,15 @@ type Config struct {
 	// GroupsInFlight bounds the groups being decided at once (default 2);
 	// while they run, arrivals gather in the next group.
 	GroupsInFlight int
+	// AdoptStored makes Open take Layout and BucketWidth from the index
+	// the store holds, when it holds one, instead of refusing other
+	// values: the configured ones then shape a new index only (a recipe,
+	// format or bands mismatch is still refused). For the processes that
+	// serve, load or maintain whatever index they find.
+	AdoptStored bool
+	// NoCreate makes Open refuse a store that holds no index (ErrNoIndex)
+	// instead of creating one: for tools that work on an existing index.
+	NoCreate bool
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).
@@ -289,10 +298,24 @@ var (
 )
 
 // Open opens the index kept in st, creating its metadata when the store holds
-// none. An index created with another layout, recipe version, bucket width or
-// format version is refused with an error wrapping ErrMetaMismatch that names
-// both values. The Index owns st from then on: Close closes it.
+// none (unless Config.NoCreate). An index created with another layout,
+// recipe version, bucket width or format version is refused with an error
+// wrapping ErrMetaMismatch that names both values; with Config.AdoptStored
+// its layout and bucket width are taken instead. The Index owns st from
+// then on: Close closes it (on an error, st stays the caller's).
 func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
+	if cfg.AdoptStored || cfg.NoCreate {
+		m, exists, err := ReadMeta(ctx, st)
+		if err != nil {
+			return nil, fmt.Errorf("kvindex: reading the index metadata: %w", err)
+		}
+		if !exists && cfg.NoCreate {
+			return nil, ErrNoIndex
+		}
+		if exists && cfg.AdoptStored {
+			cfg.Layout, cfg.BucketWidth = m.Layout, m.BucketWidth
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/seen"
-	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -43,23 +42,13 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("%w: --top %d", ErrUsage, *top)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	var st storage.Store
-	var locker storage.Locker
-	if *dir != "" {
-		if _, err := os.Stat(*dir); err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-		ps, err := pebblestore.Open(*dir, pebblestore.Options{Logger: log})
-		if err != nil {
-			return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
-		}
-		st = ps
-	} else {
-		hs, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns, Logger: log})
-		if err != nil {
-			return err
-		}
-		st, locker = hs, hs.Locker()
+	where := open.Store{DataDir: *dir, Pebble: pebblestore.Options{Logger: log}}
+	if *zk != "" {
+		where = open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns, Logger: log}}
+	}
+	st, locker, err := where.Open(ctx)
+	if err != nil {
+		return err
 	}
 	cfg := seen.Config{Retention: *retention, AdoptStored: true, Locker: locker, Logger: log}
 	if err := cfg.Validate(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"strings"
 	"time"
 
@@ -18,8 +17,8 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -54,40 +53,17 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return err
 	}
-	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.judge(fpr).Confirm, Bands: bands}
-	var st storage.Store
-	switch cfg.Store {
-	case "hbase":
-		hcfg := cfg.hbaseStoreConfig()
-		hcfg.Logger, hcfg.Registerer = log, reg
-		hs, err := hbasestore.Open(ctx, hcfg)
-		if err != nil {
-			return fmt.Errorf("server: opening HBase store (namespace %s): %w", cfg.HBaseNamespace, err)
-		}
-		// Several servers share the tables: check-and-insert needs the
-		// cross-process lease locks (docs/ARCHITECTURE.md).
-		st, kcfg.Locker = hs, hs.Locker()
+	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.judge(fpr).Confirm, Bands: bands,
+		AdoptStored: true}
+	if cfg.Store == "hbase" {
+		// Several servers share the tables: check-and-insert takes the
+		// store's cross-process lease locks (docs/ARCHITECTURE.md), and
+		// groups concurrent inserts.
 		kcfg.GroupWindow, kcfg.GroupMax = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax
-	default:
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return fmt.Errorf("server: %w", err)
-		}
-		ps, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: log, RowCacheBytes: cfg.RowCacheBytes, Registerer: reg})
-		if err != nil {
-			return fmt.Errorf("server: opening store in %s: %w", cfg.DataDir, err)
-		}
-		st = ps
 	}
-	meta, exists, err := kvindex.ReadMeta(ctx, st)
+	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
 	if err != nil {
-		return errors.Join(fmt.Errorf("server: reading index metadata: %w", err), st.Close())
-	}
-	if exists {
-		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
-	}
-	ix, err := kvindex.Open(ctx, st, kcfg)
-	if err != nil {
-		return errors.Join(fmt.Errorf("server: opening index: %w", err), st.Close())
+		return fmt.Errorf("server: %w", err)
 	}
 	if err := reg.Register(newIndexCollector(ix.Stats)); err != nil {
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
@@ -96,7 +72,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}
 
-	seenSvc, err := openSeen(ctx, cfg, ix, fpr, kcfg.Locker, log, reg)
+	seenSvc, err := openSeen(ctx, cfg, ix, fpr, ix.Config().Locker, log, reg)
 	if err != nil {
 		return errors.Join(err, ix.Close())
 	}
@@ -207,6 +183,15 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 	}()
 	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())
 	return func() { cancel(); <-done }, nil
+}
+
+// storeConfig says which store the server opens: HBase or the embedded
+// store in DataDir (made when missing), logging to log, metrics to reg.
+func (c Config) storeConfig(log *slog.Logger, reg prometheus.Registerer) open.Store {
+	hc := c.hbaseStoreConfig()
+	hc.Logger, hc.Registerer = log, reg
+	return open.Store{Kind: c.Store, DataDir: c.DataDir, MakeDir: true,
+		Pebble: pebblestore.Options{Logger: log, RowCacheBytes: c.RowCacheBytes, Registerer: reg}, HBase: hc}
 }
 
 // hbaseStoreConfig is the HBase store's configuration. The lock lease is

@@ -96,13 +96,7 @@ func openStore(dir string) (*pebblestore.Store, error) {
 // none; an existing index keeps its layout and bucket width.
 func openIndex(ctx context.Context, st storage.Store, cfg IndexConfig) (*kvindex.Index, error) {
 	kcfg := cfg.kv()
-	m, exists, err := kvindex.ReadMeta(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	if exists {
-		kcfg.Layout, kcfg.BucketWidth = m.Layout, m.BucketWidth
-	}
+	kcfg.AdoptStored = true
 	return kvindex.Open(ctx, st, kcfg)
 }
 
@@ -220,16 +214,12 @@ func ReadMeta(path string) (Meta, error) {
 // that holds only the meta row (it refuses writes), so the cells are
 // encoded for exactly the index Prepare found.
 func (m Meta) WorkerIndex(ctx context.Context) (*kvindex.Index, error) {
-	st := &metaStore{cells: m.Cells}
-	mv, ok, err := kvindex.ReadMeta(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	ix, err := kvindex.Open(ctx, &metaStore{cells: m.Cells}, kvindex.Config{MaxCellBytes: m.MaxCellBytes,
+		RecipeVersion: fingerprint.RecipeVersion, Bands: kvindex.BandsAuto, AdoptStored: true, NoCreate: true})
+	if errors.Is(err, kvindex.ErrNoIndex) {
 		return nil, fmt.Errorf("%w: the meta file has no meta row", ErrConfig)
 	}
-	return kvindex.Open(ctx, st, kvindex.Config{Layout: mv.Layout, BucketWidth: mv.BucketWidth, MaxCellBytes: m.MaxCellBytes,
-		RecipeVersion: fingerprint.RecipeVersion, Bands: kvindex.BandsAuto})
+	return ix, err
 }
 
 // metaStore is a read-only storage.Store holding one meta row.

@@ -12,9 +12,8 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/storage"
-	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
@@ -89,50 +88,18 @@ func (c Config) startProfiles(stderr io.Writer) (stop func(), err error) {
 
 // openIndex opens the store and the index in it, creating the index with
 // kcfg when the store has none; an existing index keeps its layout and
-// bucket width. cache is the embedded store's block cache.
+// bucket width. The store is HBase (its cross-process row locks go into
+// kcfg: servers may insert meanwhile, and a load into rows that exist
+// merges under the locks they take too) or the embedded store in bulk
+// mode, its directory made if missing, with cache as its block cache.
 func (c Config) openIndex(ctx context.Context, kcfg kvindex.Config, cache int64) (*kvindex.Index, error) {
-	st, err := c.openStore(ctx, &kcfg, cache)
-	if err != nil {
-		return nil, err
+	hc := c.HBaseStoreConfig()
+	hc.Logger = kcfg.Logger
+	kcfg.AdoptStored = true
+	ix, err := open.Index(ctx, open.Store{Kind: c.Store, DataDir: c.DataDir, MakeDir: true,
+		Pebble: pebblestore.Options{Logger: kcfg.Logger, Bulk: true, CacheBytes: cache}, HBase: hc}, kcfg)
+	if errors.Is(err, kvindex.ErrMetaMismatch) {
+		err = fmt.Errorf("%w: %w", bulkload.ErrConfig, err)
 	}
-	meta, exists, err := kvindex.ReadMeta(ctx, st)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
-	}
-	if exists {
-		kcfg.Layout, kcfg.BucketWidth = meta.Layout, meta.BucketWidth
-	}
-	ix, err := kvindex.Open(ctx, st, kcfg)
-	if err != nil {
-		if errors.Is(err, kvindex.ErrMetaMismatch) {
-			err = fmt.Errorf("%w: %w", bulkload.ErrConfig, err)
-		}
-		return nil, errors.Join(err, st.Close())
-	}
-	return ix, nil
-}
-
-// openStore opens the store: HBase (its cross-process row locks go into
-// kcfg) or the embedded store in bulk mode, its directory made if missing.
-func (c Config) openStore(ctx context.Context, kcfg *kvindex.Config, cache int64) (storage.Store, error) {
-	if c.Store == "hbase" {
-		hc := c.HBaseStoreConfig()
-		hc.Logger = kcfg.Logger
-		hs, err := hbasestore.Open(ctx, hc)
-		if err != nil {
-			return nil, fmt.Errorf("opening HBase store (namespace %s): %w", c.HBaseNamespace, err)
-		}
-		// Servers may insert meanwhile: a load into rows that exist merges
-		// under the cross-process row locks they take too.
-		kcfg.Locker = hs.Locker()
-		return hs, nil
-	}
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
-		return nil, err
-	}
-	ps, err := pebblestore.Open(c.DataDir, pebblestore.Options{Logger: kcfg.Logger, Bulk: true, CacheBytes: cache})
-	if err != nil {
-		return nil, fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
-	}
-	return ps, nil
+	return ix, err
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -40,11 +41,10 @@ func run(dir string, n int) error {
 	if err != nil {
 		return err
 	}
-	meta, ok, err := kvindex.ReadMeta(ctx, st)
-	if err != nil || !ok {
-		return fmt.Errorf("no index in %s (%v)", dir, err)
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true, NoCreate: true})
+	if errors.Is(err, kvindex.ErrNoIndex) {
+		return fmt.Errorf("no index in %s", dir)
 	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: meta.Layout, BucketWidth: meta.BucketWidth, RecipeVersion: fingerprint.RecipeVersion})
 	if err != nil {
 		return err
 	}

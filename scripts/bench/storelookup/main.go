@@ -34,11 +34,10 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/scripts/bench/internal/pace"
-	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 type query struct {
@@ -61,21 +60,11 @@ func main() {
 	flag.Parse()
 	ctx := context.Background()
 
-	var st storage.Store
-	var err error
+	where := open.Store{Kind: "pebble", DataDir: *dataDir, MakeDir: true}
 	if *zk != "" {
-		st, err = hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns})
-	} else {
-		st, err = pebblestore.Open(*dataDir, pebblestore.Options{})
+		where = open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns}}
 	}
-	if err != nil {
-		log.Fatal(err)
-	}
-	meta, _, err := kvindex.ReadMeta(ctx, st)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: meta.Layout, BucketWidth: meta.BucketWidth, RecipeVersion: fingerprint.RecipeVersion})
+	ix, err := open.Index(ctx, where, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true})
 	if err != nil {
 		log.Fatal(err)
 	}
