@@ -141,8 +141,12 @@ func (s *Set) declareConfig() {
 		return
 	}
 	usage := "optional JSON file with any of the options below, keys with '_' for '-'"
-	if len(s.settings()) < s.countFlags() {
-		usage = "optional JSON file with any of " + flagList(s.settings()) + ", keys with '_' for '-'"
+	switch settings := s.settings(); {
+	case len(settings) == s.countFlags():
+	case len(settings) == 1:
+		usage = "optional JSON file with " + flagList(settings, "") + ", keys with '_' for '-'"
+	default:
+		usage = "optional JSON file with any of " + flagList(settings, "or") + ", keys with '_' for '-'"
 	}
 	if s.usage.FileExample != "" {
 		usage += " (e.g. " + s.usage.FileExample + ")"

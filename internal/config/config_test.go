@@ -267,7 +267,7 @@ wins over the file. The others are given on the command line only.
 
 Flags:
   -config string
-    	optional JSON file with any of --count, --keys, --name, --on and --wait-time, keys with '_' for '-' (e.g. {"name": "x"})
+    	optional JSON file with any of --count, --keys, --name, --on or --wait-time, keys with '_' for '-' (e.g. {"name": "x"})
   -count int
     	how many (default 1)
   -keys value
@@ -370,6 +370,28 @@ func TestWrap(t *testing.T) {
 	for _, tt := range tests {
 		if got := Wrap(tt.text, tt.width); got != tt.want {
 			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
+	}
+}
+
+// TestHelpOneSetting: one setting among local flags is named alone.
+func TestHelpOneSetting(t *testing.T) {
+	var out strings.Builder
+	var dir, title string
+	s := NewSet("tool", errTest, &out, Usage{Synopsis: []string{"tool --data-dir DIR"}})
+	s.Flags().StringVar(&dir, "data-dir", "", "the directory")
+	s.Flags().StringVar(&title, "title", "", "the title")
+	s.Local("title")
+	if err := s.Parse([]string{"-h"}, getenv(nil)); !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\nThe flag --data-dir can also be set with an environment variable SIMDEX_<FLAG>\n(upper case, '-' as '_', e.g. SIMDEX_DATA_DIR),",
+		"The others\nare given on the command line only.\n\nFlags:\n",
+		"optional JSON file with --data-dir, keys with '_' for '-'\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("usage lacks %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -55,8 +55,12 @@ func (s *Set) sourcesParagraph() string {
 		example = EnvName("data-dir")
 	}
 	subject := "Every flag"
-	if len(settings) < s.countFlags() {
-		subject = "The flags " + flagList(settings)
+	switch {
+	case len(settings) == s.countFlags():
+	case len(settings) == 1:
+		subject = "The flag " + flagList(settings, "and")
+	default:
+		subject = "The flags " + flagList(settings, "and")
 	}
 	p := subject + " can also be set with an environment variable " + EnvPrefix + "<FLAG> (upper case, '-' as '_', e.g. " +
 		example + "), or in the JSON file given by --config; flags win over the environment, which wins over the file."
@@ -66,8 +70,8 @@ func (s *Set) sourcesParagraph() string {
 	return Wrap(p, usageWidth)
 }
 
-// flagList names flags as "--a, --b and --c".
-func flagList(fs []*flag.Flag) string {
+// flagList names flags as "--a, --b and --c" (conj "and").
+func flagList(fs []*flag.Flag, conj string) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		names[i] = "--" + f.Name
@@ -75,7 +79,7 @@ func flagList(fs []*flag.Flag) string {
 	if len(names) == 1 {
 		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
 // Wrap breaks text into lines of at most width columns at spaces (a
