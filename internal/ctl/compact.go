@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
-	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -22,23 +23,62 @@ var compactVerb = Verb{
 	Run: runCompact,
 }
 
+// compactConfig is the compact verb's configuration.
+type compactConfig struct {
+	// DataDir is the embedded store's directory (required).
+	DataDir string
+	// Retention drops documents and index buckets older than this (0:
+	// keep everything).
+	Retention time.Duration
+	// BatchRows is the rows per scan batch.
+	BatchRows int
+}
+
+func defaultCompactConfig() compactConfig {
+	return compactConfig{BatchRows: compaction.DefaultBatchRows}
+}
+
+// compaction is the compaction's configuration of c, logging to log.
+func (c compactConfig) compaction(log *slog.Logger) compaction.Config {
+	return compaction.Config{Retention: c.Retention, BatchRows: c.BatchRows, Logger: log}
+}
+
+// Validate reports what is wrong with c (wrapping ErrUsage).
+func (c compactConfig) Validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("%w: --data-dir is required and there are no positional arguments", ErrUsage)
+	}
+	if err := c.compaction(nil).Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return nil
+}
+
+// parseCompact parses the verb's arguments.
+func parseCompact(env *Env, args []string) (compactConfig, error) {
+	c := defaultCompactConfig()
+	s := newSet(env, dataDirExample)
+	fs := s.Flags()
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded store (the server must not be running on it)")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "drop documents and index buckets older than this (0: keep everything)")
+	fs.IntVar(&c.BatchRows, "batch-rows", c.BatchRows, "rows per scan batch")
+	pos, err := parse(env, s, args)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) != 0 {
+		return c, fmt.Errorf("%w: --data-dir is required and there are no positional arguments", ErrUsage)
+	}
+	return c, c.Validate()
+}
+
 func runCompact(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "compact")
-	dir := fs.String("data-dir", "", "directory of the embedded store (the server must not be running on it)")
-	retention := fs.Duration("retention", 0, "drop documents and index buckets older than this (0: keep everything)")
-	batch := fs.Int("batch-rows", compaction.DefaultBatchRows, "rows per scan batch")
-	pos, err := parseFlags(fs, args)
+	cc, err := parseCompact(env, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 || *dir == "" {
-		return fmt.Errorf("%w: --data-dir is required and there are no positional arguments", ErrUsage)
-	}
-	cfg := compaction.Config{Retention: *retention, BatchRows: *batch, Logger: slog.New(slog.NewTextHandler(env.Stderr, nil))}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	ix, err := openExistingIndex(ctx, *dir, cfg.Logger)
+	cfg := cc.compaction(slog.New(slog.NewTextHandler(env.Stderr, nil)))
+	ix, err := openExistingIndex(ctx, cc.DataDir, cfg.Logger)
 	if err != nil {
 		return err
 	}
@@ -62,10 +102,23 @@ func runCompact(ctx context.Context, env *Env, args []string) error {
 // directory with the settings it was created with. A directory without an
 // index is an error (compaction never creates one).
 func openExistingIndex(ctx context.Context, dir string, log *slog.Logger) (*kvindex.Index, error) {
-	ix, err := open.Index(ctx, open.Store{DataDir: dir, Pebble: pebblestore.Options{Logger: log}},
-		kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, Logger: log, AdoptStored: true, NoCreate: true})
-	if errors.Is(err, kvindex.ErrNoIndex) {
-		return nil, fmt.Errorf("%s holds no simdex index", dir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	return ix, err
+	st, err := pebblestore.Open(dir, pebblestore.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
+	}
+	meta, ok, err := kvindex.ReadMeta(ctx, st)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	if !ok {
+		return nil, errors.Join(fmt.Errorf("%s holds no simdex index", dir), st.Close())
+	}
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: meta.Layout, BucketWidth: meta.BucketWidth, RecipeVersion: fingerprint.RecipeVersion, Logger: log})
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	return ix, nil
 }

@@ -1,6 +1,13 @@
 // Package ctl implements the verbs of simdexctl, the simdex admin command.
 // cmd/simdexctl only calls Run; each verb is a Verb in the table returned by
 // Verbs, so adding one means adding an entry (and its file) here.
+//
+// A verb parses its arguments into its own config (a struct with its
+// defaults and a Validate method) through internal/config, as the other
+// commands do: the store settings (--data-dir, --hbase-zk,
+// --hbase-namespace) may also come from SIMDEX_* variables and a --config
+// file; a verb's other flags say what one run does and are given on the
+// command line only.
 package ctl
 
 import (
@@ -13,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/config"
 )
 
 // ErrUsage marks a command-line mistake (exit status 2).
@@ -26,6 +34,10 @@ type Env struct {
 	// NewFingerprinter builds the Fingerprinter (default: the package
 	// default config). Called at most once per verb run.
 	NewFingerprinter func() (*fingerprint.Fingerprinter, error)
+	// Getenv reads the SIMDEX_* variables (default os.Getenv).
+	Getenv func(string) string
+
+	verb Verb // the verb running, set by Run
 }
 
 func (e *Env) fingerprinter() (*fingerprint.Fingerprinter, error) {
@@ -72,7 +84,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		if v.Name != args[0] {
 			continue
 		}
-		err := v.Run(ctx, env, args[1:])
+		venv := *env
+		venv.verb = v
+		err := v.Run(ctx, &venv, args[1:])
 		switch {
 		case err == nil:
 			return 0
@@ -98,29 +112,39 @@ func usage(w io.Writer) {
 	}
 }
 
-// newFlagSet returns a flag set whose errors are returned, not printed and
-// exited on.
-func newFlagSet(env *Env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	return fs
+// settings are the flags of simdexctl that the environment and a config
+// file may set (those of the store); every other flag of a verb is local
+// to its command line.
+var settings = map[string]bool{"data-dir": true, "hbase-zk": true, "hbase-namespace": true}
+
+// Examples of config files for --config's help.
+const (
+	dataDirExample = `{"data_dir": "/var/lib/simdex"}`
+	hbaseExample   = `{"hbase_zk": "zk1:2181,zk2:2181", "hbase_namespace": "simdex"}`
+)
+
+// newSet returns the option set of the running verb, its --help made of the
+// verb's usage line and summary, and fileExample (for a verb with store
+// settings). Declare the verb's flags on its Flags, then call parse.
+func newSet(env *Env, fileExample string) *config.Set {
+	v := env.verb
+	return config.NewSet("simdexctl "+v.Name, ErrUsage, env.Stderr, config.Usage{
+		Synopsis:    []string{"simdexctl " + v.Name + " " + v.Usage},
+		Text:        config.Wrap(v.Summary, 79),
+		FileExample: fileExample,
+	})
 }
 
-// parseFlags parses args, allowing flags after positional arguments too.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+// parse parses args (flags anywhere among the positional arguments, which
+// it returns) and the store settings' SIMDEX_* variables and config file.
+func parse(env *Env, s *config.Set, args []string) ([]string, error) {
+	s.Flags().VisitAll(func(f *flag.Flag) {
+		if !settings[f.Name] {
+			s.Local(f.Name)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	})
+	if err := s.Parse(args, env.Getenv); err != nil { // nil: os.Getenv
+		return nil, err
 	}
+	return s.Args(), nil
 }

@@ -27,7 +27,8 @@ func sharedFP() (*fingerprint.Fingerprinter, error) {
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, NewFingerprinter: sharedFP}
+	// No SIMDEX_* variables: scripts/test.sh exports SIMDEX_HBASE_ZK.
+	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, NewFingerprinter: sharedFP, Getenv: func(string) string { return "" }}
 	code = Run(context.Background(), env, args)
 	return code, out.String(), errb.String()
 }

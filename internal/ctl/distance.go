@@ -16,27 +16,57 @@ var distanceVerb = Verb{
 	Run:     runDistance,
 }
 
-func runDistance(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "distance")
-	titleA := fs.String("title-a", "", "title of document A")
-	titleB := fs.String("title-b", "", "title of document B")
-	top := fs.Int("top", 15, "how many differing features to list (0: all)")
-	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
+// distanceConfig is the distance verb's configuration.
+type distanceConfig struct {
+	TitleA, TitleB string
+	// Top is how many differing features to list (0: all).
+	Top int
+	// JSON prints JSON instead of text.
+	JSON bool
+	// Files are the two documents' files ("-" for stdin).
+	Files []string
+}
+
+func defaultDistanceConfig() distanceConfig { return distanceConfig{Top: 15} }
+
+// Validate reports what is wrong with c (wrapping ErrUsage).
+func (c distanceConfig) Validate() error {
+	if len(c.Files) != 2 {
 		return fmt.Errorf("%w: want two files", ErrUsage)
 	}
-	if *top < 0 {
+	if c.Top < 0 {
 		return fmt.Errorf("%w: --top must be >= 0", ErrUsage)
 	}
-	a, err := readInput(env, pos[0])
+	return nil
+}
+
+// parseDistance parses the verb's arguments.
+func parseDistance(env *Env, args []string) (distanceConfig, error) {
+	c := defaultDistanceConfig()
+	s := newSet(env, "")
+	fs := s.Flags()
+	fs.StringVar(&c.TitleA, "title-a", c.TitleA, "title of document A")
+	fs.StringVar(&c.TitleB, "title-b", c.TitleB, "title of document B")
+	fs.IntVar(&c.Top, "top", c.Top, "how many differing features to list (0: all)")
+	fs.BoolVar(&c.JSON, "json", c.JSON, "print JSON instead of text")
+	pos, err := parse(env, s, args)
+	if err != nil {
+		return c, err
+	}
+	c.Files = pos
+	return c, c.Validate()
+}
+
+func runDistance(ctx context.Context, env *Env, args []string) error {
+	cfg, err := parseDistance(env, args)
 	if err != nil {
 		return err
 	}
-	b, err := readInput(env, pos[1])
+	a, err := readInput(env, cfg.Files[0])
+	if err != nil {
+		return err
+	}
+	b, err := readInput(env, cfg.Files[1])
 	if err != nil {
 		return err
 	}
@@ -44,18 +74,18 @@ func runDistance(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := f.Compare(fingerprint.Document{Title: *titleA, Body: a}, fingerprint.Document{Title: *titleB, Body: b}, *top)
+	c, err := f.Compare(fingerprint.Document{Title: cfg.TitleA, Body: a}, fingerprint.Document{Title: cfg.TitleB, Body: b}, cfg.Top)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if cfg.JSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(c)
 	}
 	fmt.Fprintf(env.Stdout, "distance %d (A %s, B %s)\n", c.Distance, c.A.Simhash, c.B.Simhash)
-	if *titleA != "" || *titleB != "" {
+	if cfg.TitleA != "" || cfg.TitleB != "" {
 		fmt.Fprintf(env.Stdout, "title distance %d (A %s, B %s)\n", c.TitleDistance, c.A.TitleSimhash, c.B.TitleSimhash)
 	}
 	fmt.Fprintf(env.Stdout, "exact duplicate: %v\nfeatures: A %d, B %d\n", c.SameExact, c.A.Features, c.B.Features)

@@ -37,26 +37,54 @@ type FingerprintOutput struct {
 	Top           []fingerprint.Feature   `json:"top_features"`
 }
 
+// fingerprintConfig is the fingerprint verb's configuration.
+type fingerprintConfig struct {
+	Title string
+	// Lang is the language hint, "zh" or "en" ("": detect).
+	Lang string
+	// Top is how many of the heaviest features to list (0: all).
+	Top int
+	// File is the text's file, "-" for stdin.
+	File string
+}
+
+func defaultFingerprintConfig() fingerprintConfig { return fingerprintConfig{Top: 20, File: "-"} }
+
+// Validate reports what is wrong with c (wrapping ErrUsage).
+func (c fingerprintConfig) Validate() error {
+	if c.Top < 0 {
+		return fmt.Errorf("%w: --top must be >= 0", ErrUsage)
+	}
+	return nil
+}
+
+// parseFingerprint parses the verb's arguments.
+func parseFingerprint(env *Env, args []string) (fingerprintConfig, error) {
+	c := defaultFingerprintConfig()
+	s := newSet(env, "")
+	fs := s.Flags()
+	fs.StringVar(&c.Title, "title", c.Title, "document title")
+	fs.StringVar(&c.Lang, "lang", c.Lang, "language hint: zh or en (default: detect per run)")
+	fs.IntVar(&c.Top, "top", c.Top, "how many of the heaviest features to list (0: all)")
+	pos, err := parse(env, s, args)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) > 1 {
+		return c, fmt.Errorf("%w: at most one FILE", ErrUsage)
+	}
+	if len(pos) == 1 {
+		c.File = pos[0]
+	}
+	return c, c.Validate()
+}
+
 func runFingerprint(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "fingerprint")
-	title := fs.String("title", "", "document title")
-	lang := fs.String("lang", "", "language hint: zh or en (default: detect per run)")
-	top := fs.Int("top", 20, "how many of the heaviest features to list (0: all)")
-	pos, err := parseFlags(fs, args)
+	c, err := parseFingerprint(env, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 1 {
-		return fmt.Errorf("%w: at most one FILE", ErrUsage)
-	}
-	if *top < 0 {
-		return fmt.Errorf("%w: --top must be >= 0", ErrUsage)
-	}
-	name := "-"
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	body, err := readInput(env, name)
+	body, err := readInput(env, c.File)
 	if err != nil {
 		return err
 	}
@@ -64,12 +92,12 @@ func runFingerprint(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, feats, err := f.Features(fingerprint.Document{Title: *title, Body: body, Lang: *lang})
+	res, feats, err := f.Features(fingerprint.Document{Title: c.Title, Body: body, Lang: c.Lang})
 	if err != nil {
 		return err
 	}
-	if *top > 0 && len(feats) > *top {
-		feats = feats[:*top]
+	if c.Top > 0 && len(feats) > c.Top {
+		feats = feats[:c.Top]
 	}
 	out := FingerprintOutput{
 		Simhash:       res.Simhash,

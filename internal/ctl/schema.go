@@ -3,12 +3,11 @@ package ctl
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/schema"
 )
 
@@ -19,56 +18,109 @@ var schemaVerb = Verb{
 	Run:     runSchema,
 }
 
+// schemaConfig is the schema verb's configuration.
+type schemaConfig struct {
+	// HBase is the cluster (HBaseCreateTables is not used).
+	config.HBase
+	// Command is create, verify, describe, drop or plan.
+	Command string
+	// Retention is the TTL of index, fp and docs cells (0: forever).
+	Retention   time.Duration
+	Compression string
+	// LayoutB and LayoutK are the layout the index table is pre-split for.
+	LayoutB, LayoutK int
+	IndexRegions     int
+	SeenTTL          time.Duration
+	SeenRegions      int
+	// Yes confirms drop.
+	Yes bool
+	// Fingerprints and InsertRate are plan's input.
+	Fingerprints int64
+	InsertRate   float64
+}
+
+func defaultSchemaConfig() schemaConfig {
+	return schemaConfig{HBase: config.DefaultHBase(), Compression: "SNAPPY", LayoutB: fingerprint.DefaultLayout.B, LayoutK: fingerprint.DefaultLayout.K,
+		IndexRegions: 1, SeenTTL: schema.DefaultSeenTTL, SeenRegions: 1}
+}
+
+// schema is the declared schema of c.
+func (c schemaConfig) schema() schema.Schema {
+	return schema.Schema{Namespace: c.HBaseNamespace, Compression: c.Compression, Retention: c.Retention, Layout: fingerprint.Layout{B: c.LayoutB, K: c.LayoutK},
+		IndexRegions: c.IndexRegions, SeenTTL: c.SeenTTL, SeenRegions: c.SeenRegions}.WithDefaults()
+}
+
+// Validate reports what is wrong with c (wrapping ErrUsage): the command,
+// and but for plan the schema, the HBase settings and drop's --yes.
+func (c schemaConfig) Validate() error {
+	switch c.Command {
+	case "plan":
+		return nil
+	case "create", "verify", "describe", "drop":
+	default:
+		return fmt.Errorf("%w: want one of create, verify, describe, drop, plan", ErrUsage)
+	}
+	if err := c.schema().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if err := c.ValidateHBase("schema " + c.Command); err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if c.Command == "drop" && !c.Yes {
+		return fmt.Errorf("%w: drop deletes every table of namespace %s and its data: add --yes", ErrUsage, c.HBaseNamespace)
+	}
+	return nil
+}
+
+// parseSchema parses the verb's arguments.
+func parseSchema(env *Env, args []string) (schemaConfig, error) {
+	c := defaultSchemaConfig()
+	s := newSet(env, hbaseExample)
+	fs := s.Flags()
+	c.HBaseFlags(fs, "", "")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "TTL of index, fp and docs cells (0: forever)")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "family compression")
+	fs.IntVar(&c.LayoutB, "layout-b", c.LayoutB, "layout blocks B (index pre-split keys)")
+	fs.IntVar(&c.LayoutK, "layout-k", c.LayoutK, "layout distance K")
+	fs.IntVar(&c.IndexRegions, "index-regions", c.IndexRegions, "index table regions at creation (rounded up to a multiple of the layout's table count)")
+	fs.DurationVar(&c.SeenTTL, "seen-ttl", c.SeenTTL, "TTL of seen-table cells: seen retention plus one bucket (negative: forever)")
+	fs.IntVar(&c.SeenRegions, "seen-regions", c.SeenRegions, "seen table regions at creation (equal ranges of the 2-byte user salt)")
+	fs.BoolVar(&c.Yes, "yes", c.Yes, "confirm drop")
+	fs.Int64Var(&c.Fingerprints, "fingerprints", c.Fingerprints, "plan: expected fingerprints at load")
+	fs.Float64Var(&c.InsertRate, "insert-rate", c.InsertRate, "plan: inserts per second")
+	pos, err := parse(env, s, args)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) != 1 {
+		return c, fmt.Errorf("%w: want one of create, verify, describe, drop, plan", ErrUsage)
+	}
+	c.Command = pos[0]
+	return c, c.Validate()
+}
+
 func runSchema(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "schema")
-	zk := fs.String("hbase-zk", os.Getenv("SIMDEX_HBASE_ZK"), "HBase ZooKeeper quorum host:port[,host:port...] (SIMDEX_HBASE_ZK)")
-	ns := fs.String("hbase-namespace", envOr("SIMDEX_HBASE_NAMESPACE", "simdex"), "namespace of the tables (SIMDEX_HBASE_NAMESPACE)")
-	retention := fs.Duration("retention", 0, "TTL of index, fp and docs cells (0: forever)")
-	compression := fs.String("compression", "SNAPPY", "family compression")
-	b := fs.Int("layout-b", fingerprint.DefaultLayout.B, "layout blocks B (index pre-split keys)")
-	k := fs.Int("layout-k", fingerprint.DefaultLayout.K, "layout distance K")
-	regions := fs.Int("index-regions", 1, "index table regions at creation (rounded up to a multiple of the layout's table count)")
-	seenTTL := fs.Duration("seen-ttl", schema.DefaultSeenTTL, "TTL of seen-table cells: seen retention plus one bucket (negative: forever)")
-	seenRegions := fs.Int("seen-regions", 1, "seen table regions at creation (equal ranges of the 2-byte user salt)")
-	yes := fs.Bool("yes", false, "confirm drop")
-	fps := fs.Int64("fingerprints", 0, "plan: expected fingerprints at load")
-	rate := fs.Float64("insert-rate", 0, "plan: inserts per second")
-	pos, err := parseFlags(fs, args)
+	cfg, err := parseSchema(env, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("%w: want one of create, verify, describe, drop, plan", ErrUsage)
-	}
-	if pos[0] == "plan" {
-		p, err := schema.MakePlan(schema.PlanInput{Fingerprints: *fps, InsertsPerSecond: *rate, Retention: *retention})
+	if cfg.Command == "plan" {
+		p, err := schema.MakePlan(schema.PlanInput{Fingerprints: cfg.Fingerprints, InsertsPerSecond: cfg.InsertRate, Retention: cfg.Retention})
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		fmt.Fprint(env.Stdout, p.String())
 		return nil
 	}
-	sc := schema.Schema{Namespace: *ns, Compression: *compression, Retention: *retention, Layout: fingerprint.Layout{B: *b, K: *k}, IndexRegions: *regions, SeenTTL: *seenTTL, SeenRegions: *seenRegions}.WithDefaults()
-	if err := sc.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	var quorum []string
-	for _, a := range strings.Split(*zk, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			quorum = append(quorum, a)
-		}
-	}
-	if len(quorum) == 0 {
-		return fmt.Errorf("%w: --hbase-zk (or SIMDEX_HBASE_ZK) is required", ErrUsage)
-	}
-	c, err := hbase.New(hbase.Config{ZooKeeper: quorum, MaxRetries: 5})
+	sc := cfg.schema()
+	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.HBaseQuorum(), MaxRetries: 5})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	switch pos[0] {
+	switch cfg.Command {
 	case "create":
 		created, err := schema.Create(ctx, c, sc)
 		for _, n := range created {
@@ -96,21 +148,11 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stdout, out)
 		return err
 	case "drop":
-		if !*yes {
-			return fmt.Errorf("%w: drop deletes every table of namespace %s and its data: add --yes", ErrUsage, sc.Namespace)
-		}
 		if err := schema.Drop(ctx, c, sc); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "dropped namespace %s\n", sc.Namespace)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown schema command %q", ErrUsage, pos[0])
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+	return fmt.Errorf("%w: unknown schema command %q", ErrUsage, cfg.Command)
 }

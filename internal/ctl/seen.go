@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"os"
+	"time"
 
-	"github.com/simdex/simdex/internal/open"
+	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/seen"
+	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -21,36 +23,100 @@ var seenVerb = Verb{
 	Run:     runSeen,
 }
 
-func runSeen(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "seen")
-	dir := fs.String("data-dir", "", "directory of the embedded store (the server must not be running on it)")
-	zk := fs.String("hbase-zk", "", "HBase ZooKeeper quorum host:port[,host:port...] (instead of --data-dir)")
-	ns := fs.String("hbase-namespace", envOr("SIMDEX_HBASE_NAMESPACE", "simdex"), "namespace of the tables on HBase")
-	retention := fs.Duration("retention", seen.DefaultRetention, "seen retention: older buckets are not counted (stats) or are dropped (fold)")
-	top := fs.Int("top", 10, "stats: how many of the fullest users to list")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 || (pos[0] != "stats" && pos[0] != "fold") {
+// seenConfig is the seen verb's configuration.
+type seenConfig struct {
+	// DataDir is the embedded store; HBase the other store (exactly one:
+	// DataDir or HBaseZK).
+	DataDir string
+	config.HBase
+	// Command is stats or fold.
+	Command string
+	// Retention is the seen retention: older buckets are not counted
+	// (stats) or are dropped (fold).
+	Retention time.Duration
+	// Top is how many of the fullest users stats lists.
+	Top int
+}
+
+func defaultSeenConfig() seenConfig {
+	return seenConfig{HBase: config.DefaultHBase(), Retention: seen.DefaultRetention, Top: 10}
+}
+
+// Validate reports what is wrong with c (wrapping ErrUsage).
+func (c seenConfig) Validate() error {
+	if c.Command != "stats" && c.Command != "fold" {
 		return fmt.Errorf("%w: want stats or fold", ErrUsage)
 	}
-	if (*dir == "") == (*zk == "") {
+	if (c.DataDir == "") == (c.HBaseZK == "") {
 		return fmt.Errorf("%w: give exactly one of --data-dir and --hbase-zk", ErrUsage)
 	}
-	if *top < 0 {
-		return fmt.Errorf("%w: --top %d", ErrUsage, *top)
+	if c.Top < 0 {
+		return fmt.Errorf("%w: --top %d", ErrUsage, c.Top)
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	where := open.Store{DataDir: *dir, Pebble: pebblestore.Options{Logger: log}}
-	if *zk != "" {
-		where = open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns, Logger: log}}
+	if c.HBaseZK != "" {
+		if err := c.ValidateHBase("seen " + c.Command); err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
 	}
-	st, locker, err := where.Open(ctx)
+	return nil
+}
+
+// parseSeen parses the verb's arguments. When the data directory and the
+// quorum come from different sources (say SIMDEX_DATA_DIR set for the
+// server and --hbase-zk given), the stronger source names the store.
+func parseSeen(env *Env, args []string) (seenConfig, error) {
+	c := defaultSeenConfig()
+	s := newSet(env, hbaseExample)
+	fs := s.Flags()
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded store (the server must not be running on it)")
+	c.HBaseFlags(fs, "", "")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "seen retention: older buckets are not counted (stats) or are dropped (fold)")
+	fs.IntVar(&c.Top, "top", c.Top, "stats: how many of the fullest users to list")
+	pos, err := parse(env, s, args)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) == 1 {
+		c.Command = pos[0] // else "", refused by Validate
+	}
+	if c.DataDir != "" && c.HBaseZK != "" {
+		switch dir, zk := s.Source("data-dir"), s.Source("hbase-zk"); {
+		case dir > zk:
+			c.HBaseZK = ""
+		case zk > dir:
+			c.DataDir = ""
+		}
+	}
+	return c, c.Validate()
+}
+
+func runSeen(ctx context.Context, env *Env, args []string) error {
+	c, err := parseSeen(env, args)
 	if err != nil {
 		return err
 	}
-	cfg := seen.Config{Retention: *retention, AdoptStored: true, Locker: locker, Logger: log}
+	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
+	var st storage.Store
+	var locker storage.Locker
+	if c.DataDir != "" {
+		if _, err := os.Stat(c.DataDir); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+		ps, err := pebblestore.Open(c.DataDir, pebblestore.Options{Logger: log})
+		if err != nil {
+			return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
+		}
+		st = ps
+	} else {
+		hc := c.HBaseStoreConfig()
+		hc.Logger = log
+		hs, err := hbasestore.Open(ctx, hc)
+		if err != nil {
+			return err
+		}
+		st, locker = hs, hs.Locker()
+	}
+	cfg := seen.Config{Retention: c.Retention, AdoptStored: true, Locker: locker, Logger: log}
 	if err := cfg.Validate(); err != nil {
 		return errors.Join(fmt.Errorf("%w: %v", ErrUsage, err), st.Close())
 	}
@@ -61,14 +127,14 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetIndent("", "  ")
 	var runErr, encErr error
-	if pos[0] == "fold" {
+	if c.Command == "fold" {
 		var s seen.FoldSummary
 		s, runErr = svc.FoldAll(ctx)
 		encErr = enc.Encode(map[string]any{"rows_scanned": s.RowsScanned, "rows_folded": s.RowsFolded, "deltas_folded": s.DeltasFolded,
 			"tombstones_applied": s.TombstonesApplied, "buckets_dropped": s.BucketsDropped, "seconds": s.Duration.Seconds()})
 	} else {
 		var s seen.Stats
-		s, runErr = svc.Stats(ctx, *top)
+		s, runErr = svc.Stats(ctx, c.Top)
 		if runErr == nil {
 			fullest := make([]map[string]any, len(s.Fullest))
 			for i, u := range s.Fullest {
