@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -102,23 +102,10 @@ func runCompact(ctx context.Context, env *Env, args []string) error {
 // directory with the settings it was created with. A directory without an
 // index is an error (compaction never creates one).
 func openExistingIndex(ctx context.Context, dir string, log *slog.Logger) (*kvindex.Index, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	ix, err := open.Index(ctx, open.Store{DataDir: dir, Pebble: pebblestore.Options{Logger: log}},
+		kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, Logger: log, AdoptStored: true, NoCreate: true})
+	if errors.Is(err, kvindex.ErrNoIndex) {
+		return nil, fmt.Errorf("%s holds no simdex index", dir)
 	}
-	st, err := pebblestore.Open(dir, pebblestore.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
-	}
-	meta, ok, err := kvindex.ReadMeta(ctx, st)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
-	}
-	if !ok {
-		return nil, errors.Join(fmt.Errorf("%s holds no simdex index", dir), st.Close())
-	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: meta.Layout, BucketWidth: meta.BucketWidth, RecipeVersion: fingerprint.RecipeVersion, Logger: log})
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
-	}
-	return ix, nil
+	return ix, err
 }

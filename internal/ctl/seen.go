@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/simdex/simdex/internal/config"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/seen"
-	"github.com/simdex/simdex/storage"
-	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
@@ -96,25 +94,14 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	var st storage.Store
-	var locker storage.Locker
-	if c.DataDir != "" {
-		if _, err := os.Stat(c.DataDir); err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-		ps, err := pebblestore.Open(c.DataDir, pebblestore.Options{Logger: log})
-		if err != nil {
-			return fmt.Errorf("%w (is the server running on this directory? one process at a time)", err)
-		}
-		st = ps
-	} else {
-		hc := c.HBaseStoreConfig()
-		hc.Logger = log
-		hs, err := hbasestore.Open(ctx, hc)
-		if err != nil {
-			return err
-		}
-		st, locker = hs, hs.Locker()
+	where := open.Store{DataDir: c.DataDir, Pebble: pebblestore.Options{Logger: log}}
+	if c.HBaseZK != "" {
+		where = open.Store{Kind: "hbase", HBase: c.HBaseStoreConfig()}
+		where.HBase.Logger = log
+	}
+	st, locker, err := where.Open(ctx)
+	if err != nil {
+		return err
 	}
 	cfg := seen.Config{Retention: c.Retention, AdoptStored: true, Locker: locker, Logger: log}
 	if err := cfg.Validate(); err != nil {
