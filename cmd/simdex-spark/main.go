@@ -8,6 +8,9 @@
 //	simdex-spark ingest --data-dir DIR --out DIR --parts FILE --load-id ID --documents N --fingerprints N
 //	simdex-spark compare DIR1 DIR2
 //
+// and for the batch self-dedup (spark/simdex_dedup.py) the dedup-* steps
+// of dedup.go.
+//
 // SIMDEX_SPARK_FAIL_ONCE=PATH makes the first map and the first write
 // worker that find no PATH.map (PATH.write) create it and fail halfway:
 // for tests of the job's task retries.
@@ -22,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,9 +49,12 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a step: prepare, map, write, ingest or compare", sparkjob.ErrConfig)
+		return fmt.Errorf("%w: want a step: prepare, map, write, ingest, compare or dedup-*", sparkjob.ErrConfig)
 	}
 	step, args := args[0], args[1:]
+	if strings.HasPrefix(step, "dedup-") {
+		return runDedup(ctx, step, args, stdin, stdout)
+	}
 	fs := flag.NewFlagSet("simdex-spark "+step, flag.ContinueOnError)
 	var (
 		dataDir      = fs.String("data-dir", "", "the embedded store's directory")

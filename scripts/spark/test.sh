@@ -7,6 +7,17 @@
 # map task and its first write task fail halfway (the worker exits non-zero),
 # which Spark retries, and the result must not change.
 #
+# The batch self-dedup (spark/simdex_dedup.py), on a generated corpus with
+# planted near-duplicate groups (edited copies, copies of copies, a
+# sentence added, truncations) among unrelated documents, short notes,
+# repeated ids and bad lines: its confirmed pairs and cluster ids must
+# equal those of the single-process reference (simdex-spark
+# dedup-reference: every pair of documents compared by brute force, judged
+# by the same rule, clusters by union-find), every pair within k; once
+# with components by label propagation on Spark, small input splits and
+# the first dedup-map and dedup-judge tasks failing once, and once with
+# LSH band pairs and union-find on the driver.
+#
 # Installs PySpark (scripts/spark/install.sh) when needed. Everything it
 # makes is under a temporary directory, removed at the end.
 set -euo pipefail
@@ -105,5 +116,94 @@ passed=$((passed + 1))
 echo "== spark: fingerprint lines"
 run_job fps fp "$tmp/fps.csv"
 check fps "$tmp/fps.csv"
+passed=$((passed + 1))
+
+# The self-dedup's corpus: planted groups (an original, a chain of copies
+# each a word away from the last, a copy with a sentence added, a
+# truncation), unrelated documents, short notes, repeated ids, bad lines.
+"$home/venv/bin/python" - "$tmp" <<'PY'
+import json, random, sys
+d = sys.argv[1]
+r = random.Random(17)
+vocab = ["".join(r.choice("bcdfghjklmnprstvz") + r.choice("aeiou") for _ in range(r.randint(2, 4))) for _ in range(3000)]
+def sentence():
+    return " ".join(r.choice(vocab) for _ in range(r.randint(8, 18))) + "."
+def text(n):
+    return [sentence() for _ in range(n)]
+def edit(s):
+    s = list(s)
+    i = r.randrange(len(s))
+    w = s[i].split()
+    w[r.randrange(len(w))] = r.choice(vocab)
+    s[i] = " ".join(w)
+    return s
+out = [[], []]
+n = [0]
+def add(sents):
+    doc = {"id": "d%05d" % n[0], "text": " ".join(sents), "time": "2026-%02d-%02dT00:00:00Z" % (1 + n[0] % 12, 1 + n[0] % 28)}
+    if n[0] % 3 == 0:
+        doc["title"] = " ".join(sents[0].split()[:4])
+    out[r.randrange(2)].append(json.dumps(doc))
+    n[0] += 1
+for g in range(150):
+    orig = text(r.randint(6, 20))
+    add(orig)
+    prev = orig
+    for _ in range(1 + g % 8):
+        prev = edit(prev)
+        add(prev)
+    if g % 2 == 0:
+        add(edit(orig) + [sentence()])
+    if g % 3 == 0:
+        add(orig[: max(2, len(orig) * 2 // 3)])
+for _ in range(1500):
+    add(text(r.randint(3, 20)))
+for i in range(30):
+    add(["A short note about %s." % vocab[i]])
+for i in range(8):  # repeated ids: the later file's record wins
+    out[1].append(json.dumps({"id": "d%05d" % (i * 11), "text": " ".join(text(6)), "time": "2026-05-01T00:00:00Z"}))
+out[0] += ['{"id":"bad","text":"x","time":"tomorrow"}', "not json"]
+for f in range(2):
+    with open("%s/dedup-%d.jsonl" % (d, f), "w") as fh:
+        fh.write("\n".join(out[f]) + "\n")
+PY
+
+dedup_check() { # name [flags...]: the job against the reference on the dedup corpus
+	local name="$1"
+	shift
+	local bands=""
+	case " $* " in *" --bands "*) bands="--bands" ;; esac
+	"$tmp/simdex-spark" dedup-reference $bands --out "$tmp/$name.ref" "$tmp/dedup-0.jsonl" "$tmp/dedup-1.jsonl" ||
+		{ echo "spark test: the $name reference failed" >&2; exit 1; }
+	SIMDEX_SPARK_WORKER="$tmp/simdex-spark" "$here/dedup.sh" --out "$tmp/$name.out" "$@" "$tmp/dedup-0.jsonl" "$tmp/dedup-1.jsonl" \
+		>"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log" >&2; echo "spark test: the $name job failed" >&2; exit 1; }
+	grep '^simdex-dedup summary' "$tmp/$name.log"
+	if ! "$tmp/simdex-spark" dedup-compare $bands "$tmp/$name.ref" "$tmp/$name.out"; then
+		echo "spark test: FAIL: the $name job's pairs or clusters differ from the reference" >&2
+		exit 1
+	fi
+	"$home/venv/bin/python" - "$tmp/$name.out/summary.json" "$@" <<'PY' || { echo "spark test: FAIL: $name summary" >&2; exit 1; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+flags = sys.argv[2:]
+assert s["confirmed_pairs"] >= 500 and s["largest_cluster"] >= 5, "too few planted duplicates found: %s" % s
+if "spark" in flags:
+    assert s["components"] == "spark" and s["label_propagation_rounds"] >= 2, s
+if "--bands" in flags:
+    assert s["confirmed_beyond_k"] > 0 and s["band_candidate_pairs"] > 0, s
+PY
+}
+
+echo "== spark: batch self-dedup (label propagation on Spark; first dedup-map and dedup-judge tasks fail once)"
+dedup_check dedup --components spark --split-bytes 400000 --fail-once "$tmp/dfail"
+for stage in dedup-map dedup-judge; do
+	if [ ! -e "$tmp/dfail.$stage" ] || ! grep -q "simdex-spark $stage exited with status" "$tmp/dedup.log"; then
+		echo "spark test: FAIL: no $stage task was made to fail and retried" >&2
+		exit 1
+	fi
+done
+passed=$((passed + 1))
+echo "== spark: batch self-dedup with LSH band pairs (union-find on the driver)"
+dedup_check dedup-bands --bands --components driver
 passed=$((passed + 1))
 echo "spark: $passed passed, 0 failed"

@@ -1,0 +1,631 @@
+package sparkjob
+
+// Batch self-dedup on Spark (spark/simdex_dedup.py): every pair of
+// documents of a set within Hamming distance k, found by the
+// block-permutation join of Manku, Jain and Das Sarma (WWW 2007, batch
+// mode), optionally with the pairs that share an LSH band row, confirmed
+// by the decision rule, and the connected components of the confirmed
+// pairs as cluster ids. The Spark side only moves rows: every key, every
+// decoded document and every verdict comes from the functions below.
+//
+//  1. DedupMap (one worker per input partition): encodes each line with
+//     bulkload.Encoder, as a load would store it, and writes one document
+//     frame per record: its fingerprint, its block keys (one per table of
+//     the layout: Permuter.Prefix of the permuted fingerprint), its LSH
+//     band hashes (texts the rule can relate at any distance, when asked)
+//     and its docs cell (the stored document the judge reads).
+//  2. The job groups documents by (table, prefix): two fingerprints within
+//     k <= K agree on the prefix of at least one table, so every pair
+//     within k meets in some group. A pair is emitted by the first table
+//     whose prefixes its two fingerprints share (OwnerTable), so it is
+//     emitted once without a distinct; with bands, pairs beyond k that
+//     share a band are emitted by their first shared band.
+//  3. DedupJudge (one worker per partition of candidate pairs): decodes
+//     both docs cells and judges the pair (JudgePair): the rule of package
+//     decide on the two stored documents (detect.SideOf), each side taken
+//     as the query in turn, as a load's self-dedup report judges them.
+//  4. The job labels the connected components of the confirmed pairs with
+//     their smallest document id (Components on the driver, or min-label
+//     propagation on Spark).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/detect"
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
+)
+
+// Dedup frames, after the frame header of frames.go:
+//
+//	'd' document  order (8) | fingerprint (8) | tables (1) | a block key (8)
+//	              per table | bands (1) | a band hash (8) per band |
+//	              uvarint length + id | docs cell (the rest)
+//	'p' pair      uvarint length + id, uvarint length + docs cell, for
+//	              each side
+//	'c' confirmed JSON of a PairRow
+//	'x' reject    JSON {"where": ..., "reason": ...} (frames.go)
+//	'e' end       JSON of the worker's counts (frames.go)
+//
+// Block keys and band hashes are 64-bit values the job compares for
+// equality only.
+const (
+	FrameDocument  = 'd'
+	FramePair      = 'p'
+	FrameConfirmed = 'c'
+)
+
+// DedupConfig configures the dedup workers.
+type DedupConfig struct {
+	// Layout is the block-permutation layout of the block keys
+	// (cmd/simdex-spark's default is fingerprint.DefaultLayout).
+	Layout fingerprint.Layout
+	// K is the largest distance of a pair, 0..Layout.K.
+	K int
+	// Format of the input lines: bulkload.FormatDocs or FormatFingerprints.
+	Format string
+	// Bands makes DedupMap write the LSH band hashes of texts the rule can
+	// relate at any distance (decide.Rule.AnyDistance).
+	Bands bool
+	// Policy says which relations confirm a pair, in either direction
+	// (JudgePair); cmd/simdex-spark's default is DefaultDedupPolicy.
+	Policy decide.Policy
+	// NewFingerprinter builds the fingerprinter (documents only; default
+	// fingerprint.New(fingerprint.DefaultConfig())).
+	NewFingerprinter func() (*fingerprint.Fingerprinter, error)
+	// FailAfter, when positive, makes a worker fail after that many input
+	// lines or pairs, as a killed task would (for tests of retries).
+	FailAfter int64
+}
+
+// DefaultDedupPolicy is what confirms a pair by default: a self-dedup is
+// undirected, so a pair counts when either document relates to the other
+// (near-identical, or one an excerpt of the other), as in a load's
+// self-dedup report.
+const DefaultDedupPolicy = decide.PolicyCopy
+
+// Validate reports the first unusable setting.
+func (c DedupConfig) Validate() error {
+	if err := c.Layout.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if c.K < 0 || c.K > c.Layout.K {
+		return fmt.Errorf("%w: k=%d: want 0..%d (the layout's K; a larger k needs a layout with a larger K)", ErrConfig, c.K, c.Layout.K)
+	}
+	if c.Format != bulkload.FormatDocs && c.Format != bulkload.FormatFingerprints {
+		return fmt.Errorf("%w: format %q: want docs or fp", ErrConfig, c.Format)
+	}
+	return nil
+}
+
+// memMeta is a storage.Store that holds an index's meta row and nothing
+// else: the index a dedup worker encodes and decodes documents with is
+// created in it, so documents are encoded as a new index would store them.
+type memMeta struct{ cells []storage.Cell }
+
+func (s *memMeta) Get(_ context.Context, keys []storage.RowKey) ([]storage.Row, error) {
+	out := make([]storage.Row, len(keys))
+	for i, k := range keys {
+		out[i].Key = k.Key
+		if k.Table == storage.TableMeta && string(k.Key) == "simdex" {
+			out[i].Cells = slices.Clone(s.cells)
+		}
+	}
+	return out, nil
+}
+
+func (s *memMeta) Mutate(_ context.Context, muts []storage.Mutation) error {
+	for _, m := range muts {
+		if m.Table != storage.TableMeta || string(m.Row) != "simdex" || m.Kind != storage.Put {
+			return fmt.Errorf("%w: a dedup worker's index writes nothing but its meta row", storage.ErrStore)
+		}
+		s.cells = slices.DeleteFunc(s.cells, func(c storage.Cell) bool { return bytes.Equal(c.Qualifier, m.Qualifier) })
+		s.cells = append(s.cells, storage.Cell{Qualifier: slices.Clone(m.Qualifier), Value: slices.Clone(m.Value)})
+	}
+	slices.SortFunc(s.cells, func(a, b storage.Cell) int { return bytes.Compare(a.Qualifier, b.Qualifier) })
+	return nil
+}
+
+func (s *memMeta) Scan(context.Context, storage.Table, []byte, []byte, func(storage.Row) error) error {
+	return nil
+}
+
+func (s *memMeta) Close() error { return nil }
+
+// DedupIndex returns the index dedup workers encode and decode documents
+// with: a new index (current format, bands and text keys) over a store
+// that holds only its meta row.
+func DedupIndex(ctx context.Context) (*kvindex.Index, error) {
+	return kvindex.Open(ctx, &memMeta{}, kvindex.Config{Layout: fingerprint.DefaultLayout, BucketWidth: kvindex.DefaultBucketWidth,
+		Bands: kvindex.BandsOn, RecipeVersion: fingerprint.RecipeVersion})
+}
+
+// DedupDoc is one document of a dedup: its id, the order of its record in
+// the job's input, and the stored document (decoded from Cell).
+type DedupDoc struct {
+	ID    string
+	Order uint64
+	Doc   kvindex.Document
+	// Cell is the document's docs cell, as a load stores it.
+	Cell []byte
+}
+
+// dedupEncoder encodes input lines into DedupDocs.
+type dedupEncoder struct {
+	cfg   DedupConfig
+	ix    *kvindex.Index
+	enc   *bulkload.Encoder
+	perms []fingerprint.Permuter
+	rule  decide.Rule
+}
+
+func newDedupEncoder(ctx context.Context, cfg DedupConfig) (*dedupEncoder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ix, err := DedupIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var fpr *fingerprint.Fingerprinter
+	if cfg.Format == bulkload.FormatDocs {
+		if cfg.NewFingerprinter == nil {
+			cfg.NewFingerprinter = func() (*fingerprint.Fingerprinter, error) { return fingerprint.New(fingerprint.DefaultConfig()) }
+		}
+		if fpr, err = cfg.NewFingerprinter(); err != nil {
+			return nil, err
+		}
+	}
+	return &dedupEncoder{cfg: cfg, ix: ix, enc: bulkload.NewEncoder(ix, fpr), perms: cfg.Layout.Permuters(), rule: decide.DefaultRule()}, nil
+}
+
+// encode makes one input line into its document; errors as
+// bulkload.Encoder's (ErrNotRecord for a line that is no record).
+func (e *dedupEncoder) encode(line []byte, order uint64) (DedupDoc, error) {
+	rec, err := e.enc.Encode(line, e.cfg.Format)
+	if err != nil {
+		return DedupDoc{}, err
+	}
+	for _, c := range rec.Cells {
+		if c.Table == storage.TableDocs {
+			d, err := e.ix.DecodeDocument(storage.Row{Key: c.Row, Cells: []storage.Cell{{Qualifier: c.Qualifier, Value: c.Value}}})
+			if err != nil {
+				return DedupDoc{}, err
+			}
+			return DedupDoc{ID: rec.ID, Order: order, Doc: d, Cell: c.Value}, nil
+		}
+	}
+	return DedupDoc{}, fmt.Errorf("sparkjob: record %q has no docs cell", rec.ID)
+}
+
+// BlockKeys returns a fingerprint's block key in each table of the layout:
+// the prefix of its permuted form.
+func BlockKeys(perms []fingerprint.Permuter, fp fingerprint.Fingerprint) []uint64 {
+	out := make([]uint64, len(perms))
+	for t, p := range perms {
+		out[t] = p.Prefix(p.Permute(fp))
+	}
+	return out
+}
+
+// OwnerTable is the first table in which a and b have the same block key
+// (-1 when none): the table whose group emits the pair.
+func OwnerTable(perms []fingerprint.Permuter, a, b fingerprint.Fingerprint) int {
+	for t, p := range perms {
+		if p.Prefix(p.Permute(a)) == p.Prefix(p.Permute(b)) {
+			return t
+		}
+	}
+	return -1
+}
+
+// DedupBands returns the LSH band hashes a document is grouped by when
+// bands are on: its stored LSH bands, when the rule can relate a text of
+// its length at any distance (as a check looks up a text's band rows);
+// nil otherwise. Band i is the i-th value.
+func DedupBands(rule decide.Rule, d kvindex.Document) []uint64 {
+	lsh := d.Bands.LSH()
+	if len(lsh) == 0 || !rule.AnyDistance(d.Chars) {
+		return nil
+	}
+	return lsh
+}
+
+// DedupMapStats are a dedup map worker's counts, its end frame.
+type DedupMapStats struct {
+	Lines      int64 `json:"lines"`
+	Records    int64 `json:"records"`
+	Rejected   int64 `json:"rejected"`
+	InputBytes int64 `json:"input_bytes"`
+	WithBands  int64 `json:"with_bands"`
+}
+
+// DedupMap reads input lines "order TAB where TAB line" (as Map) and
+// writes a document frame per record, a reject frame per bad line, then
+// the end frame.
+func DedupMap(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Writer) (DedupMapStats, error) {
+	var st DedupMapStats
+	e, err := newDedupEncoder(ctx, cfg)
+	if err != nil {
+		return st, err
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
+	br := bufio.NewReaderSize(in, 1<<20)
+	var line, buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return st, err
+		}
+		if len(line) > 0 {
+			st.Lines++
+			if cfg.FailAfter > 0 && st.Lines > cfg.FailAfter {
+				return st, ErrFailAsked
+			}
+			if buf, err = e.line(bytes.TrimRight(line, "\r\n"), bw, buf, &st); err != nil {
+				return st, err
+			}
+			line = line[:0]
+		}
+		if err != nil { // io.EOF
+			break
+		}
+		if st.Lines%1024 == 0 && ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+	}
+	end, _ := json.Marshal(st)
+	if err := writeFrame(bw, FrameEnd, end); err != nil {
+		return st, err
+	}
+	return st, bw.Flush()
+}
+
+// line handles one input line of DedupMap.
+func (e *dedupEncoder) line(line []byte, w io.Writer, buf []byte, st *DedupMapStats) ([]byte, error) {
+	orderField, rest, ok1 := bytes.Cut(line, []byte{'\t'})
+	where, raw, ok2 := bytes.Cut(rest, []byte{'\t'})
+	if !ok1 || !ok2 {
+		return buf, fmt.Errorf("%w: input line without order and where fields", ErrConfig)
+	}
+	order, err := strconv.ParseUint(string(orderField), 10, 64)
+	if err != nil {
+		return buf, fmt.Errorf("%w: order %q: %v", ErrConfig, orderField, err)
+	}
+	st.InputBytes += int64(len(raw)) + 1
+	d, err := e.encode(raw, order)
+	switch {
+	case errors.Is(err, bulkload.ErrNotRecord):
+		return buf, nil
+	case err != nil:
+		st.Rejected++
+		b, _ := json.Marshal(struct {
+			Where  string `json:"where"`
+			Reason string `json:"reason"`
+		}{string(where), err.Error()})
+		return buf, writeFrame(w, FrameReject, b)
+	}
+	st.Records++
+	var bands []uint64
+	if e.cfg.Bands {
+		bands = DedupBands(e.rule, d.Doc)
+	}
+	if len(bands) > 0 {
+		st.WithBands++
+	}
+	buf = appendDocFrame(buf[:0], d, BlockKeys(e.perms, d.Doc.Fingerprint), bands)
+	return buf, writeFrame(w, FrameDocument, buf)
+}
+
+func appendDocFrame(b []byte, d DedupDoc, keys, bands []uint64) []byte {
+	b = binary.BigEndian.AppendUint64(b, d.Order)
+	b = binary.BigEndian.AppendUint64(b, uint64(d.Doc.Fingerprint))
+	b = append(b, byte(len(keys)))
+	for _, k := range keys {
+		b = binary.BigEndian.AppendUint64(b, k)
+	}
+	b = append(b, byte(len(bands)))
+	for _, h := range bands {
+		b = binary.BigEndian.AppendUint64(b, h)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.ID)))
+	b = append(b, d.ID...)
+	return append(b, d.Cell...)
+}
+
+// docFrame is a decoded document frame.
+type docFrame struct {
+	order uint64
+	fp    fingerprint.Fingerprint
+	keys  []uint64
+	bands []uint64
+	id    string
+	cell  []byte
+}
+
+func parseDocFrame(p []byte) (docFrame, error) {
+	var f docFrame
+	bad := fmt.Errorf("sparkjob: corrupt document frame")
+	if len(p) < 17 {
+		return f, bad
+	}
+	f.order, f.fp = binary.BigEndian.Uint64(p), fingerprint.Fingerprint(binary.BigEndian.Uint64(p[8:]))
+	p = p[16:]
+	for _, dst := range []*[]uint64{&f.keys, &f.bands} {
+		if len(p) < 1 || len(p) < 1+8*int(p[0]) {
+			return f, bad
+		}
+		n := int(p[0])
+		p = p[1:]
+		for i := range n {
+			*dst = append(*dst, binary.BigEndian.Uint64(p[8*i:]))
+		}
+		p = p[8*n:]
+	}
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) {
+		return f, bad
+	}
+	f.id, f.cell = string(p[k:k+int(n)]), p[k+int(n):]
+	return f, nil
+}
+
+// The relations of a confirmed pair (id_a < id_b).
+const (
+	PairNearIdentical = "near_identical" // the same text, give or take edits
+	PairAIsExcerpt    = "a_is_excerpt"   // document a is mostly contained in b
+	PairBIsExcerpt    = "b_is_excerpt"   // document b is mostly contained in a
+)
+
+// PairRow is one confirmed pair, as the job writes it.
+type PairRow struct {
+	IDA         string  `json:"id_a"`
+	IDB         string  `json:"id_b"`
+	Distance    int     `json:"distance"`
+	Relation    string  `json:"relation"`
+	Resemblance float64 `json:"resemblance"`
+	Clause      string  `json:"clause"`
+}
+
+// JudgePair decides whether two documents of a set are duplicates: the
+// rule judges each as the query against the other as stored (both sides
+// are stored documents, detect.SideOf; no template, which only an index's
+// text-key rows reveal), and the pair is confirmed when policy counts
+// either verdict. k is the distance the pairs were found within: a pair
+// found beyond it (through a band) is judged by the clauses that ignore
+// the distance, as a check's band candidates are. a.ID must be below b.ID.
+func JudgePair(rule decide.Rule, policy decide.Policy, a, b kvindex.Document, k int) (PairRow, bool) {
+	dist := fingerprint.Distance(a.Fingerprint, b.Fingerprint)
+	row := PairRow{IDA: a.ID, IDB: b.ID, Distance: dist}
+	sa, sb := detect.SideOf(a), detect.SideOf(b)
+	if v := rule.Judge(sa, sb, dist, k); v.Duplicate(policy) {
+		row.Resemblance, row.Clause = v.Resemblance, v.Clause
+		switch v.Relation {
+		case decide.QueryIsExcerpt:
+			row.Relation = PairAIsExcerpt
+		case decide.StoredIsExcerpt:
+			row.Relation = PairBIsExcerpt
+		default:
+			row.Relation = PairNearIdentical
+		}
+		return row, true
+	}
+	if v := rule.Judge(sb, sa, dist, k); v.Duplicate(policy) {
+		row.Resemblance, row.Clause = v.Resemblance, v.Clause
+		switch v.Relation {
+		case decide.QueryIsExcerpt:
+			row.Relation = PairBIsExcerpt
+		case decide.StoredIsExcerpt:
+			row.Relation = PairAIsExcerpt
+		default:
+			row.Relation = PairNearIdentical
+		}
+		return row, true
+	}
+	return row, false
+}
+
+// DedupJudgeStats are a judge worker's counts, its end frame.
+type DedupJudgeStats struct {
+	Pairs     int64 `json:"pairs"`
+	Confirmed int64 `json:"confirmed"`
+	// BeyondK: pairs judged that are further apart than k (band pairs).
+	BeyondK int64 `json:"beyond_k"`
+}
+
+// DedupJudge reads pair frames and writes a confirmed frame per pair the
+// rule confirms (JudgePair under cfg.Policy), then the end frame.
+func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Writer) (DedupJudgeStats, error) {
+	var st DedupJudgeStats
+	if err := cfg.Validate(); err != nil {
+		return st, err
+	}
+	ix, err := DedupIndex(ctx)
+	if err != nil {
+		return st, err
+	}
+	docQ, err := docsQualifier(ix)
+	if err != nil {
+		return st, err
+	}
+	rule := decide.DefaultRule()
+	br := bufio.NewReaderSize(in, 1<<20)
+	bw := bufio.NewWriterSize(out, 1<<20)
+	var buf []byte
+	for {
+		kind, p, err := readFrame(br, buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return st, err
+		}
+		buf = p
+		if kind != FramePair {
+			return st, fmt.Errorf("%w: frame %q in a judge's input", ErrConfig, kind)
+		}
+		st.Pairs++
+		if cfg.FailAfter > 0 && st.Pairs > cfg.FailAfter {
+			return st, ErrFailAsked
+		}
+		a, b, err := decodePair(ix, docQ, p)
+		if err != nil {
+			return st, err
+		}
+		if a.ID > b.ID {
+			a, b = b, a
+		}
+		row, ok := JudgePair(rule, cfg.Policy, a, b, cfg.K)
+		if row.Distance > cfg.K {
+			st.BeyondK++
+		}
+		if ok {
+			st.Confirmed++
+			j, _ := json.Marshal(row)
+			if err := writeFrame(bw, FrameConfirmed, j); err != nil {
+				return st, err
+			}
+		}
+		if st.Pairs%1024 == 0 && ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+	}
+	end, _ := json.Marshal(st)
+	if err := writeFrame(bw, FrameEnd, end); err != nil {
+		return st, err
+	}
+	return st, bw.Flush()
+}
+
+// AppendPairFrame appends a pair frame's payload: each side's id and docs
+// cell.
+func AppendPairFrame(b []byte, idA string, cellA []byte, idB string, cellB []byte) []byte {
+	for _, f := range [][]byte{[]byte(idA), cellA, []byte(idB), cellB} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b kvindex.Document, err error) {
+	var f [4][]byte
+	for i := range f {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return a, b, fmt.Errorf("sparkjob: corrupt pair frame")
+		}
+		f[i], p = p[k:k+int(n)], p[k+int(n):]
+	}
+	if a, err = ix.DecodeDocument(storage.Row{Key: f[0], Cells: []storage.Cell{{Qualifier: docQ, Value: f[1]}}}); err != nil {
+		return a, b, err
+	}
+	b, err = ix.DecodeDocument(storage.Row{Key: f[2], Cells: []storage.Cell{{Qualifier: docQ, Value: f[3]}}})
+	return a, b, err
+}
+
+// docsQualifier is the qualifier of ix's docs cells, as the encoder
+// writes them.
+func docsQualifier(ix *kvindex.Index) ([]byte, error) {
+	rec, err := bulkload.NewEncoder(ix, nil).Encode([]byte("q,0000000000000001,0"), bulkload.FormatFingerprints)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rec.Cells {
+		if c.Table == storage.TableDocs {
+			return c.Qualifier, nil
+		}
+	}
+	return nil, fmt.Errorf("sparkjob: the encoder wrote no docs cell")
+}
+
+// unionFind keeps, for each id, a parent on the way to its component's
+// root, the smallest id of the component.
+type unionFind map[string]string
+
+func (u unionFind) find(x string) string {
+	for {
+		p, ok := u[x]
+		if !ok {
+			u[x] = x
+			return x
+		}
+		if p == x {
+			return x
+		}
+		gp := u[p]
+		u[x] = gp // path halving
+		x = gp
+	}
+}
+
+func (u unionFind) union(a, b string) {
+	ra, rb := u.find(a), u.find(b)
+	if ra != rb {
+		u[max(ra, rb)] = min(ra, rb)
+	}
+}
+
+// Components labels the connected components of pairs: each id in a pair
+// maps to the smallest id (bytewise) of its component.
+func Components(pairs [][2]string) map[string]string {
+	u := unionFind{}
+	for _, p := range pairs {
+		u.union(p[0], p[1])
+	}
+	out := make(map[string]string, len(u))
+	for x := range u {
+		out[x] = u.find(x)
+	}
+	return out
+}
+
+// ComponentsStream reads "id_a TAB id_b" lines and writes "id TAB
+// cluster" lines (Components), ids sorted; for the job's driver when the
+// confirmed pairs are few.
+func ComponentsStream(in io.Reader, out io.Writer) (ids, clusters int, err error) {
+	u := unionFind{}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		a, b, ok := bytes.Cut(sc.Bytes(), []byte{'\t'})
+		if !ok {
+			return 0, 0, fmt.Errorf("%w: components: a line without a tab", ErrConfig)
+		}
+		u.union(string(a), string(b))
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, err
+	}
+	keys := make([]string, 0, len(u))
+	for id := range u {
+		keys = append(keys, id)
+		if u.find(id) == id {
+			clusters++
+		}
+	}
+	slices.Sort(keys)
+	bw := bufio.NewWriterSize(out, 1<<20)
+	for _, id := range keys {
+		bw.WriteString(id)
+		bw.WriteByte('\t')
+		bw.WriteString(u.find(id))
+		bw.WriteByte('\n')
+	}
+	return len(keys), clusters, bw.Flush()
+}

@@ -1,0 +1,404 @@
+package sparkjob
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
+)
+
+// writeDedupCorpus writes documents with planted near-duplicate groups
+// (an original, copies with a word or two changed, a copy of a copy, a
+// copy with a sentence added, a truncation), unrelated documents, short
+// notes, ids repeated across the files and bad lines, in two files.
+func writeDedupCorpus(t *testing.T, dir string, groups, unrelated int) []string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(11, 12))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("%c%c%c%c%c", 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26), 'a'+r.IntN(26))
+	}
+	sentence := func() string {
+		w := make([]string, 8+r.IntN(10))
+		for i := range w {
+			w[i] = vocab[r.IntN(len(vocab))]
+		}
+		return strings.Join(w, " ") + "."
+	}
+	text := func(n int) []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = sentence()
+		}
+		return s
+	}
+	edit := func(s []string, words int) []string {
+		s = slices.Clone(s)
+		for range words {
+			i := r.IntN(len(s))
+			w := strings.Fields(s[i])
+			w[r.IntN(len(w))] = vocab[r.IntN(len(vocab))]
+			s[i] = strings.Join(w, " ")
+		}
+		return s
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	doc := func(id string, sents []string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "text": strings.Join(sents, " "), "time": t0.Add(time.Duration(r.IntN(1000)) * time.Hour).Format(time.RFC3339)})
+		return string(b)
+	}
+	var lines [2][]string
+	n := 0
+	add := func(sents []string) {
+		f := r.IntN(2)
+		lines[f] = append(lines[f], doc(fmt.Sprintf("d%05d", n), sents))
+		n++
+	}
+	for g := range groups {
+		orig := text(8 + r.IntN(12))
+		add(orig)
+		c := edit(orig, 1)
+		add(c)
+		add(edit(c, 1)) // a copy of a copy
+		if g%2 == 0 {
+			add(append(edit(orig, 1), sentence()))
+		}
+		if g%3 == 0 {
+			add(orig[:len(orig)*2/3])
+		}
+	}
+	for range unrelated {
+		add(text(3 + r.IntN(15)))
+	}
+	for i := range 20 {
+		add([]string{"A short note about " + vocab[i] + "."})
+	}
+	// Repeated ids (the later file's record wins) and bad lines.
+	for i := range 5 {
+		lines[1] = append(lines[1], doc(fmt.Sprintf("d%05d", i*7), text(6)))
+	}
+	lines[0] = append(lines[0], `{"id":"bad","text":"x","time":"soon"}`, `not json`, ``)
+	var paths []string
+	for f, ls := range lines {
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", f))
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// runDedupJob does in-process what spark/simdex_dedup.py does: map the
+// input (each file in two partitions), keep the last record of each id,
+// join on block keys (and bands), judge the candidates in two partitions
+// and label the components.
+func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
+	t.Helper()
+	var res DedupResult
+	var frames []docFrame
+	slices.Sort(paths)
+	part := uint64(0)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for _, chunk := range [][]string{ls[:len(ls)/2], ls[len(ls)/2:]} {
+			var in bytes.Buffer
+			for i, l := range chunk {
+				order := part<<40 | uint64(i)
+				fmt.Fprintf(&in, "%d\t%d\t%s\n", order, order, l)
+			}
+			part++
+			var out bytes.Buffer
+			st, err := DedupMap(bg, cfg, &in, &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Summary.Records += st.Records
+			res.Summary.Rejected += st.Rejected
+			br := bufio.NewReader(&out)
+			ended := false
+			for {
+				kind, p, err := readFrame(br, nil)
+				if err != nil {
+					break
+				}
+				switch kind {
+				case FrameDocument:
+					f, err := parseDocFrame(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					frames = append(frames, f)
+				case FrameEnd:
+					ended = true
+				}
+			}
+			if !ended {
+				t.Fatal("no end frame")
+			}
+		}
+	}
+	last := map[string]docFrame{}
+	for _, f := range frames {
+		if g, ok := last[f.id]; !ok || f.order > g.order {
+			last[f.id] = f
+		}
+	}
+	res.Summary.Documents = int64(len(last))
+	res.Summary.DuplicateIDs = res.Summary.Records - res.Summary.Documents
+	// Group by block key; a pair is emitted by its owner table.
+	type gk struct {
+		kind, i int
+		key     uint64
+	}
+	groups := map[gk][]docFrame{}
+	for _, f := range last {
+		for ti, key := range f.keys {
+			groups[gk{0, ti, key}] = append(groups[gk{0, ti, key}], f)
+		}
+		for bi, h := range f.bands {
+			groups[gk{1, bi, h}] = append(groups[gk{1, bi, h}], f)
+		}
+	}
+	perms := cfg.Layout.Permuters()
+	var cands [][2]docFrame
+	for key, fs := range groups {
+		for i := range fs {
+			for j := range fs {
+				a, b := fs[i], fs[j]
+				if a.id >= b.id {
+					continue
+				}
+				d := bits.OnesCount64(uint64(a.fp ^ b.fp))
+				switch {
+				case key.kind == 0 && d <= cfg.K && OwnerTable(perms, a.fp, b.fp) == key.i:
+				case key.kind == 1 && d > cfg.K && firstSharedBand(a.bands, b.bands) == key.i:
+				default:
+					continue
+				}
+				cands = append(cands, [2]docFrame{a, b})
+			}
+		}
+	}
+	res.Summary.CandidatePairs = int64(len(cands))
+	var pairs [][2]string
+	for half := range 2 {
+		var in, out bytes.Buffer
+		for i, c := range cands {
+			if i%2 == half {
+				writeFrame(&in, FramePair, AppendPairFrame(nil, c[0].id, c[0].cell, c[1].id, c[1].cell))
+			}
+		}
+		if _, err := DedupJudge(bg, cfg, &in, &out); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(&out)
+		for {
+			kind, p, err := readFrame(br, nil)
+			if err != nil {
+				break
+			}
+			if kind == FrameConfirmed {
+				var row PairRow
+				if err := json.Unmarshal(p, &row); err != nil {
+					t.Fatal(err)
+				}
+				res.Pairs = append(res.Pairs, row)
+				pairs = append(pairs, [2]string{row.IDA, row.IDB})
+			}
+		}
+	}
+	res.Clusters = Components(pairs)
+	res.Summary.summarize(res.Pairs, res.Clusters)
+	return res
+}
+
+func firstSharedBand(a, b []uint64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] == b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestDedupJobEqualsReference(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeDedupCorpus(t, dir, 12, 40)
+	fpr := sharedFingerprinter(t)
+	newFpr := func() (*fingerprint.Fingerprinter, error) { return fpr, nil }
+	for _, tc := range []struct {
+		name   string
+		layout fingerprint.Layout
+		k      int
+		bands  bool
+	}{
+		{"B4K3", fingerprint.DefaultLayout, 3, false},
+		{"B6K3-k2", fingerprint.Layout{B: 6, K: 3}, 2, false},
+		{"B4K3-bands", fingerprint.DefaultLayout, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DedupConfig{Layout: tc.layout, K: tc.k, Format: bulkload.FormatDocs, Bands: tc.bands, Policy: DefaultDedupPolicy, NewFingerprinter: newFpr}
+			want, err := DedupReference(bg, cfg, paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runDedupJob(t, cfg, paths)
+			if d := CompareDedup(want, got, tc.k, tc.bands, 20); len(d) > 0 {
+				t.Fatalf("the job differs from the reference:\n%s", strings.Join(d, "\n"))
+			}
+			s := want.Summary
+			t.Logf("%+v", s)
+			if s.Rejected != 2 || s.DuplicateIDs != 5 || s.Clusters < 5 || s.LargestCluster < 3 {
+				t.Fatalf("the corpus should give rejects, repeated ids and planted clusters: %+v", s)
+			}
+			beyond := 0
+			for _, p := range want.Pairs {
+				if p.Distance > tc.k {
+					beyond++
+				}
+			}
+			if tc.bands != (beyond > 0) {
+				t.Fatalf("bands %v: %d confirmed pairs beyond k", tc.bands, beyond)
+			}
+			// Written and read back as the job's output is.
+			out := filepath.Join(t.TempDir(), "out")
+			if err := WriteDedupResult(out, got); err != nil {
+				t.Fatal(err)
+			}
+			back, err := ReadDedupOutput(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := CompareDedup(want, back, tc.k, tc.bands, 20); len(d) > 0 {
+				t.Fatalf("read back:\n%s", strings.Join(d, "\n"))
+			}
+		})
+	}
+}
+
+func TestDedupFingerprintLines(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	var b strings.Builder
+	for i := range 300 {
+		fp := r.Uint64()
+		fmt.Fprintf(&b, "f%04d,%016x,%d\n", i, fp, 1767225600+i)
+		if i%10 == 0 { // a near copy within 1..3 bits
+			for j := range 1 + i%3 {
+				fp ^= 1 << (7 * (j + i%9))
+			}
+			fmt.Fprintf(&b, "g%04d,%016x,%d\n", i, fp, 1767225600+i)
+		}
+	}
+	b.WriteString("x,nope,1\n")
+	p := filepath.Join(dir, "fps.csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DedupConfig{Layout: fingerprint.DefaultLayout, K: 3, Format: bulkload.FormatFingerprints, Policy: DefaultDedupPolicy}
+	want, err := DedupReference(bg, cfg, []string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Summary.ConfirmedPairs != 30 || want.Summary.Rejected != 1 {
+		t.Fatalf("%+v", want.Summary)
+	}
+	for _, pr := range want.Pairs {
+		if pr.Clause != decide.ClauseDistance || pr.Relation != PairNearIdentical {
+			t.Fatalf("bare fingerprints are judged by distance: %+v", pr)
+		}
+	}
+	got := runDedupJob(t, cfg, []string{p})
+	if d := CompareDedup(want, got, 3, false, 20); len(d) > 0 {
+		t.Fatal(strings.Join(d, "\n"))
+	}
+}
+
+// TestBlockKeysPigeonhole: two fingerprints within K share the block key
+// of at least one table, and OwnerTable names the first.
+func TestBlockKeysPigeonhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, l := range []fingerprint.Layout{{B: 4, K: 3}, {B: 6, K: 3}, {B: 5, K: 2}, {B: 8, K: 3}} {
+		perms := l.Permuters()
+		for range 2000 {
+			a := fingerprint.Fingerprint(r.Uint64())
+			b := a
+			for range r.IntN(l.K + 1) {
+				b ^= 1 << r.IntN(64)
+			}
+			ka, kb := BlockKeys(perms, a), BlockKeys(perms, b)
+			first := -1
+			for i := range ka {
+				if ka[i] == kb[i] {
+					first = i
+					break
+				}
+			}
+			if first < 0 || OwnerTable(perms, a, b) != first {
+				t.Fatalf("%v: %016x %016x share no key (or owner %d != %d)", l, a, b, OwnerTable(perms, a, b), first)
+			}
+		}
+	}
+}
+
+func TestJudgePairIsSymmetric(t *testing.T) {
+	fpr := sharedFingerprinter(t)
+	e, err := newDedupEncoder(bg, DedupConfig{Layout: fingerprint.DefaultLayout, K: 3, Format: bulkload.FormatDocs,
+		NewFingerprinter: func() (*fingerprint.Fingerprinter, error) { return fpr, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("The committee met on Tuesday to review the budget for the coming year and agreed on most items. ", 3) +
+		"Several members asked for more detail on transport spending before the final vote next month. " +
+		"The chair said a revised draft would be circulated to all members by Friday afternoon."
+	short := "The committee met on Tuesday to review the budget for the coming year and agreed on most items."
+	mk := func(id, text string) DedupDoc {
+		b, _ := json.Marshal(map[string]string{"id": id, "text": text, "time": "2026-01-01T00:00:00Z"})
+		d, err := e.encode(b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a, b := mk("a", short), mk("b", long)
+	rule := decide.DefaultRule()
+	ab, okab := JudgePair(rule, decide.PolicyCopy, a.Doc, b.Doc, 64)
+	ba, okba := JudgePair(rule, decide.PolicyCopy, b.Doc, a.Doc, 64)
+	if !okab || !okba || ab.Relation != PairAIsExcerpt || ba.Relation != PairBIsExcerpt {
+		t.Fatalf("excerpt: %+v %v / %+v %v", ab, okab, ba, okba)
+	}
+	same, ok := JudgePair(rule, decide.PolicyCopy, a.Doc, mk("c", short).Doc, 3)
+	if !ok || same.Relation != PairNearIdentical || same.Clause != decide.ClauseExact {
+		t.Fatalf("exact copy: %+v %v", same, ok)
+	}
+}
+
+func TestComponentsStream(t *testing.T) {
+	in := "b\tc\nd\te\nc\ta\nx\ty\ne\tb\n"
+	var out bytes.Buffer
+	ids, clusters, err := ComponentsStream(strings.NewReader(in), &out)
+	if err != nil || ids != 7 || clusters != 2 {
+		t.Fatal(ids, clusters, err)
+	}
+	want := "a\ta\nb\ta\nc\ta\nd\ta\ne\ta\nx\tx\ny\tx\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s", out.String())
+	}
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the batch self-dedup (spark/simdex_dedup.py) with spark-submit on a
+# local master: installs PySpark (scripts/spark/install.sh) and builds the
+# simdex-spark worker when needed, then passes every argument to the job.
+#
+#   scripts/spark/dedup.sh --out dedup.out 'archive/*.jsonl'
+#
+# Env: as scripts/spark/run.sh (SIMDEX_SPARK_MASTER, default local[2,4];
+# SIMDEX_SPARK_DRIVER_MEMORY, default 1g; SIMDEX_SPARK_WORKER;
+# SIMDEX_SPARK_HOME). On a cluster run spark-submit yourself with the same
+# application and arguments (docs/OPERATIONS.md, "Batch self-dedup").
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+home="${SIMDEX_SPARK_HOME:-$repo/.spark}"
+"$here/install.sh" >&2
+worker="${SIMDEX_SPARK_WORKER:-}"
+if [ -z "$worker" ]; then
+	worker="$home/bin/simdex-spark"
+	(cd "$repo" && go build -o "$worker" ./cmd/simdex-spark)
+fi
+export PYSPARK_PYTHON="$home/venv/bin/python"
+export PYSPARK_DRIVER_PYTHON="$home/venv/bin/python"
+exec "$home/venv/bin/spark-submit" \
+	--master "${SIMDEX_SPARK_MASTER:-local[2,4]}" \
+	--driver-memory "${SIMDEX_SPARK_DRIVER_MEMORY:-1g}" \
+	--conf spark.ui.enabled=false \
+	--conf spark.log.level="${SIMDEX_SPARK_LOG_LEVEL:-WARN}" \
+	--conf spark.sql.shuffle.partitions="${SIMDEX_SPARK_SHUFFLE_PARTITIONS:-8}" \
+	"$repo/spark/simdex_dedup.py" --worker "$worker" "$@"
