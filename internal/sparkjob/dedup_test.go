@@ -282,6 +282,13 @@ func TestDedupJobEqualsReference(t *testing.T) {
 			if err := WriteDedupResult(out, got); err != nil {
 				t.Fatal(err)
 			}
+			// A singleton cluster row (--all-documents) is no cluster.
+			f, err := os.OpenFile(filepath.Join(out, "clusters.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(f, `{"id":"zz-alone","cluster":"zz-alone","cluster_size":1}`)
+			f.Close()
 			back, err := ReadDedupOutput(out)
 			if err != nil {
 				t.Fatal(err)

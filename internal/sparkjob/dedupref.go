@@ -222,7 +222,8 @@ func WriteDedupResult(dir string, res DedupResult) error {
 // ReadDedupOutput reads a dedup's output directory: pairs.jsonl and
 // clusters.jsonl, each a file or a directory of part files as Spark
 // writes them (files whose names start with "_" or "." are skipped), and
-// summary.json.
+// summary.json. Clusters of one document (written with --all-documents)
+// are left out.
 func ReadDedupOutput(dir string) (DedupResult, error) {
 	res := DedupResult{Clusters: map[string]string{}}
 	if err := readJSON(filepath.Join(dir, "summary.json"), &res.Summary); err != nil {
@@ -246,6 +247,9 @@ func ReadDedupOutput(dir string) (DedupResult, error) {
 		}
 		if _, dup := res.Clusters[c.ID]; dup {
 			return fmt.Errorf("document %q twice in clusters", c.ID)
+		}
+		if c.ClusterSize <= 1 && c.Cluster == c.ID {
+			return nil
 		}
 		res.Clusters[c.ID] = c.Cluster
 		return nil
