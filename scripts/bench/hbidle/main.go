@@ -17,11 +17,11 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 )
 
 func main() {
@@ -76,8 +76,7 @@ func main() {
 			}
 			ds = append(ds, call())
 		}
-		slices.Sort(ds)
-		q := func(p float64) time.Duration { return ds[int(p*float64(len(ds)-1))] }
+		q := hist.New(ds).At
 		fmt.Printf("gap %-6s calls %d: p50 %v p90 %v p99 %v\n", gap, len(ds), q(0.5), q(0.9), q(0.99))
 	}
 }

@@ -23,12 +23,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -173,9 +173,9 @@ func run(n int, dist string, queries, workers, inserts int, dir string, layout f
 		cands += int64(res.Candidates)
 		hits += int64(len(res.Hits))
 	}
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-	fmt.Printf("lookup k=%d, 1 goroutine      p50 %s  p90 %s  p99 %s  max %s\n", layout.K, pct(.5), pct(.9), pct(.99), lat[len(lat)-1])
+	h := hist.New(lat)
+	pct := h.At
+	fmt.Printf("lookup k=%d, 1 goroutine      p50 %s  p90 %s  p99 %s  max %s\n", layout.K, pct(.5), pct(.9), pct(.99), h.Max())
 	fmt.Printf("candidates per lookup        %.0f (decoded residuals over %d rows); hits per lookup %.2f\n", float64(cands)/float64(len(qs)), T, float64(hits)/float64(len(qs)))
 
 	var wg sync.WaitGroup

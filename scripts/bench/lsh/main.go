@@ -30,6 +30,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -179,9 +180,9 @@ func runMode(n, queries int, falseCands float64, mode kvindex.BandsMode) error {
 	}
 	name := map[kvindex.BandsMode]string{kvindex.BandsOff: "no bands", kvindex.BandsOn: "bands b=32 r=4"}[mode]
 	row := func(path string) {
-		slices.Sort(lat)
+		h := hist.New(lat)
 		p := func(f float64) string {
-			return fmt.Sprintf("%.0f µs", float64(lat[int(f*float64(len(lat)-1))].Microseconds()))
+			return fmt.Sprintf("%.0f µs", float64(h.At(f).Microseconds()))
 		}
 		fmt.Printf("| %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.2f | %.2f |\n", name, disk, float64(docBytes)/float64(n), float64(bandCells)/float64(n), path,
 			p(0.5), p(0.9), p(0.99), float64(docsRead)/float64(len(qs)), float64(bandCands)/float64(len(qs)))

@@ -47,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/seen"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -476,14 +477,8 @@ func dumpLatencies(name string, rest []filterRun, redis filterRun) {
 
 // pcts formats the p50, p90, p99 and p99.9 of d.
 func pcts(d []time.Duration) string {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	at := func(p float64) time.Duration {
-		if len(s) == 0 {
-			return 0
-		}
-		return s[min(len(s)-1, int(float64(len(s))*p/100))].Round(time.Microsecond)
-	}
+	h := hist.New(slices.Clone(d))
+	at := func(p float64) time.Duration { return h.Rank(p / 100).Round(time.Microsecond) }
 	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s", at(50), at(90), at(99), at(99.9))
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/scripts/bench/internal/pace"
 	"github.com/simdex/simdex/storage/hbasestore"
 )
@@ -186,8 +187,8 @@ func main() {
 		close(due)
 		wg.Wait()
 		t.report(fmt.Sprintf("%d/s open", rate), lat, time.Since(start))
-		slices.Sort(late)
-		fmt.Printf("%14s handed out after due: p50 %s, p99 %s, p99.9 %s\n", "", us(late[len(late)/2]), us(late[len(late)*99/100]), us(late[len(late)*999/1000]))
+		lh := hist.New(late)
+		fmt.Printf("%14s handed out after due: p50 %s, p99 %s, p99.9 %s\n", "", us(lh.Rank(.5)), us(lh.Rank(.99)), us(lh.Rank(.999)))
 	}
 }
 
@@ -219,8 +220,8 @@ func (t *tally) report(load string, lat []time.Duration, d time.Duration) {
 	if t.firstErr != nil {
 		log.Fatal(t.firstErr)
 	}
-	slices.Sort(lat)
-	fmt.Printf("%-14s %8d %10s %10s %10s %10s %12.0f %8d %.0f\n", load, len(lat), us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)*999/1000]), us(lat[len(lat)-1]),
+	h := hist.New(lat)
+	fmt.Printf("%-14s %8d %10s %10s %10s %10s %12.0f %8d %.0f\n", load, len(lat), us(h.Rank(.5)), us(h.Rank(.99)), us(h.Rank(.999)), us(h.Max()),
 		float64(len(lat))/d.Seconds(), t.misses, float64(t.cands)/float64(len(lat)))
 }
 
