@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // The server's side of a run, from its /metrics before and after: its CPU
@@ -74,61 +79,64 @@ func scrape(ctx context.Context, addr string, stages []stage) (snapshot, error) 
 // from the Prometheus text format.
 func parseMetrics(b []byte, stages []stage) (snapshot, error) {
 	s := snapshot{buckets: make([][]bucket, len(stages))}
-	cpuSeen := false
-	for line := range bytes.Lines(b) {
-		line = bytes.TrimSpace(line)
-		if v, ok := bytes.CutPrefix(line, []byte("process_cpu_seconds_total ")); ok {
-			f, err := strconv.ParseFloat(string(v), 64)
-			if err != nil {
-				return s, err
-			}
-			s.cpu, cpuSeen = time.Duration(f*float64(time.Second)), true
-			continue
-		}
-		for i, st := range stages {
-			rest, ok := bytes.CutPrefix(line, []byte(st.metric+"_bucket{"))
-			if !ok {
-				continue
-			}
-			labels, value, ok := bytes.Cut(rest, []byte("} "))
-			if !ok || !hasLabels(labels, st.labels) {
-				continue
-			}
-			_, le, ok := bytes.Cut(labels, []byte(`le="`))
-			if !ok {
-				continue
-			}
-			le, _, _ = bytes.Cut(le, []byte(`"`))
-			bound, err1 := strconv.ParseFloat(string(le), 64)
-			count, err2 := strconv.ParseFloat(string(value), 64)
-			if err1 != nil || err2 != nil {
-				return s, fmt.Errorf("bucket line %q", line)
-			}
-			k, found := slices.BinarySearchFunc(s.buckets[i], bound, func(b bucket, le float64) int {
-				switch {
-				case b.le < le:
-					return -1
-				case b.le > le:
-					return 1
-				}
-				return 0
-			})
-			if found {
-				s.buckets[i][k].count += count // another series of the same stage
-			} else {
-				s.buckets[i] = slices.Insert(s.buckets[i], k, bucket{bound, count})
-			}
-		}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return s, fmt.Errorf("/metrics: %w", err)
 	}
-	if !cpuSeen {
+	cpu, ok := families["process_cpu_seconds_total"]
+	if !ok || len(cpu.GetMetric()) == 0 {
 		return s, errors.New("no process_cpu_seconds_total in /metrics")
+	}
+	s.cpu = time.Duration(value(cpu.GetMetric()[0]) * float64(time.Second))
+	for i, st := range stages {
+		for _, m := range families[st.metric].GetMetric() {
+			if !hasLabels(m.GetLabel(), st.labels) {
+				continue
+			}
+			for _, hb := range m.GetHistogram().GetBucket() {
+				count := float64(hb.GetCumulativeCount())
+				if hb.CumulativeCountFloat != nil {
+					count = hb.GetCumulativeCountFloat()
+				}
+				s.buckets[i] = addBucket(s.buckets[i], hb.GetUpperBound(), count)
+			}
+		}
 	}
 	return s, nil
 }
 
-func hasLabels(labels []byte, want []string) bool {
+// value is the value of a counter, gauge or untyped sample.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	}
+	return m.GetUntyped().GetValue()
+}
+
+// addBucket adds count to the bucket of bound le in bs, kept by bound,
+// inserting it when it is not there yet (so the series of one stage sum).
+func addBucket(bs []bucket, le, count float64) []bucket {
+	k, found := slices.BinarySearchFunc(bs, le, func(b bucket, le float64) int {
+		return cmp.Compare(b.le, le)
+	})
+	if found {
+		bs[k].count += count
+		return bs
+	}
+	return slices.Insert(bs, k, bucket{le, count})
+}
+
+// hasLabels reports whether labels hold every pair of want, each written
+// name="value".
+func hasLabels(labels []*dto.LabelPair, want []string) bool {
 	for _, w := range want {
-		if !bytes.Contains(labels, []byte(w)) {
+		if !slices.ContainsFunc(labels, func(l *dto.LabelPair) bool {
+			return l.GetName()+"="+strconv.Quote(l.GetValue()) == w
+		}) {
 			return false
 		}
 	}

@@ -7,7 +7,9 @@ import (
 )
 
 const metricsText = `# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
 process_cpu_seconds_total 12.5
+# TYPE simdex_http_request_duration_seconds histogram
 simdex_http_request_duration_seconds_bucket{code="200",method="POST",route="/v1/check",le="0.001"} 90
 simdex_http_request_duration_seconds_bucket{code="200",method="POST",route="/v1/check",le="0.002"} 99
 simdex_http_request_duration_seconds_bucket{code="200",method="POST",route="/v1/check",le="+Inf"} 100
@@ -17,6 +19,7 @@ simdex_http_request_duration_seconds_bucket{code="503",method="POST",route="/v1/
 simdex_http_request_duration_seconds_bucket{code="200",method="GET",route="/metrics",le="0.001"} 5
 simdex_http_request_duration_seconds_bucket{code="200",method="GET",route="/metrics",le="0.002"} 5
 simdex_http_request_duration_seconds_bucket{code="200",method="GET",route="/metrics",le="+Inf"} 5
+# TYPE simdex_store_seconds histogram
 simdex_store_seconds_bucket{op="get",le="0.0001"} 4
 simdex_store_seconds_bucket{op="get",le="0.0002"} 8
 simdex_store_seconds_bucket{op="get",le="+Inf"} 8
@@ -41,7 +44,7 @@ func TestParseMetrics(t *testing.T) {
 	if _, ok := quantile(s.buckets[2], .5); ok {
 		t.Fatal("HBase Multi: a quantile without observations")
 	}
-	before, _ := parseMetrics([]byte("process_cpu_seconds_total 1\n"+
+	before, _ := parseMetrics([]byte("process_cpu_seconds_total 1\n# TYPE simdex_store_seconds histogram\n"+
 		`simdex_store_seconds_bucket{op="get",le="0.0001"} 2`+"\n"+
 		`simdex_store_seconds_bucket{op="get",le="0.0002"} 2`+"\n"+
 		`simdex_store_seconds_bucket{op="get",le="+Inf"} 2`+"\n"), st)
