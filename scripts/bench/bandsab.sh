@@ -13,12 +13,13 @@
 # with --bands on (built from `git archive`, so the work tree is untouched). Run from
 # the repository root. ~1 minute per run (seeding 10^5 takes ~25 s).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 rounds=${1:-3}
 seed=${2:-100000}
 base=${3:-}
 d=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf $d' EXIT
+bench_trap
+bench_on_exit 'rm -rf "$d"'
 go build -o $d/server ./cmd/server
 go build -o $d/loadgen ./scripts/bench/loadgen
 variants="on off"
@@ -33,13 +34,11 @@ for r in $(seq 1 $rounds); do
     bin=$d/server bands=$v
     if [ $v = base ]; then bin=$d/server-base bands=on; fi
     rm -rf $d/data
-    $bin --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn --bands $bands > $d/server.log 2>&1 &
-    pid=$!
-    for i in $(seq 1 120); do curl -sf 127.0.0.1:18092/readyz >/dev/null && break; sleep 1; done
+    : > $d/server.log
+    bench_serve $d/server.log 18092 $bin --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn --bands $bands
     $d/loadgen --addr 127.0.0.1:18092 --seed $seed --mode none > /dev/null
     echo "== round $r variant $v (bands $bands): $(uptime)"
     $d/loadgen --addr 127.0.0.1:18092 --mode check-text --warmup 5s --duration 20s --concurrency 16
-    kill $pid; wait $pid 2>/dev/null || true
-    pid=
+    bench_stop
   done
 done

@@ -19,6 +19,7 @@
 # Needs an HBase at SIMDEX_HBASE_ZK. Right after an HBase restart, run a few
 # rounds first and drop them: the JIT compiles the read path for minutes.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 rounds="${1:?usage: hbab.sh ROUNDS SETTING...}"
 shift
@@ -30,42 +31,27 @@ rate="${RATE:-2000}"
 if [ "$rate" = 0 ]; then load=(--concurrency "${CONNS:-16}"); else load=(--concurrency 32 --rate "$rate"); fi
 port=18591
 bin="$(mktemp -d)"
-server_pid=""
-cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$bin"
-}
-trap cleanup EXIT
+bench_trap
+bench_on_exit 'rm -rf "$bin"'
 go build -o "$bin/server" ./cmd/server
 go build -o "$bin/loadgen" ./scripts/bench/loadgen
-cpu() { # utime+stime of pid $1 in clock ticks (0 if none)
-	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then awk '{print $14+$15}' "/proc/$1/stat"; else echo 0; fi
-}
-hz="$(getconf CLK_TCK)"
 for r in $(seq 1 "$rounds"); do
 	for setting in "$@"; do
 		IFS='|' read -r senv sflags <<<"$setting"
 		# shellcheck disable=SC2086 # word splitting of the setting is wanted
-		env $senv "$bin/server" --addr "127.0.0.1:$port" --log-level warn --store hbase \
-			--hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" $sflags 2>"$bin/server.log" &
-		server_pid=$!
-		for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.3; done
-		if ! kill -0 "$server_pid" 2>/dev/null || ! curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; then
-			echo "hbab.sh: the server [$setting] did not start (port $port taken?):" >&2
-			cat "$bin/server.log" >&2
-			exit 1
-		fi
+		: >"$bin/server.log"
+		bench_serve "$bin/server.log" "$port" env $senv "$bin/server" --addr "127.0.0.1:$port" --log-level warn --store hbase \
+			--hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" $sflags ||
+			{ echo "hbab.sh: the server [$setting] did not start (port $port taken?)" >&2; exit 1; }
 		"$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration 5s --concurrency 16 >/dev/null
-		s0=$(cpu "$server_pid") h0=$(cpu "${SIMDEX_HBASE_PID:-}")
+		s0=$(bench_cpu "$server_pid") h0=$(bench_cpu "${SIMDEX_HBASE_PID:-}")
 		out="$("$bin/loadgen" --addr "127.0.0.1:$port" --mode check-fp --duration "$dur" "${load[@]}" --fp-seed "$RANDOM")"
-		s1=$(cpu "$server_pid") h1=$(cpu "${SIMDEX_HBASE_PID:-}")
+		s1=$(bench_cpu "$server_pid") h1=$(bench_cpu "${SIMDEX_HBASE_PID:-}")
 		n="$(grep -o 'requests=[0-9]*' <<<"$out" | head -1 | cut -d= -f2)"
 		lg="$(grep -o 'loadgen [^(]*([^,]*, [0-9.]* µs/request' <<<"$out" | grep -o '[0-9.]* µs/request' | cut -d' ' -f1)"
 		echo "$r [$setting] $(head -1 <<<"$out" | grep -o 'rate=[^ ]* p50=[^ ]* p90=[^ ]* p99=[^ ]* p99.9=[^ ]*')" \
 			"| $(grep -o 'store get p50=[^;]*' <<<"$out") | $(grep -o 'HBase Multi p50=.*' <<<"$out")" \
-			"| CPU µs per lookup: server $(((s1 - s0) * 1000000 / hz / n)) HBase $(((h1 - h0) * 1000000 / hz / n)) loadgen ${lg:-?}"
-		kill "$server_pid"
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
+			"| CPU µs per lookup: server $(bench_per_us "$s0" "$s1" "$n") HBase $(bench_per_us "$h0" "$h1" "$n") loadgen ${lg:-?}"
+		bench_stop
 	done
 done

@@ -18,6 +18,7 @@
 #   SIMDEX_HBASE_ZK=127.0.0.1:23281 SIMDEX_HBASE_PID=<jvm pid> \
 #     scripts/bench/hbattr.sh "v0 v1 v2" [ROUNDS=3] [DURATION=10s] [CONNS=16]
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 nss="$1"
 rounds="${2:-3}"
@@ -27,20 +28,14 @@ conns="${4:-16}"
 : "${SIMDEX_HBASE_PID:?set SIMDEX_HBASE_PID to the HBase JVM pid}"
 bin="$(mktemp -d)"
 port=18691
-server_pid=""
-cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$bin"
-}
-trap cleanup EXIT
+bench_trap
+bench_on_exit 'rm -rf "$bin"'
 go build -o "$bin/server" ./cmd/server
 go build -o "$bin/loadgen" ./scripts/bench/loadgen
-hz="$(getconf CLK_TCK)"
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-handler_ticks() { # the RPC handler threads of the JVM (comm "RpcServer.default.FPBQ.Fifo.handler=N", cut to 15 bytes)
+handler_cpu() { # CPU seconds of the RPC handler threads of the JVM (comm "RpcServer.default.FPBQ.Fifo.handler=N", cut to 15 bytes)
 	for t in /proc/"$1"/task/*; do
 		case "$(cat "$t/comm" 2>/dev/null)" in RpcServer.defau*) awk '{print $14+$15}' "$t/stat" 2>/dev/null ;; esac
-	done | awk '{s+=$1} END {print s+0}'
+	done | awk -v hz="$(getconf CLK_TCK)" '{s+=$1} END {printf "%.2f\n", s/hz}'
 }
 mode="${SIMDEX_BENCH_MODE:-check-fp}"
 for r in $(seq 1 "$rounds"); do
@@ -52,21 +47,18 @@ for r in $(seq 1 "$rounds"); do
 			server="${v#*,}"
 			label="$ns,$(basename "$server")"
 		fi
-		"$server" --addr "127.0.0.1:$port" --log-level warn --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" 2>"$bin/server.log" &
-		server_pid=$!
-		for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+		: >"$bin/server.log"
+		bench_serve "$bin/server.log" "$port" "$server" --addr "127.0.0.1:$port" --log-level warn --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns"
 		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration 3s --concurrency 4 --id-prefix "w$r-$RANDOM-" >/dev/null
-		s0="$(ticks "$server_pid")" h0="$(ticks "$SIMDEX_HBASE_PID")" k0="$(handler_ticks "$SIMDEX_HBASE_PID")"
+		s0="$(bench_cpu "$server_pid")" h0="$(bench_cpu "$SIMDEX_HBASE_PID")" k0="$(handler_cpu "$SIMDEX_HBASE_PID")"
 		# shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
 		"$bin/loadgen" --addr "127.0.0.1:$port" --mode "$mode" --duration "$dur" --concurrency "$conns" --fp-seed "$RANDOM" --id-prefix "m$r-$RANDOM-" ${SIMDEX_BENCH_LOADGEN_ARGS:-} >"$bin/lg.txt"
-		s1="$(ticks "$server_pid")" h1="$(ticks "$SIMDEX_HBASE_PID")" k1="$(handler_ticks "$SIMDEX_HBASE_PID")"
+		s1="$(bench_cpu "$server_pid")" h1="$(bench_cpu "$SIMDEX_HBASE_PID")" k1="$(handler_cpu "$SIMDEX_HBASE_PID")"
 		n="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
-		awk -v ns="$label" -v r="$r" -v n="$n" -v hz="$hz" -v s="$((s1 - s0))" -v h="$((h1 - h0))" -v k="$((k1 - k0))" \
+		awk -v ns="$label" -v r="$r" -v n="$n" -v s0="$s0" -v s1="$s1" -v h0="$h0" -v h1="$h1" -v k0="$k0" -v k1="$k1" \
 			-v line="$(head -n 1 "$bin/lg.txt")" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
-			printf "round %d %-8s %s | cpu µs/request: server %.0f, hbase %.0f (handlers %.0f) | load %s\n", r, ns, line, s/hz/n*1e6, h/hz/n*1e6, k/hz/n*1e6, load }'
+			printf "round %d %-8s %s | cpu µs/request: server %.0f, hbase %.0f (handlers %.0f) | load %s\n", r, ns, line, (s1-s0)/n*1e6, (h1-h0)/n*1e6, (k1-k0)/n*1e6, load }'
 		grep -m1 '^first error' "$bin/lg.txt" || true
-		kill "$server_pid"
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
+		bench_stop
 	done
 done

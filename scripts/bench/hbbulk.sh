@@ -22,6 +22,7 @@
 # inspection (drop them with `simdexctl schema drop --yes`). Output also goes
 # to scripts/bench/out/hbbulk-<time>.txt (gitignored).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 bucket="${2:-720h}"
@@ -39,14 +40,6 @@ mkdir -p "$work" scripts/bench/out
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 out="scripts/bench/out/hbbulk-$stamp.txt"
 ns="hbbulk_${n}_${stamp//[^0-9]/}"
-
-jvm_cpu() { # seconds of user+system CPU the HBase JVM has used
-	if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then
-		awk -v hz="$(getconf CLK_TCK)" '{print ($14+$15)/hz}' "/proc/$pid/stat"
-	else
-		echo 0
-	fi
-}
 
 {
 	echo "# N=$n bucket=$bucket, HBase at $SIMDEX_HBASE_ZK (pid ${pid:-unknown}), $(nproc) cores, $(date -u), load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -67,12 +60,12 @@ jvm_cpu() { # seconds of user+system CPU the HBase JVM has used
 	for mode in ${SIMDEX_BENCH_IMPORTS:-hfile puts}; do
 		echo "## HBase, --hbase-import $mode (namespace ${ns}_$mode)"
 		rm -rf "$work/cp$n"
-		before="$(jvm_cpu)"
+		before="$(bench_cpu "$pid")"
 		/usr/bin/time -f "wall %e s, client CPU %U user + %S sys s, peak RSS %M KB" \
 			"$work/bulkload" --store hbase --hbase-namespace "${ns}_$mode" --hbase-create-tables --checkpoint-dir "$work/cp$n" \
 			--hbase-import "$mode" --bucket "$bucket" --memory 1GiB --progress none "$in" 2>&1 |
 			grep -E 'input read|index tables written|fp and docs cells written|HFiles imported|index rows written|bulk load done|summary|wall|error' || true
-		after="$(jvm_cpu)"
+		after="$(bench_cpu "$pid")"
 		echo "HBase JVM CPU during the load: $(awk -v a="$before" -v b="$after" 'BEGIN{print b-a}') s"
 		if [ "${SIMDEX_BENCH_LOOKUPS:-1}" = 1 ]; then
 			"$work/storelookup" -hbase-zk "$SIMDEX_HBASE_ZK" -hbase-namespace "${ns}_$mode" -input "$in"

@@ -39,6 +39,7 @@
 # (kvindex.Index.Lookup of random fingerprints, no HTTP; 30,000 lookups per
 # closed loop; SIMDEX_BENCH_STORE_LEVEL=0 skips it).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 dur="${2:-15s}"
@@ -54,16 +55,12 @@ pebble="${SIMDEX_BENCH_PEBBLE:-$dir/pebble$n}"
 [ -n "${SIMDEX_BENCH_NS:-}${SIMDEX_BENCH_PEBBLE:-}" ] && SIMDEX_BENCH_KEEP=1
 port=18591
 pprof_port=18592
-server_pid=""
-cleanup() {
-	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-	if [ "${SIMDEX_BENCH_KEEP:-0}" != 1 ]; then
-		"$bin/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true
-		rm -rf "$pebble"
-	fi
-	rm -rf "$bin"
-}
-trap cleanup EXIT
+bench_trap
+bench_on_exit 'if [ "${SIMDEX_BENCH_KEEP:-0}" != 1 ]; then
+	"$bin/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true
+	rm -rf "$pebble"
+fi'
+bench_on_exit 'rm -rf "$bin"'
 go build -o "$bin/server" ./cmd/server
 go build -o "$bin/simdexctl" ./cmd/simdexctl
 go build -o "$bin/hbsrvload" ./scripts/bench/hbsrvload
@@ -72,13 +69,6 @@ go build -o "$bin/storelookup" ./scripts/bench/storelookup
 mkdir -p scripts/bench/out
 out="scripts/bench/out/hbrest-$(date -u +%Y%m%dT%H%M%SZ).txt"
 
-cpu() { # pid: user+system CPU seconds so far
-	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
-		awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/hz}' "/proc/$1/stat"
-	else
-		echo 0
-	fi
-}
 threads() { # pid: CPU ticks per thread group (digits folded), "name<TAB>ticks"
 	[ -n "$1" ] && [ -d "/proc/$1/task" ] || return 0
 	for t in /proc/"$1"/task/*; do
@@ -92,29 +82,23 @@ gc() { # pid: stop-the-world GC pauses so far (young + full) and their seconds, 
 	fi
 }
 serve() { # args...: start the server, wait for /readyz
+	: >"$bin/server.log"
 	# shellcheck disable=SC2086 # word splitting of the extra flags is wanted
-	"$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" ${SIMDEX_BENCH_SERVER_ARGS:-} 2>"$bin/server.log" &
-	server_pid=$!
-	for _ in $(seq 1 600); do
-		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	cat "$bin/server.log" >&2
-	return 1
+	bench_serve "$bin/server.log" "$port" "$bin/server" --addr "127.0.0.1:$port" --pprof-addr "127.0.0.1:$pprof_port" --log-level warn "$@" ${SIMDEX_BENCH_SERVER_ARGS:-}
 }
 measure() { # store label loadgen-args...
 	local store="$1" label="$2"
 	shift 2
 	local s0 h0 t0 reqs
-	s0="$(cpu "$server_pid")"
-	h0="$(cpu "$hbase_pid")"
+	s0="$(bench_cpu "$server_pid")"
+	h0="$(bench_cpu "$hbase_pid")"
 	[ "$store" = hbase ] && threads "$hbase_pid" >"$bin/t0"
 	[ "$store" = hbase ] && gc "$hbase_pid" >"$bin/gc0"
 	"$bin/loadgen" --addr "127.0.0.1:$port" --mode "${mode:-check-fp}" --duration "$dur" --fp-seed "$RANDOM" --id-prefix "hbrest-$RANDOM-" "$@" >"$bin/lg.txt"
 	reqs="$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$bin/lg.txt")"
 	echo "## $store $label: $(head -n 1 "$bin/lg.txt")"
 	sed -n '2,$p' "$bin/lg.txt"
-	awk -v s0="$s0" -v s1="$(cpu "$server_pid")" -v h0="$h0" -v h1="$(cpu "$hbase_pid")" -v n="$reqs" -v st="$store" 'BEGIN {
+	awk -v s0="$s0" -v s1="$(bench_cpu "$server_pid")" -v h0="$h0" -v h1="$(bench_cpu "$hbase_pid")" -v n="$reqs" -v st="$store" 'BEGIN {
 		printf "cpu per request: server %.0f µs", (s1-s0)/n*1e6
 		if (st == "hbase") printf ", hbase-jvm %.0f µs", (h1-h0)/n*1e6
 		printf " (load %s)\n", "'"$(cut -d' ' -f1-3 /proc/loadavg)"'" }'
@@ -158,9 +142,7 @@ measure() { # store label loadgen-args...
 		for c in $inserts; do
 			mode=insert-if-unique measure "$store" "insert-if-unique, closed loop, $c connections" --concurrency "$c"
 		done
-		kill "$server_pid"
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
+		bench_stop
 		if [ "${SIMDEX_BENCH_STORE_LEVEL:-1}" = 1 ] && [ -n "$conns$rates" ]; then
 			# The same loads at the store level (kvindex.Index.Lookup, no HTTP),
 			# after the server is gone (the embedded store's directory is

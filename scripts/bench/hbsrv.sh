@@ -16,6 +16,7 @@
 # namespace (dropped at the end) and a temporary directory. Output also goes
 # to scripts/bench/out/hbsrv-<time>.txt (gitignored).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 dur="${2:-20s}"
@@ -29,13 +30,9 @@ work="$(mktemp -d)"
 ns="hbsrv$$"
 port_h=18391
 port_p=18392
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-	"$work/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+bench_trap
+bench_on_exit '"$work/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true'
+bench_on_exit 'rm -rf "$work"'
 go build -o "$work/server" ./cmd/server
 go build -o "$work/simdexctl" ./cmd/simdexctl
 go build -o "$work/hbsrvload" ./scripts/bench/hbsrvload
@@ -48,36 +45,16 @@ serve() { # name port args...: start a server, wait for /readyz
 	shift 2
 	local bin="$work/server"
 	if [ "$name" = hbase-base ]; then bin="$SIMDEX_BENCH_BASE_SERVER"; fi
-	"$bin" --addr "127.0.0.1:$port" --log-level warn "$@" 2>"$work/$name.log" &
-	pids+=($!)
-	for _ in $(seq 1 600); do
-		curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
-		sleep 0.5
-	done
-	echo "server $name did not get ready" >&2
-	cat "$work/$name.log" >&2
-	return 1
-}
-stop_last() {
-	local p="${pids[-1]}"
-	kill "$p"
-	wait "$p" 2>/dev/null || true
-	unset 'pids[-1]'
-}
-cpu() { # pid: user+system CPU seconds so far (0 if unknown)
-	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
-		awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15)/hz}' "/proc/$1/stat"
-	else
-		echo 0
-	fi
+	: >"$work/$name.log"
+	bench_serve "$work/$name.log" "$port" "$bin" --addr "127.0.0.1:$port" --log-level warn "$@"
 }
 hbase_pid="${SIMDEX_HBASE_PID:-}"
 load() { # port mode concurrency prefix; also prints the CPU seconds the server and HBase used
 	local s0 h0
-	s0="$(cpu "${pids[-1]}")"
-	h0="$(cpu "$hbase_pid")"
+	s0="$(bench_cpu "$server_pid")"
+	h0="$(bench_cpu "$hbase_pid")"
 	"$work/loadgen" --addr "127.0.0.1:$1" --mode "$2" --concurrency "$3" --duration "$dur" --id-prefix "$4" --fp-seed "$RANDOM"
-	echo "cpu-seconds: server $(awk -v a="$s0" -v b="$(cpu "${pids[-1]}")" 'BEGIN{printf "%.1f", b-a}') hbase-jvm $(awk -v a="$h0" -v b="$(cpu "$hbase_pid")" 'BEGIN{printf "%.1f", b-a}') (over $dur; loadgen runs too)"
+	echo "cpu-seconds: server $(awk -v a="$s0" -v b="$(bench_cpu "$server_pid")" 'BEGIN{printf "%.1f", b-a}') hbase-jvm $(awk -v a="$h0" -v b="$(bench_cpu "$hbase_pid")" 'BEGIN{printf "%.1f", b-a}') (over $dur; loadgen runs too)"
 }
 
 {
@@ -100,21 +77,21 @@ load() { # port mode concurrency prefix; also prints the CPU seconds the server 
 		load "$port" insert-if-unique "$conc" "a$store"
 		echo "## $store: insert-if-unique, 1 client"
 		load "$port" insert-if-unique 1 "b$store"
-		stop_last
+		bench_stop
 		if [ "$store" = hbase ]; then
 			serve hbase-nogroup "$port" "${args[@]}" --hbase-insert-group 0
 			echo "## hbase, group commit off: insert-if-unique, $conc clients"
 			load "$port" insert-if-unique "$conc" c
 			echo "## hbase, group commit off: insert-if-unique, 1 client"
 			load "$port" insert-if-unique 1 d
-			stop_last
+			bench_stop
 			if [ -n "${SIMDEX_BENCH_BASE_SERVER:-}" ]; then
 				serve hbase-base "$port" "${args[@]}"
 				echo "## hbase, base server ($SIMDEX_BENCH_BASE_SERVER): insert-if-unique, $conc clients"
 				load "$port" insert-if-unique "$conc" e
 				echo "## hbase, base server: insert-if-unique, 1 client"
 				load "$port" insert-if-unique 1 f
-				stop_last
+				bench_stop
 			fi
 		fi
 	done

@@ -4,13 +4,13 @@
 # (8 and 16 connections), check by text, and the fingerprinting ceiling, all with
 # scripts/bench/loadgen on loopback. Run from the repository root; takes ~7 minutes.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 d=$(mktemp -d)
+bench_trap
+bench_on_exit 'rm -rf "$d"'
 go build -o $d/server ./cmd/server
 go build -o $d/loadgen ./scripts/bench/loadgen
-$d/server --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn > $d/server.log 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf $d' EXIT
-for i in $(seq 1 120); do curl -sf 127.0.0.1:18092/readyz >/dev/null && break; sleep 1; done
+bench_serve $d/server.log 18092 $d/server --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn
 echo "== uptime: $(uptime)"
 $d/loadgen --addr 127.0.0.1:18092 --seed 1000000 --mode none
 for c in 8 16; do
@@ -19,13 +19,11 @@ for c in 8 16; do
 done
 echo "== check-text c=16: $(uptime)"
 $d/loadgen --addr 127.0.0.1:18092 --mode check-text --warmup 5s --duration 20s --concurrency 16
-kill $pid; wait $pid 2>/dev/null || true
+bench_stop
 echo "== fp-ceiling: $(uptime)"
 $d/loadgen --mode fp-ceiling --duration 20s
 # Inserts on a fresh server over the same 10^6 documents.
-$d/server --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn >> $d/server.log 2>&1 &
-pid=$!
-for i in $(seq 1 120); do curl -sf 127.0.0.1:18092/readyz >/dev/null && break; sleep 1; done
+bench_serve $d/server.log 18092 $d/server --addr 127.0.0.1:18092 --data-dir $d/data --log-level warn
 echo "== insert c=8: $(uptime)"
 $d/loadgen --addr 127.0.0.1:18092 --mode insert --warmup 5s --duration 20s --concurrency 8
 echo "== insert-if-unique c=8: $(uptime)"

@@ -15,6 +15,7 @@
 # (gitignored). Needs ~8 GB of free memory at the default size (Redis holds
 # 10^8 set members).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 users="${1:-100000}"
 items="${2:-1000}"
@@ -28,11 +29,9 @@ tmp="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 redis-server --bind 127.0.0.1 --port "$port" --dir "$tmp" --save '' --appendonly no --daemonize yes \
 	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log"
-cleanup() {
-	redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$(cat "$tmp/redis.pid")" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_trap
+bench_on_exit 'redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$(cat "$tmp/redis.pid")" 2>/dev/null || true'
+bench_on_exit 'rm -rf "$tmp"'
 for _ in $(seq 50); do
 	redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
 	sleep 0.1
