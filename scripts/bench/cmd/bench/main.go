@@ -1,0 +1,71 @@
+// Command bench runs the Go benchmark tools of scripts/bench as
+// subcommands, one per tool, each taking the flags of the tool's own
+// command:
+//
+//	go run ./scripts/bench/cmd/bench loadgen --addr 127.0.0.1:8080 --mode check-fp --duration 20s
+//	go run ./scripts/bench/cmd/bench help
+//
+// A subcommand calls the tool package's Run(ctx, args); the tools' own
+// commands (go run ./scripts/bench/loadgen, ...) call the same function.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+
+	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
+)
+
+// subcommand is one tool: its Run and a line of help.
+type subcommand struct {
+	run  func(ctx context.Context, args []string) error
+	help string
+}
+
+var subcommands = map[string]subcommand{
+	"loadgen": {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: bench <subcommand> [flags]   (bench <subcommand> -h for its flags)")
+	fmt.Fprintln(os.Stderr, "subcommands:")
+	names := make([]string, 0, len(subcommands))
+	for n := range subcommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, subcommands[n].help)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	sc, ok := subcommands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bench: unknown subcommand %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := sc.run(ctx, os.Args[2:])
+	stop()
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
