@@ -223,23 +223,25 @@ type resolved struct {
 	lowInfo  bool              // too few content words: near-exact matching only
 }
 
-// resolve fingerprints text, or parses a bare fingerprint.
+// resolve fingerprints text, or parses a bare fingerprint. Every field is
+// checked, also those the other form does not use (lang with a
+// fingerprint); empty strings are absent fields.
 func (s *Server) resolve(in docInput) (resolved, error) {
+	if err := validLang(in.Lang); err != nil {
+		return resolved{}, err
+	}
+	fp, hasFP, err := parseFingerprintInput(in.Fingerprint)
+	if err != nil {
+		return resolved{}, badFingerprint("fingerprint", err)
+	}
 	hasText := in.Text != "" || in.Title != ""
 	switch {
-	case in.Fingerprint != "" && hasText:
-		return resolved{}, badRequest("invalid-field", "give either text (title, text) or a fingerprint, not both")
-	case in.Fingerprint != "":
-		fp, err := fingerprint.Parse(in.Fingerprint)
-		if err != nil {
-			return resolved{}, err
-		}
+	case hasFP && hasText:
+		return resolved{}, badField("fingerprint", "give either text (title, text) or a fingerprint, not both")
+	case hasFP:
 		return resolved{fp: fp}, nil
 	case in.Text == "":
 		return resolved{}, badField("text", "is required (or give a fingerprint)")
-	}
-	if err := validLang(in.Lang); err != nil {
-		return resolved{}, err
 	}
 	start := time.Now()
 	r, err := s.fp.Fingerprint(fingerprint.Document{Title: in.Title, Body: in.Text, Lang: in.Lang})
@@ -283,7 +285,8 @@ func (s *Server) lookupOptions(p searchParams) (kvindex.LookupOptions, error) {
 		opt.Until = *p.Until
 	}
 	if p.Since != nil && p.Until != nil && p.Until.Before(*p.Since) {
-		return opt, badField("until", "is before since")
+		// An empty window: nothing is stored in it.
+		opt.Until = opt.Since
 	}
 	return opt, nil
 }
@@ -411,6 +414,16 @@ func checkResult(r resolved, k int, policy decide.Policy, res detect.Result) *ch
 func (s *Server) toDocument(id string, in docInput, t *time.Time, attrs map[string]string) (kvindex.Document, resolved, error) {
 	if id == "" {
 		return kvindex.Document{}, resolved{}, badField("id", "is required")
+	}
+	if err := kvindex.ValidateID(id); err != nil {
+		return kvindex.Document{}, resolved{}, &requestError{kind: "bad-id", field: "id", detail: err.Error()}
+	}
+	if t != nil {
+		// The written year (in the time's own offset), so that the time
+		// lies within the index's years in UTC whatever its offset.
+		if y := t.Year(); y < minDocYear || y > maxDocYear {
+			return kvindex.Document{}, resolved{}, badField("time", "year %d: want %d..%d", y, minDocYear, maxDocYear)
+		}
 	}
 	if err := validateAttrs(attrs); err != nil {
 		return kvindex.Document{}, resolved{}, err
@@ -592,19 +605,41 @@ func (s *Server) batchSize(n int) error {
 	return nil
 }
 
-// docID reads the id path parameter (a catch-all, so ids may contain '/').
+// docID reads the id path parameter (a catch-all, so ids may contain '/',
+// sent as is or as %2F). "." and ".." are refused: clients remove such
+// path segments before they send a URL.
 func docID(c *gin.Context) (string, error) {
 	id := strings.TrimPrefix(c.Param("id"), "/")
 	if id == "" {
-		return "", badRequest("bad-id", "the document id in the path is empty")
+		return "", &requestError{kind: "bad-id", field: "id", detail: "the document id in the path is empty"}
 	}
 	if !utf8.ValidString(id) {
 		return "", badRequest("invalid-utf8", "the document id is not valid UTF-8")
 	}
+	if err := pathSegmentID(id); err != nil {
+		return "", &requestError{kind: "bad-id", field: "id", detail: err.Error()}
+	}
+	if err := kvindex.ValidateID(id); err != nil {
+		return "", &requestError{kind: "bad-id", field: "id", detail: err.Error()}
+	}
 	return id, nil
 }
 
+// notBatch answers GET and DELETE of /v1/documents/batch, which is the
+// batch insert's path (POST only), not the document "batch": 405.
+func (s *Server) notBatch(c *gin.Context) bool {
+	if c.Param("id") != "/batch" {
+		return true
+	}
+	c.Header("Allow", http.MethodPost)
+	s.fail(c, errNoMethod)
+	return false
+}
+
 func (s *Server) getDocument(c *gin.Context) {
+	if !s.notBatch(c) {
+		return
+	}
 	id, err := docID(c)
 	if err != nil {
 		s.fail(c, err)
@@ -622,6 +657,9 @@ func (s *Server) getDocument(c *gin.Context) {
 }
 
 func (s *Server) deleteDocument(c *gin.Context) {
+	if !s.notBatch(c) {
+		return
+	}
 	id, err := docID(c)
 	if err != nil {
 		s.fail(c, err)

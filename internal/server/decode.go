@@ -63,6 +63,11 @@ func decodeBytes(body []byte, v any) error {
 	if !utf8.Valid(body) {
 		return badRequest("invalid-utf8", "the request body is not valid UTF-8 (at byte %d)", firstInvalidUTF8(body))
 	}
+	// The schema's rules that encoding/json does not keep (strict.go);
+	// malformed JSON is the decoder's to report.
+	if err := checkShape(body, v); err != nil && !errors.Is(err, errMalformed) {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -80,7 +80,7 @@ func classify(err error) problem {
 	}
 	switch {
 	case errors.As(err, &re):
-		pr := p(http.StatusBadRequest, re.kind, "Invalid request", re.Error())
+		pr := p(http.StatusBadRequest, re.kind, requestTitle(re.kind), re.Error())
 		if re.field != "" {
 			pr.Errors = []fieldProblem{{Field: re.field, Detail: re.detail}}
 		}
@@ -93,8 +93,11 @@ func classify(err error) problem {
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 		return p(http.StatusBadRequest, "malformed-json", "Malformed JSON", err.Error())
 	case errors.As(err, &typeErr):
-		return p(http.StatusBadRequest, "invalid-field", "Invalid request",
-			fmt.Sprintf("field %q: want a JSON %s, got %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value))
+		field := jsonField(typeErr.Field)
+		detail := fmt.Sprintf("want %s, got %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		pr := p(http.StatusBadRequest, "invalid-field", "Invalid request", fmt.Sprintf("field %q: %s", field, detail))
+		pr.Errors = []fieldProblem{{Field: field, Detail: detail}}
+		return pr
 	case errors.Is(err, errUnauthorized):
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "this endpoint needs an API key: send \"Authorization: Bearer <key>\"")
 	case errors.Is(err, errNotFound):
@@ -104,7 +107,7 @@ func classify(err error) problem {
 	case errors.Is(err, fingerprint.ErrInvalidUTF8):
 		return p(http.StatusBadRequest, "invalid-utf8", "Invalid UTF-8", err.Error())
 	case errors.Is(err, fingerprint.ErrEmpty):
-		return p(http.StatusBadRequest, "empty-document", "Empty document", err.Error())
+		return p(http.StatusUnprocessableEntity, "empty-document", "Empty document", err.Error())
 	case errors.Is(err, fingerprint.ErrBadFingerprint):
 		return p(http.StatusBadRequest, "bad-fingerprint", "Bad fingerprint", err.Error())
 	case errors.Is(err, kvindex.ErrBadK):
@@ -135,20 +138,56 @@ func classify(err error) problem {
 	}
 }
 
+// requestTitle is the title of a requestError's kind: the one the same
+// kind has when a lower layer finds the fault.
+func requestTitle(kind string) string {
+	switch kind {
+	case "bad-fingerprint":
+		return "Bad fingerprint"
+	case "k-out-of-range":
+		return "Distance out of range"
+	case "bad-id":
+		return "Bad document id"
+	case "bad-user":
+		return "Bad user id"
+	case "malformed-json":
+		return "Malformed JSON"
+	case "invalid-utf8":
+		return "Invalid UTF-8"
+	}
+	return "Invalid request"
+}
+
 func jsonKind(goKind string) string {
 	switch {
-	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
-		return "number"
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"):
+		return "an integer in range"
+	case strings.HasPrefix(goKind, "float"):
+		return "a number"
 	case goKind == "string":
-		return "string"
+		return "a JSON string"
 	case goKind == "bool":
-		return "boolean"
+		return "true or false"
 	case goKind == "slice":
-		return "array"
+		return "an array"
 	case goKind == "map", goKind == "struct":
-		return "object"
+		return "an object"
 	}
 	return goKind
+}
+
+// jsonField is encoding/json's path of a field without the names of the
+// embedded Go structs in it (docInput.fingerprint is fingerprint): the
+// API's JSON names are lower case, Go type names are not.
+func jsonField(path string) string {
+	parts := strings.Split(path, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		if strings.IndexFunc(p, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 // fail writes err as problem+json and records it. Handlers return right

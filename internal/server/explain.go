@@ -106,6 +106,10 @@ func (s *Server) explain(c *gin.Context) {
 		s.fail(c, badRequest("invalid-utf8", "the document id is not valid UTF-8"))
 		return
 	}
+	if err := kvindex.ValidateID(req.ID); err != nil {
+		s.fail(c, &requestError{kind: "bad-id", field: "id", detail: err.Error()})
+		return
+	}
 	k, err := s.kParam(req.K)
 	if err != nil {
 		s.fail(c, err)

@@ -61,11 +61,40 @@ func (s *Server) seenRoutes(r, w *gin.RouterGroup) {
 	w.DELETE("/users/:user/seen/items/*item", s.seenDelete)
 }
 
-// seenItem is one item of a mark or filter request.
+// optFingerprint is an optional fingerprint field of a request: "" is
+// none, anything else must be a FingerprintInput.
+type optFingerprint struct {
+	FP  fingerprint.Fingerprint
+	Set bool
+}
+
+func (o *optFingerprint) UnmarshalText(b []byte) error {
+	fp, ok, err := parseFingerprintInput(string(b))
+	if err != nil {
+		return err
+	}
+	*o = optFingerprint{FP: fp, Set: ok}
+	return nil
+}
+
+func (o optFingerprint) MarshalText() ([]byte, error) {
+	if !o.Set {
+		return []byte{}, nil
+	}
+	return o.FP.MarshalText()
+}
+
+// someFingerprint is an optFingerprint holding fp.
+func someFingerprint(fp fingerprint.Fingerprint) optFingerprint {
+	return optFingerprint{FP: fp, Set: true}
+}
+
+// seenItem is one item of a mark or filter request. An empty doc_id or
+// fingerprint is none.
 type seenItem struct {
-	ID          string                   `json:"id"`
-	DocID       string                   `json:"doc_id,omitempty"`
-	Fingerprint *fingerprint.Fingerprint `json:"fingerprint,omitempty"`
+	ID          string         `json:"id"`
+	DocID       string         `json:"doc_id,omitempty"`
+	Fingerprint optFingerprint `json:"fingerprint,omitempty"`
 }
 
 type seenMarkRequest struct {
@@ -191,15 +220,72 @@ func (s *Server) seenReady(c *gin.Context) bool {
 	return true
 }
 
-func toMarks(items []seenItem) []seen.Mark {
+// toMarks is the marks of items (a body's "items").
+func toMarks(items []seenItem) ([]seen.Mark, error) {
 	out := make([]seen.Mark, len(items))
 	for i, it := range items {
+		if err := checkDocID(it.DocID, "items", i); err != nil {
+			return nil, err
+		}
 		out[i] = seen.Mark{ID: it.ID, DocID: it.DocID}
-		if it.Fingerprint != nil {
-			out[i].Fingerprint, out[i].HasFingerprint = *it.Fingerprint, true
+		if it.Fingerprint.Set {
+			out[i].Fingerprint, out[i].HasFingerprint = it.Fingerprint.FP, true
 		}
 	}
-	return out
+	return out, nil
+}
+
+// checkDocID checks the doc_id of item i of the list named list, also
+// where the service would not look it up (an item with a fingerprint, a
+// filter without near).
+func checkDocID(id, list string, i int) error {
+	if id == "" {
+		return nil
+	}
+	if err := kvindex.ValidateID(id); err != nil {
+		return &requestError{kind: "bad-id", field: fmt.Sprintf("%s[%d].doc_id", list, i), detail: err.Error()}
+	}
+	return nil
+}
+
+// ofUser places a field error of user i's part of a batch body at its
+// path (users[i].field); other errors are returned as they are.
+func ofUser(err error, i int) error {
+	if re, ok := err.(*requestError); ok && re.field != "" {
+		re.field = fmt.Sprintf("users[%d].%s", i, re.field)
+	}
+	return err
+}
+
+// seenMaxK is the largest k of a filter (the service's default MaxK,
+// which seenConfig keeps).
+const seenMaxK = seen.DefaultMaxK
+
+// checkFilter checks one user's filter: candidates or ids, not both; k
+// within 0..seenMaxK, also without near; the candidates' doc_ids.
+func checkFilter(r *seenFilterRequest) error {
+	if r.Candidates != nil && r.IDs != nil {
+		return badField("ids", "give candidates or ids, not both")
+	}
+	if r.K != nil && (*r.K < 0 || *r.K > seenMaxK) {
+		return &requestError{kind: "k-out-of-range", field: "k", detail: fmt.Sprintf("%d is out of range 0..%d", *r.K, seenMaxK)}
+	}
+	for i := range r.Candidates {
+		if err := checkDocID(r.Candidates[i].DocID, "candidates", i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pathUser reads the user path parameter; "." and ".." are refused
+// (clients remove such segments from a URL's path before they send it).
+func pathUser(c *gin.Context) (string, error) {
+	user := c.Param("user")
+	if err := pathSegmentID(user); err != nil {
+		return "", &requestError{kind: "bad-user", field: "user", detail: err.Error()}
+	}
+	return user, nil
 }
 
 func toFilter(user string, r seenFilterRequest) (seen.FilterRequest, error) {
@@ -207,7 +293,7 @@ func toFilter(user string, r seenFilterRequest) (seen.FilterRequest, error) {
 }
 
 // toFilterBuf is toFilter building the candidates in buf's memory when
-// it is large enough.
+// it is large enough. r has passed checkFilter.
 func toFilterBuf(user string, r seenFilterRequest, buf []seen.Candidate) (seen.FilterRequest, error) {
 	if r.Candidates != nil && r.IDs != nil {
 		return seen.FilterRequest{}, badField("ids", "give candidates or ids, not both")
@@ -221,8 +307,8 @@ func toFilterBuf(user string, r seenFilterRequest, buf []seen.Candidate) (seen.F
 	}
 	for i, it := range r.Candidates {
 		fr.Candidates[i] = seen.Candidate{ID: it.ID, DocID: it.DocID}
-		if it.Fingerprint != nil {
-			fr.Candidates[i].Fingerprint, fr.Candidates[i].HasFingerprint = *it.Fingerprint, true
+		if it.Fingerprint.Set {
+			fr.Candidates[i].Fingerprint, fr.Candidates[i].HasFingerprint = it.Fingerprint.FP, true
 		}
 	}
 	return fr, nil
@@ -247,13 +333,26 @@ func (s *Server) seenMark(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
+	user, err := pathUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	var req seenMarkRequest
 	if err := decodeJSON(c, &req); err != nil {
 		s.fail(c, err)
 		return
 	}
-	user := c.Param("user")
-	res, err := s.seen.MarkBatch(c.Request.Context(), []seen.UserMarks{{User: user, Marks: toMarks(req.Items)}})
+	if req.Items == nil {
+		s.fail(c, badField("items", "is required"))
+		return
+	}
+	marks, err := toMarks(req.Items)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := s.seen.MarkBatch(c.Request.Context(), []seen.UserMarks{{User: user, Marks: marks}})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -272,7 +371,16 @@ func (s *Server) seenMarkBatch(c *gin.Context) {
 	}
 	batch := make([]seen.UserMarks, len(req.Users))
 	for i, u := range req.Users {
-		batch[i] = seen.UserMarks{User: u.User, Marks: toMarks(u.Items)}
+		if u.Items == nil {
+			s.fail(c, badField(fmt.Sprintf("users[%d].items", i), "is required"))
+			return
+		}
+		marks, err := toMarks(u.Items)
+		if err != nil {
+			s.fail(c, ofUser(err, i))
+			return
+		}
+		batch[i] = seen.UserMarks{User: u.User, Marks: marks}
 	}
 	res, err := s.seen.MarkBatch(c.Request.Context(), batch)
 	if err != nil {
@@ -290,6 +398,11 @@ func (s *Server) seenCheck(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
+	user, err := pathUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	fs := filterScratches.Get().(*filterScratch)
 	defer fs.put()
 	var req seenCheckRequest
@@ -297,10 +410,11 @@ func (s *Server) seenCheck(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if req.IDs != nil {
-		fs.ids = req.IDs // the pooled list, or a larger one to keep
+	if req.IDs == nil {
+		s.fail(c, badField("ids", "is required"))
+		return
 	}
-	user := c.Param("user")
+	fs.ids = req.IDs // the pooled list, or a larger one to keep
 	res, err := s.seen.CheckBatch(c.Request.Context(), []seen.CheckRequest{{User: user, IDs: req.IDs}})
 	if err != nil {
 		s.fail(c, err)
@@ -320,6 +434,10 @@ func (s *Server) seenCheckBatch(c *gin.Context) {
 	}
 	reqs := make([]seen.CheckRequest, len(req.Users))
 	for i, u := range req.Users {
+		if u.IDs == nil {
+			s.fail(c, badField(fmt.Sprintf("users[%d].ids", i), "is required"))
+			return
+		}
 		reqs[i] = seen.CheckRequest{User: u.User, IDs: u.IDs}
 	}
 	res, err := s.seen.CheckBatch(c.Request.Context(), reqs)
@@ -407,6 +525,11 @@ func (s *Server) seenFilter(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
+	user, err := pathUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	fs := filterScratches.Get().(*filterScratch)
 	defer fs.put()
 	var req seenFilterRequest
@@ -417,9 +540,12 @@ func (s *Server) seenFilter(c *gin.Context) {
 	if req.IDs != nil {
 		fs.ids = req.IDs // the pooled list, or a larger one to keep
 	}
-	user := c.Param("user")
 	form, err := parseAnswer(req.Answer)
 	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := checkFilter(&req); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -469,7 +595,11 @@ func (s *Server) seenFilterBatch(c *gin.Context) {
 	for i, u := range req.Users {
 		var err error
 		if forms[i], err = parseAnswer(u.Answer); err != nil {
-			s.fail(c, err)
+			s.fail(c, ofUser(err, i))
+			return
+		}
+		if err := checkFilter(&u.seenFilterRequest); err != nil {
+			s.fail(c, ofUser(err, i))
 			return
 		}
 		if reqs[i], err = toFilter(u.User, u.seenFilterRequest); err != nil {
@@ -491,8 +621,17 @@ func (s *Server) seenDelete(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
+	user, err := pathUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	item := strings.TrimPrefix(c.Param("item"), "/")
-	if err := s.seen.Delete(c.Request.Context(), c.Param("user"), item); err != nil {
+	if err := pathSegmentID(item); err != nil {
+		s.fail(c, &requestError{kind: "bad-id", field: "item", detail: err.Error()})
+		return
+	}
+	if err := s.seen.Delete(c.Request.Context(), user, item); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -503,7 +642,12 @@ func (s *Server) seenForget(c *gin.Context) {
 	if !s.seenReady(c) {
 		return
 	}
-	if err := s.seen.Forget(c.Request.Context(), c.Param("user")); err != nil {
+	user, err := pathUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.seen.Forget(c.Request.Context(), user); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -236,7 +236,7 @@ func TestSeenBadInput(t *testing.T) {
 		{"empty batch user", "POST", "/v1/seen/check", map[string]any{"users": []map[string]any{{"user": "", "ids": []string{"a"}}}}, 400, "bad-user"},
 		{"no users", "POST", "/v1/seen/filter", map[string]any{"users": []map[string]any{}}, 400, "bad-user"},
 		{"k too big", "POST", "/v1/users/u/seen/filter", map[string]any{"candidates": []map[string]any{{"id": "a"}}, "near": true, "k": 9}, 400, "k-out-of-range"},
-		{"bad fingerprint", "POST", "/v1/users/u/seen/filter", `{"candidates":[{"id":"a","fingerprint":"zz"}]}`, 400, "invalid-field"},
+		{"bad fingerprint", "POST", "/v1/users/u/seen/filter", `{"candidates":[{"id":"a","fingerprint":"zz"}]}`, 400, "bad-fingerprint"},
 		{"candidates and ids", "POST", "/v1/users/u/seen/filter", map[string]any{"candidates": []map[string]any{{"id": "a"}}, "ids": []string{"b"}}, 400, "invalid-field"},
 		{"1001 plain ids", "POST", "/v1/users/u/seen/filter", map[string]any{"ids": many}, 400, "too-many-items"},
 		{"unknown field", "POST", "/v1/users/u/seen/check", `{"ids":["a"],"idz":1}`, 400, "unknown-field"},

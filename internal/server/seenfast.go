@@ -36,9 +36,6 @@ type seenParser struct {
 	// hint is the capacity of the first id or candidate list (an upper
 	// bound on its length for a single-user body; 0: grow by append).
 	hint int
-	// fps backs the fingerprints of candidates, a chunk at a time, so a
-	// candidate with a fingerprint costs no allocation of its own.
-	fps []fingerprint.Fingerprint
 	// ids, when its capacity covers hint, backs the first id list (a
 	// pooled buffer of the single-user filter handler).
 	ids []string
@@ -155,22 +152,40 @@ func (p *seenParser) boolean() (bool, bool) {
 	return false, false
 }
 
-// fingerprint reads a fingerprint string as Fingerprint.UnmarshalText does;
-// one it cannot parse is left to the general path (and its error).
-func (p *seenParser) fingerprint() (*fingerprint.Fingerprint, bool) {
+// fingerprint reads a fingerprint string as optFingerprint.UnmarshalText
+// does; one it refuses is left to the general path (and its error).
+func (p *seenParser) fingerprint() (optFingerprint, bool) {
 	s, ok := p.aliasStr()
 	if !ok {
-		return nil, false
+		return optFingerprint{}, false
 	}
-	fp, err := fingerprint.Parse(s)
-	if err != nil {
-		return nil, false
+	fp, set, err := parseFingerprintInput(s)
+	return optFingerprint{FP: fp, Set: set}, err == nil
+}
+
+// hex16 parses the common form of a fingerprint, exactly 16 hex digits,
+// without parseFingerprintInput's pattern match: a filter's 500
+// candidates may each carry one.
+func hex16(s string) (fingerprint.Fingerprint, bool) {
+	if len(s) != 16 {
+		return 0, false
 	}
-	if len(p.fps) == cap(p.fps) {
-		p.fps = make([]fingerprint.Fingerprint, 0, 64)
+	var v uint64
+	for i := 0; i < 16; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
 	}
-	p.fps = append(p.fps, fp)
-	return &p.fps[len(p.fps)-1], true
+	return fingerprint.Fingerprint(v), true
 }
 
 func (p *seenParser) candidates() ([]seenItem, bool) {

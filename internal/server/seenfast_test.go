@@ -129,8 +129,7 @@ func TestSeenFastDecodeValues(t *testing.T) {
 	if !fastSeenFilterAliased([]byte(`{"candidates":[{"id":"a\tb","doc_id":"d","fingerprint":"00000000000000ff"}],"near":true,"k":4}`), &r, nil) {
 		t.Fatal("declined")
 	}
-	fp := fingerprint.Fingerprint(0xff)
-	want := seenFilterRequest{Candidates: []seenItem{{ID: "a\tb", DocID: "d", Fingerprint: &fp}}, Near: true, K: new(int)}
+	want := seenFilterRequest{Candidates: []seenItem{{ID: "a\tb", DocID: "d", Fingerprint: someFingerprint(fingerprint.Fingerprint(0xff))}}, Near: true, K: new(int)}
 	*want.K = 4
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("%+v, want %+v", r, want)

@@ -63,6 +63,9 @@ type Server struct {
 	metrics *metrics
 	engine  *gin.Engine
 	seen    Seen // nil: seen routes answer 501 (seen.go)
+	// openAPI is the document served at /openapi.json, with this
+	// server's limits (openapidoc.go).
+	openAPI []byte
 	// draining is set when shutdown begins, so /readyz turns away new traffic
 	// from load balancers while in-flight requests finish.
 	draining atomic.Bool
@@ -90,13 +93,27 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	for _, o := range opts {
 		o(s)
 	}
+	if s.openAPI, err = servedOpenAPI(s.limits()); err != nil {
+		return nil, err
+	}
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
+	// A method a path does not take is 405 with Allow (the methods of
+	// openapi.json's path), not a redirect: GET /v1/documents would
+	// otherwise be redirected to the catch-all /v1/documents/{id}.
 	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
 	e.ContextWithFallback = true
 	e.Use(s.recoverer, s.requestID, s.observe, s.limitBody, s.deadline)
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errNotFound) })
-	e.NoMethod(func(c *gin.Context) { s.fail(c, errNoMethod) })
+	e.NoMethod(func(c *gin.Context) {
+		if c.Request.URL.Path == "/v1/documents/batch" {
+			// gin also lists the methods of /v1/documents/{id}, which
+			// the concrete path does not take (getDocument, notBatch).
+			c.Header("Allow", http.MethodPost)
+		}
+		s.fail(c, errNoMethod)
+	})
 
 	e.GET("/healthz", func(c *gin.Context) {
 		writeJSON(c, http.StatusOK, "application/json", map[string]string{"status": "ok"})
@@ -107,7 +124,7 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 		gatherer = g
 	}
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
-	e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIDocument) })
+	e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json; charset=utf-8", s.openAPI) })
 
 	v1 := e.Group("/v1")
 	v1.POST("/check", s.check)
