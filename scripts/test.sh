@@ -139,6 +139,22 @@ else
 	echo "== python client: python3 with venv missing; skipped"
 fi
 
+# ---- OpenAPI contract ---------------------------------------------------
+# scripts/openapi/schemathesis.sh runs schemathesis (installed into a
+# virtualenv under .cache/, git-ignored, kept between runs) against a server
+# built from ./cmd/server: any difference between /openapi.json and what the
+# server does fails the run (about a minute). Without python3 (or its venv
+# module) this step skips, except under CI.
+echo "== openapi contract (scripts/openapi/schemathesis.sh)"
+if python3 -c 'import venv, ensurepip' 2>/dev/null; then
+	scripts/openapi/schemathesis.sh
+elif [ "${CI:-}" = true ]; then
+	echo "== openapi contract: CI=true but python3 with venv is missing" >&2
+	exit 1
+else
+	echo "== openapi contract: python3 with venv missing; skipped"
+fi
+
 # ---- Spark backfill -----------------------------------------------------
 # scripts/spark/test.sh runs the Spark job (spark/) on a local master and
 # compares the index it builds with cmd/bulkload's, cell for cell, with task
