@@ -1,114 +1,23 @@
-// Command hbattr creates simdex's tables in a new namespace with the index
-// family's attributes overridden, for measuring what each attribute costs a
-// lookup (benchmarks/2026-11-23-hbase-lookup-cost.md). Load the namespace
-// afterwards with scripts/bench/hbsrvload (which finds the tables there).
-//
-//	go run ./scripts/bench/hbattr -namespace e1 IS_MOB=- NEW_VERSION_BEHAVIOR=false
-//
-// KEY=VALUE sets an attribute of the index family; KEY=- removes it (HBase's
-// default applies). With -alter the namespace exists already and only its
-// index table is altered (what an admin's shell `alter` does; the files keep
-// their old attributes until a major compaction: scripts/hbase/peer.sh
-// major-compact ZK NS:index).
+// Command hbattr runs scripts/bench/internal/hbattr; the same tool is
+// `go run ./scripts/bench/cmd/bench hbattr`.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
-	"github.com/simdex/simdex/hbase"
-	"github.com/simdex/simdex/schema"
-	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/scripts/bench/internal/hbattr"
 )
 
 func main() {
-	zk := flag.String("hbase-zk", os.Getenv("SIMDEX_HBASE_ZK"), "HBase ZooKeeper quorum (host:port, loopback only)")
-	ns := flag.String("namespace", "", "new namespace (required)")
-	alter := flag.Bool("alter", false, "alter the index table of an existing namespace instead of creating one")
-	flag.Parse()
-	run := create
-	if *alter {
-		run = alterIndex
-	}
-	if err := run(context.Background(), *zk, *ns, flag.Args()); err != nil {
+	if err := hbattr.Run(context.Background(), os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
 		fmt.Fprintln(os.Stderr, "hbattr:", err)
 		os.Exit(1)
 	}
-}
-
-// connect checks the flags and connects to a loopback HBase.
-func connect(zk, ns string) (*hbase.Client, error) {
-	if ns == "" || zk == "" {
-		return nil, fmt.Errorf("-namespace and -hbase-zk are required")
-	}
-	if !strings.HasPrefix(zk, "127.") && !strings.HasPrefix(zk, "localhost:") {
-		return nil, fmt.Errorf("refusing non-loopback HBase %s", zk)
-	}
-	return hbase.New(hbase.Config{ZooKeeper: []string{zk}})
-}
-
-// override applies KEY=VALUE / KEY=- overrides to a family's attributes.
-func override(a map[string]string, overrides []string) error {
-	for _, o := range overrides {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok {
-			return fmt.Errorf("override %q: want KEY=VALUE", o)
-		}
-		if v == "-" {
-			delete(a, k)
-		} else {
-			a[k] = v
-		}
-	}
-	return nil
-}
-
-// alterIndex changes the index family of an existing namespace.
-func alterIndex(ctx context.Context, zk, ns string, overrides []string) error {
-	c, err := connect(zk, ns)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	name := schema.Schema{Namespace: ns}.WithDefaults().TableName(storage.TableIndex)
-	td, err := c.DescribeTable(ctx, name)
-	if err != nil {
-		return err
-	}
-	if err := override(td.Families[0].Attributes, overrides); err != nil {
-		return err
-	}
-	if err := c.ModifyTable(ctx, td); err != nil {
-		return fmt.Errorf("alter %s: %w", name, err)
-	}
-	fmt.Println(schema.Describe(td, true))
-	return nil
-}
-
-func create(ctx context.Context, zk, ns string, overrides []string) error {
-	c, err := connect(zk, ns)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	s := schema.Schema{Namespace: ns}.WithDefaults()
-	if err := c.CreateNamespace(ctx, ns); err != nil {
-		return err
-	}
-	for _, t := range s.Tables() {
-		td := t.Descriptor
-		if t.Table == storage.TableIndex {
-			if err := override(td.Families[0].Attributes, overrides); err != nil {
-				return err
-			}
-			fmt.Println(schema.Describe(&td, true))
-		}
-		if err := c.CreateTable(ctx, &td, t.SplitKeys); err != nil {
-			return fmt.Errorf("create %s: %w", td.Name, err)
-		}
-	}
-	return nil
 }

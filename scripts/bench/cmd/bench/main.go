@@ -18,6 +18,11 @@ import (
 	"os/signal"
 	"sort"
 
+	"github.com/simdex/simdex/scripts/bench/internal/bandsel"
+	"github.com/simdex/simdex/scripts/bench/internal/bulkgen"
+	"github.com/simdex/simdex/scripts/bench/internal/hbattr"
+	"github.com/simdex/simdex/scripts/bench/internal/hbidle"
+	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
 	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
 )
 
@@ -28,7 +33,12 @@ type subcommand struct {
 }
 
 var subcommands = map[string]subcommand{
-	"loadgen": {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
+	"bandsel":  {bandsel.Run, "compare LSH band parameters on the quality benchmark's pairs and corpus"},
+	"bulkload": {bulkgen.Run, "write the bulk loader's inputs: precomputed fingerprints or JSON text documents"},
+	"hbattr":   {hbattr.Run, "create simdex tables in a namespace with index-family attributes overridden (or alter them)"},
+	"hbidle":   {hbidle.Run, "time a lookup-shaped HBase Multi with pauses between calls"},
+	"jfrtop":   {jfrtop.Run, "sum a JFR CPU profile of the region server (jfr print on stdin) by thread group and frame"},
+	"loadgen":  {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
 }
 
 func usage() {
