@@ -3,21 +3,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-
 	"github.com/simdex/simdex/scripts/bench/internal/bulkgen"
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 )
 
-func main() {
-	if err := bulkgen.Run(context.Background(), os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "bulkload:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdmain.Main("bulkload", 1, bulkgen.Run) }

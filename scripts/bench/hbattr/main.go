@@ -3,21 +3,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 	"github.com/simdex/simdex/scripts/bench/internal/hbattr"
 )
 
-func main() {
-	if err := hbattr.Run(context.Background(), os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "hbattr:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdmain.Main("hbattr", 1, hbattr.Run) }

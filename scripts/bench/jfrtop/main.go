@@ -3,21 +3,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
 )
 
-func main() {
-	if err := jfrtop.Run(context.Background(), os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "jfrtop:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdmain.Main("jfrtop", 1, jfrtop.Run) }

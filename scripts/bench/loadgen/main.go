@@ -6,21 +6,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
 )
 
-func main() {
-	if err := loadgen.Run(context.Background(), os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdmain.Main("loadgen", 1, loadgen.Run) }

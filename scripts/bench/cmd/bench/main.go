@@ -11,15 +11,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"sort"
 
 	"github.com/simdex/simdex/scripts/bench/internal/bandsel"
 	"github.com/simdex/simdex/scripts/bench/internal/bulkgen"
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 	"github.com/simdex/simdex/scripts/bench/internal/hbattr"
 	"github.com/simdex/simdex/scripts/bench/internal/hbidle"
 	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
@@ -68,14 +66,5 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := sc.run(ctx, os.Args[2:])
-	stop()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
-		fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[1], err)
-		os.Exit(1)
-	}
+	cmdmain.Main("bench "+os.Args[1], 2, sc.run)
 }
