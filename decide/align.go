@@ -176,72 +176,18 @@ func Align(a, b string) (al Alignment, ok bool) {
 
 func align(ta, tb []token) (Alignment, bool) {
 	al := Alignment{WordsA: len(content(ta)), WordsB: len(content(tb)), WeightA: weight(ta), WeightB: weight(tb)}
-	// Trim the common head and tail: the table covers only the middle.
-	lo := 0
-	for lo < len(ta) && lo < len(tb) && ta[lo] == tb[lo] {
-		lo++
-	}
-	hiA, hiB := len(ta), len(tb)
-	for hiA > lo && hiB > lo && ta[hiA-1] == tb[hiB-1] {
-		hiA--
-		hiB--
-	}
-	for _, t := range ta[:lo] {
-		if t.kind != tokBreak {
-			al.Common++
-		}
-	}
-	for _, t := range ta[hiA:] {
-		if t.kind != tokBreak {
-			al.Common++
-		}
-	}
-	ma, mb := ta[lo:hiA], tb[lo:hiB]
-	n, m := len(ma), len(mb)
-	if (n+1)*(m+1) > maxAlignCells {
-		return Alignment{}, false
-	}
-	// lcs[i][j] = LCS length of ma[i:], mb[j:], row-major (n+1) x (m+1).
-	w := m + 1
-	lcs := make([]uint16, (n+1)*w)
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if ma[i] == mb[j] {
-				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
-			} else {
-				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
-			}
-		}
-	}
-	// Walk the table, collecting hunks between matches.
-	i, j := 0, 0
-	hi, hj := 0, 0 // start of the current hunk
 	// Hunks are collected first: a stretch dropped in one place and the
 	// same stretch inserted in another is one edit (a move), judged as a
 	// pair before the rest are classified one by one.
-	var hunks [][4]int
-	flush := func() {
-		if hi < i || hj < j {
-			hunks = append(hunks, [4]int{lo + hi, lo + i, lo + hj, lo + j})
-		}
+	hunks, ok := alignHunks(ta, tb)
+	if !ok {
+		return Alignment{}, false
 	}
-	for i < n && j < m {
-		switch {
-		case ma[i] == mb[j]:
-			flush()
-			if ma[i].kind != tokBreak {
-				al.Common++
-			}
-			i, j = i+1, j+1
-			hi, hj = i, j
-		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
-			i++
-		default:
-			j++
-		}
+	// Every token of a outside the hunks is aligned with an equal one.
+	al.Common = al.WordsA
+	for _, h := range hunks {
+		al.Common -= words(ta[h[0]:h[1]])
 	}
-	i, j = n, m
-	flush()
 	moved := al.moves(ta, tb, hunks)
 	var swaps [][2]string // the single Han characters replaced, in order
 	var swapSent []int    // the sentence of a each swap stands in
@@ -465,6 +411,17 @@ func negated(ts []token) bool {
 }
 
 // content drops sentence ends.
+// words counts the tokens of ts that are not sentence ends.
+func words(ts []token) int {
+	n := 0
+	for _, t := range ts {
+		if t.kind != tokBreak {
+			n++
+		}
+	}
+	return n
+}
+
 func content(ts []token) []token {
 	out := ts[:0:0]
 	for _, t := range ts {
