@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
 # Runs the reference peer (Peer.java, HBase's own Java client) with HBase's
 # classpath: scripts/hbase/peer.sh COMMAND ARGS... (see Peer.java). Compiles it
-# once into $SIMDEX_HBASE_HOME/peer/ and recompiles when Peer.java changes.
+# once into $SIMDEX_HBASE_HOME/peer/ (peer-<version>/ for a SIMDEX_HBASE_VERSION
+# other than 2.6.4) and recompiles when Peer.java changes.
+#
+# For a secured cluster (scripts/hbase/secure.sh): SIMDEX_HBASE_PEER_CONF is a
+# directory whose hbase-site.xml (Kerberos principal and keytab, TLS stores) the
+# peer's HBase configuration reads, SIMDEX_HBASE_PEER_JAVA_OPTS extra JVM flags
+# (-Djava.security.krb5.conf=...).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 home="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
-cp_file="$home/cp.txt"
+# shellcheck source=version.sh
+. "$here/version.sh" # cp_file, peer_classes: SIMDEX_HBASE_VERSION's install
 if [ ! -s "$cp_file" ]; then
-	echo "peer.sh: $cp_file missing; run scripts/hbase/install.sh" >&2
+	echo "peer.sh: $cp_file missing; run scripts/hbase/install.sh (SIMDEX_HBASE_VERSION=$hbase_version)" >&2
 	exit 1
 fi
-classes="$home/peer"
+classes="$peer_classes"
 if [ ! -f "$classes/Peer.class" ] || [ "$here/Peer.java" -nt "$classes/Peer.class" ]; then
 	mkdir -p "$classes"
 	javac -nowarn -d "$classes" -cp "$(cat "$cp_file")" "$here/Peer.java"
 fi
+read -r -a peer_opts <<<"${SIMDEX_HBASE_PEER_JAVA_OPTS:-}"
 exec java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 	-Djava.net.preferIPv4Stack=true \
 	-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true \
@@ -26,4 +34,5 @@ exec java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 	--add-opens java.base/java.util.concurrent=ALL-UNNAMED \
 	--add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
 	"-Dlog4j.configuration=file:$here/peer-log4j.properties" \
-	-cp "$classes:$(cat "$cp_file")" Peer "$@"
+	"${peer_opts[@]}" \
+	-cp "${SIMDEX_HBASE_PEER_CONF:+$SIMDEX_HBASE_PEER_CONF:}$classes:$(cat "$cp_file")" Peer "$@"

@@ -9,8 +9,10 @@
 # this script is already running on the same data directory, it only waits.
 #
 # Env (defaults chosen not to collide with a user's own HBase on 2181/16000/16020):
+#   SIMDEX_HBASE_VERSION       2.6.4, 2.5.11 or 3.0.0-alpha-4 (2.6.4; version.sh)
 #   SIMDEX_HBASE_HOME          install dir holding cp.txt  (<repo>/.hbase)
-#   SIMDEX_HBASE_DATA          data, config, logs, pid     ($SIMDEX_HBASE_HOME/data)
+#   SIMDEX_HBASE_DATA          data, config, logs, pid     ($SIMDEX_HBASE_HOME/data,
+#                              data-<version> for a version other than 2.6.4)
 #   SIMDEX_HBASE_ZK_PORT       ZooKeeper client port       (22181)
 #   SIMDEX_HBASE_MASTER_PORT   master RPC port             (26000)
 #   SIMDEX_HBASE_RS_PORT       region server RPC port      (26020)
@@ -21,6 +23,8 @@
 #   SIMDEX_HBASE_NETTY_THREADS hbase.netty.eventloop.rpcserver.thread.count (0: Netty's 2 x cores)
 #   SIMDEX_HBASE_RPC_SERVER    netty or simple: hbase.rpc.server.impl (netty, HBase's default)
 #   SIMDEX_HBASE_JAVA_OPTS     extra JVM flags, appended (none)
+#   SIMDEX_HBASE_SITE_EXTRA    file of <property> elements added to hbase-site.xml
+#                              (none; scripts/hbase/secure.sh writes Kerberos and TLS there)
 #
 # The handler, Netty, RPC server and collector knobs are for experiments; the
 # defaults stay HBase's (benchmarks/2026-11-23-hbase-rest.md and
@@ -32,7 +36,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
-data="${SIMDEX_HBASE_DATA:-$SIMDEX_HBASE_HOME/data}"
+home="$SIMDEX_HBASE_HOME"
+# shellcheck source=version.sh
+. "$here/version.sh"
+data="${SIMDEX_HBASE_DATA:-$(default_data)}"
 zk_port="${SIMDEX_HBASE_ZK_PORT:-22181}"
 master_port="${SIMDEX_HBASE_MASTER_PORT:-26000}"
 rs_port="${SIMDEX_HBASE_RS_PORT:-26020}"
@@ -53,7 +60,6 @@ simple) rpc_server=org.apache.hadoop.hbase.ipc.SimpleRpcServer ;;
 esac
 
 "$here/install.sh" >&2
-cp_file="$SIMDEX_HBASE_HOME/cp.txt"
 mkdir -p "$data/conf" "$data/logs"
 data="$(cd "$data" && pwd)"
 pid_file="$data/hbase.pid"
@@ -85,7 +91,7 @@ else
   <property><name>hbase.master.info.port</name><value>-1</value></property>
   <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
-  <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
+  <property><name>hbase.io.compress.snappy.codec</name><value>$snappy_codec</value></property>
   <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
   <property><name>hbase.netty.eventloop.rpcserver.thread.count</name><value>$netty_threads</value></property>
   <property><name>hbase.rpc.server.impl</name><value>$rpc_server</value></property>
@@ -95,10 +101,12 @@ else
        sessions negotiate up to 120 s (20 ticks). -->
   <property><name>hbase.zookeeper.property.tickTime</name><value>6000</value></property>
   <property><name>zookeeper.session.timeout</name><value>90000</value></property>
+$(if [ -n "${SIMDEX_HBASE_SITE_EXTRA:-}" ]; then cat "$SIMDEX_HBASE_SITE_EXTRA"; fi)
 </configuration>
 XML
 	cat >"$data/conf/log4j.properties" <<PROPS
-# Written by scripts/hbase/start.sh (HBase 2.6 logs through reload4j).
+# Written by scripts/hbase/start.sh (HBase on Maven's classpath logs through
+# reload4j, Hadoop's slf4j binding, in every version of version.sh).
 log4j.rootLogger=INFO,FILE
 log4j.appender.FILE=org.apache.log4j.RollingFileAppender
 log4j.appender.FILE.File=$data/logs/hbase.log
@@ -135,7 +143,7 @@ PROPS
 		org.apache.hadoop.hbase.master.HMaster start \
 		>"$data/logs/stdout.log" 2>&1 </dev/null &
 	echo $! >"$pid_file"
-	echo "start.sh: HBase starting (pid $(cat "$pid_file"), data $data, logs $data/logs)" >&2
+	echo "start.sh: HBase $hbase_version starting (pid $(cat "$pid_file"), data $data, logs $data/logs)" >&2
 fi
 
 # Ready means an RPC succeeds, not a port that is open.

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Starts (or stops) a secured standalone HBase on loopback: a local MIT
+# Kerberos KDC with the principals and keytabs simdex's tests need, a CA with a
+# server and a client certificate, and HBase (scripts/hbase/start.sh) with
+# Kerberos (SASL GSSAPI, hbase.rpc.protection=privacy) and HBase's native Netty
+# TLS on its RPC ports.
+#
+#   scripts/hbase/secure.sh start   prints the ZooKeeper address as its last line
+#   scripts/hbase/secure.sh stop    stops HBase and the KDC
+#
+# Everything lives in SIMDEX_HBASE_SECURE_DIR, wiped on start (the KDC database,
+# keytabs and certificates are throwaway); secure.env there names it for the
+# tests (internal/hbasetest.Secure):
+#   krb5.conf                 realm SIMDEX.TEST, KDC on 127.0.0.1, no DNS
+#   hbase.keytab              hbase/localhost@SIMDEX.TEST (master and region server)
+#   simdex.keytab             simdex@SIMDEX.TEST, the client
+#   short.keytab              simdex-short@SIMDEX.TEST: tickets live SHORT_LIFE
+#   expired.keytab            simdex-expired@SIMDEX.TEST: the principal has expired
+#   stale.keytab              simdex-stale@SIMDEX.TEST: its key changed after export
+#   ca.pem, server.pem/-key.pem, client.pem/-key.pem   the CA and its certificates
+#   client-conf/hbase-site.xml the Java peer's client configuration
+#
+# MIT krb5-kdc (Debian's krb5-kdc, krb5-admin-server) is installed with apt-get
+# when missing and this runs as root (or with password-less sudo), as
+# scripts/test.sh does for chromium: the real KDC admins run, with kadmin.local
+# to create principals, and no JVM of its own (Hadoop's MiniKdc would add one).
+#
+# Env:
+#   SIMDEX_HBASE_SECURE_DIR    all state               (<repo>/.hbase/secure-data)
+#   SIMDEX_HBASE_SECURE_STRICT 1: Kerberos and TLS required (no fallback to
+#                              SIMPLE, no plaintext); 0: both optional, so one
+#                              server answers plain, TLS and Kerberos clients
+#                              alike (benchmarks)                           (1)
+#   SIMDEX_HBASE_KDC_PORT      KDC port, TCP and UDP   (24088)
+#   SIMDEX_HBASE_ZK_PORT, SIMDEX_HBASE_MASTER_PORT, SIMDEX_HBASE_RS_PORT
+#                              as start.sh             (24181, 24000, 24020)
+#   SIMDEX_HBASE_SHORT_LIFE    ticket lifetime of simdex-short (30 seconds)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
+dir="${SIMDEX_HBASE_SECURE_DIR:-$SIMDEX_HBASE_HOME/secure-data}"
+strict="${SIMDEX_HBASE_SECURE_STRICT:-1}"
+kdc_port="${SIMDEX_HBASE_KDC_PORT:-24088}"
+export SIMDEX_HBASE_ZK_PORT="${SIMDEX_HBASE_ZK_PORT:-24181}"
+export SIMDEX_HBASE_MASTER_PORT="${SIMDEX_HBASE_MASTER_PORT:-24000}"
+export SIMDEX_HBASE_RS_PORT="${SIMDEX_HBASE_RS_PORT:-24020}"
+short_life="${SIMDEX_HBASE_SHORT_LIFE:-30 seconds}"
+realm=SIMDEX.TEST
+pass=simdex-test # keystore passwords of throwaway test stores
+
+stop_kdc() {
+	if [ -s "$dir/kdc.pid" ] && kill -0 "$(cat "$dir/kdc.pid")" 2>/dev/null; then
+		kill "$(cat "$dir/kdc.pid")" || true
+	fi
+	rm -f "$dir/kdc.pid"
+}
+
+case "${1:-}" in
+stop)
+	SIMDEX_HBASE_DATA="$dir/hbase" SIMDEX_HBASE_STOP_KILL=1 "$here/stop.sh" || true
+	stop_kdc
+	exit 0
+	;;
+start) ;;
+*)
+	echo "usage: secure.sh start|stop" >&2
+	exit 2
+	;;
+esac
+
+if ! command -v krb5kdc >/dev/null 2>&1 || ! command -v kadmin.local >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ]; then
+		apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
+	elif sudo -n true 2>/dev/null; then
+		apt_get=(sudo -n env DEBIAN_FRONTEND=noninteractive apt-get)
+	else
+		echo "secure.sh: krb5kdc missing and no root to install krb5-kdc" >&2
+		exit 1
+	fi
+	echo "secure.sh: installing Debian's krb5-kdc, krb5-admin-server and krb5-user" >&2
+	{ "${apt_get[@]}" update -qq && "${apt_get[@]}" install -y -qq krb5-kdc krb5-admin-server krb5-user; } >/dev/null
+fi
+for tool in openssl keytool krb5kdc kadmin.local kdb5_util; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "secure.sh: $tool not found" >&2; exit 1; }
+done
+
+# A previous run's HBase and KDC on this directory go first: the state is wiped.
+SIMDEX_HBASE_DATA="$dir/hbase" SIMDEX_HBASE_STOP_KILL=1 "$here/stop.sh" 2>/dev/null || true
+stop_kdc
+rm -rf "$dir"
+mkdir -p "$dir/kdc" "$dir/client-conf"
+dir="$(cd "$dir" && pwd)"
+
+# --- Kerberos --------------------------------------------------------------
+# rdns and dns_canonicalize_hostname off: service principals are
+# hbase/localhost whatever the resolver says about 127.0.0.1. TCP only (one
+# port to choose, and Java's and gokrb5's defaults agree on it). A small
+# clockskew lets a test see a short ticket really expire.
+cat >"$dir/krb5.conf" <<EOF
+[libdefaults]
+  default_realm = $realm
+  dns_lookup_kdc = false
+  dns_lookup_realm = false
+  dns_canonicalize_hostname = false
+  rdns = false
+  udp_preference_limit = 1
+  clockskew = 10
+  default_tkt_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96
+  default_tgs_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96
+  permitted_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96
+  renew_lifetime = 1d
+
+[realms]
+  $realm = {
+    kdc = 127.0.0.1:$kdc_port
+  }
+
+[domain_realm]
+  localhost = $realm
+EOF
+cat >"$dir/kdc/kdc.conf" <<EOF
+[kdcdefaults]
+  kdc_ports = $kdc_port
+  kdc_tcp_ports = $kdc_port
+
+[realms]
+  $realm = {
+    database_name = $dir/kdc/principal
+    key_stash_file = $dir/kdc/stash
+    acl_file = $dir/kdc/kadm5.acl
+    max_life = 1d
+    max_renewable_life = 7d
+    supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+  }
+
+[logging]
+  kdc = FILE:$dir/kdc/kdc.log
+EOF
+: >"$dir/kdc/kadm5.acl"
+export KRB5_CONFIG="$dir/krb5.conf" KRB5_KDC_PROFILE="$dir/kdc/kdc.conf"
+kdb5_util create -s -r "$realm" -P "$(head -c 24 /dev/urandom | base64)" >/dev/null 2>&1
+kadm() { kadmin.local -r "$realm" -q "$1" >/dev/null; }
+kadm "addprinc -randkey hbase/localhost@$realm"
+kadm "ktadd -k $dir/hbase.keytab hbase/localhost@$realm"
+kadm "addprinc -randkey simdex@$realm"
+kadm "ktadd -k $dir/simdex.keytab simdex@$realm"
+kadm "addprinc -randkey -maxlife \"$short_life\" -maxrenewlife \"1 day\" simdex-short@$realm"
+kadm "ktadd -k $dir/short.keytab simdex-short@$realm"
+kadm "addprinc -randkey simdex-expired@$realm"
+kadm "ktadd -k $dir/expired.keytab simdex-expired@$realm"
+kadm "modprinc -expire \"2000-01-01 00:00:00 UTC\" simdex-expired@$realm"
+kadm "addprinc -randkey simdex-stale@$realm"
+kadm "ktadd -k $dir/stale.keytab simdex-stale@$realm"
+kadm "cpw -randkey simdex-stale@$realm"
+chmod 600 "$dir"/*.keytab
+setsid krb5kdc -n -P "$dir/kdc.pid" >"$dir/kdc/stdout.log" 2>&1 </dev/null &
+echo $! >"$dir/kdc.pid"
+for _ in $(seq 1 50); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$kdc_port") 2>/dev/null; then break; fi
+	sleep 0.1
+done
+
+# --- TLS -------------------------------------------------------------------
+# The server certificate names localhost and 127.0.0.1 (clients dial what
+# ZooKeeper and hbase:meta say, localhost here); HBase reads PKCS#12 stores.
+tls="$dir/tls"
+mkdir -p "$tls"
+openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=simdex test CA" \
+	-keyout "$tls/ca-key.pem" -out "$dir/ca.pem" 2>/dev/null
+for who in server client; do
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+		-keyout "$dir/$who-key.pem" -out "$tls/$who.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >"$tls/$who.ext"
+	openssl x509 -req -in "$tls/$who.csr" -CA "$dir/ca.pem" -CAkey "$tls/ca-key.pem" -CAcreateserial \
+		-days 30 -extfile "$tls/$who.ext" -out "$dir/$who.pem" 2>/dev/null
+done
+openssl pkcs12 -export -in "$dir/server.pem" -inkey "$dir/server-key.pem" -name server \
+	-passout "pass:$pass" -out "$tls/server.p12"
+openssl pkcs12 -export -in "$dir/client.pem" -inkey "$dir/client-key.pem" -name client \
+	-passout "pass:$pass" -out "$tls/client.p12"
+keytool -importcert -noprompt -alias ca -file "$dir/ca.pem" -storetype PKCS12 \
+	-keystore "$tls/truststore.p12" -storepass "$pass" >/dev/null 2>&1
+
+# --- HBase -----------------------------------------------------------------
+if [ "$strict" = 1 ]; then fallback=false plaintext=false; else fallback=true plaintext=true; fi
+prop() { printf '  <property><name>%s</name><value>%s</value></property>\n' "$1" "$2"; }
+common_props() { # both the servers' and the Java peer's
+	prop hadoop.security.authentication kerberos
+	prop hbase.security.authentication kerberos
+	prop hbase.master.kerberos.principal "hbase/_HOST@$realm"
+	prop hbase.regionserver.kerberos.principal "hbase/_HOST@$realm"
+	prop hbase.rpc.protection privacy
+	prop hbase.client.netty.tls.enabled true
+	prop hbase.rpc.tls.truststore.location "$tls/truststore.p12"
+	prop hbase.rpc.tls.truststore.password "$pass"
+	prop hbase.rpc.tls.truststore.type PKCS12
+}
+{
+	common_props
+	prop hbase.master.keytab.file "$dir/hbase.keytab"
+	prop hbase.regionserver.keytab.file "$dir/hbase.keytab"
+	prop hbase.ipc.server.fallback-to-simple-auth-allowed "$fallback"
+	prop hbase.server.netty.tls.enabled true
+	prop hbase.server.netty.tls.supportplaintext "$plaintext"
+	prop hbase.server.netty.tls.client.auth.mode WANT
+	prop hbase.server.netty.tls.verify.client.hostname false
+	prop hbase.rpc.tls.keystore.location "$tls/server.p12"
+	prop hbase.rpc.tls.keystore.password "$pass"
+	prop hbase.rpc.tls.keystore.type PKCS12
+} >"$dir/site-extra.xml"
+{
+	echo '<?xml version="1.0"?>'
+	echo '<!-- Written by scripts/hbase/secure.sh: the Java peer on the secured HBase. -->'
+	echo '<configuration>'
+	common_props
+	prop hbase.client.keytab.file "$dir/simdex.keytab"
+	prop hbase.client.keytab.principal "simdex@$realm"
+	prop hbase.rpc.tls.keystore.location "$tls/client.p12"
+	prop hbase.rpc.tls.keystore.password "$pass"
+	prop hbase.rpc.tls.keystore.type PKCS12
+	echo '</configuration>'
+} >"$dir/client-conf/hbase-site.xml"
+
+# Hadoop's UserGroupInformation reads hadoop.security.authentication from
+# core-site.xml only, not hbase-site.xml: without it nobody logs in.
+mkdir -p "$dir/hbase/conf"
+for d in "$dir/hbase/conf" "$dir/client-conf"; do
+	{
+		echo '<?xml version="1.0"?>'
+		echo '<configuration>'
+		prop hadoop.security.authentication kerberos
+		echo '</configuration>'
+	} >"$d/core-site.xml"
+done
+
+krb_opts="-Djava.security.krb5.conf=$dir/krb5.conf -Dsun.security.krb5.disableReferrals=true"
+export SIMDEX_HBASE_DATA="$dir/hbase"
+export SIMDEX_HBASE_SITE_EXTRA="$dir/site-extra.xml"
+export SIMDEX_HBASE_JAVA_OPTS="${SIMDEX_HBASE_JAVA_OPTS:-} $krb_opts"
+export SIMDEX_HBASE_PEER_CONF="$dir/client-conf"
+export SIMDEX_HBASE_PEER_JAVA_OPTS="$krb_opts"
+export SIMDEX_HBASE_HEAP="${SIMDEX_HBASE_HEAP:-768m}"
+if ! zk="$("$here/start.sh" | tail -n 1)"; then
+	echo "secure.sh: HBase did not start; KDC log:" >&2
+	tail -n 20 "$dir/kdc/kdc.log" >&2 2>/dev/null || true
+	exit 1
+fi
+cat >"$dir/secure.env" <<EOF
+# Written by scripts/hbase/secure.sh start: the secured HBase for the tests.
+export SIMDEX_SECURE_ZK=$zk
+export SIMDEX_SECURE_DIR=$dir
+export SIMDEX_SECURE_STRICT=$strict
+EOF
+echo "$zk"
