@@ -148,7 +148,7 @@ func TestBadPeers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
 			s := newFakeServer(t, tc.reply)
-			cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "tester", 1<<20, nil)
+			cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "tester", 1<<20, dialSecurity{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 			wmu.Unlock()
 		}
 	})
-	cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, nil)
+	cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, dialSecurity{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestOverdueCoalescedCall(t *testing.T) {
 				writeFrame(w, frame(&pb.ResponseHeader{CallId: proto.Uint32(id)}, &pb.MultiResponse{}, nil))
 			}
 		})
-		cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, nil)
+		cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, dialSecurity{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

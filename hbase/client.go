@@ -3,6 +3,7 @@ package hbase
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 
 	"fmt"
@@ -57,6 +58,18 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer gets the client's metrics (default: not registered).
 	Registerer prometheus.Registerer
+	// TLS, if not nil, runs every master and region server connection over
+	// TLS with it (HBase 2.6's hbase.server.netty.tls.enabled): RootCAs
+	// verifies the servers, Certificates is the client's own if the
+	// cluster wants one; an empty ServerName is each server's host.
+	// ZooKeeper is not reached through it.
+	TLS *tls.Config
+	// Kerberos, if not nil, authenticates to the masters and region
+	// servers with SASL GSSAPI (hbase.security.authentication=kerberos);
+	// User is then the principal. ZooKeeper is read without SASL: the
+	// znodes the client reads (master, meta-region-server) stay
+	// world-readable on a secured cluster.
+	Kerberos *Kerberos
 }
 
 // WithDefaults returns cfg with every unset field given its default.
@@ -89,6 +102,10 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Kerberos != nil {
+		k := cfg.Kerberos.withDefaults()
+		cfg.Kerberos = &k
+	}
 	return cfg
 }
 
@@ -114,6 +131,9 @@ func (cfg Config) Validate() error {
 	if cfg.MaxFrameSize < 1<<10 {
 		return fmt.Errorf("%w: MaxFrameSize %d below 1 KiB", ErrInvalidArgument, cfg.MaxFrameSize)
 	}
+	if cfg.Kerberos != nil {
+		return cfg.Kerberos.withDefaults().validate()
+	}
 	return nil
 }
 
@@ -125,6 +145,7 @@ type Client struct {
 	log        *slog.Logger
 	m          *metrics
 	nonceGroup uint64
+	sec        dialSecurity
 
 	// mu guards conns, masterAddr, metaAddr, zkFlights and closed.
 	mu         sync.Mutex
@@ -148,10 +169,17 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	sec := dialSecurity{tls: cfg.TLS}
+	if cfg.Kerberos != nil {
+		if sec.krb, err = newKerberosAuth(*cfg.Kerberos); err != nil {
+			_ = m.unregister()
+			return nil, err
+		}
+	}
 	var b [8]byte
 	_, _ = crand.Read(b[:])
 	return &Client{
-		cfg: cfg, log: cfg.Logger, m: m,
+		cfg: cfg, log: cfg.Logger, m: m, sec: sec,
 		nonceGroup: binary.BigEndian.Uint64(b[:]),
 		conns:      make(map[string]*conn),
 		zkFlights:  make(map[string]*zkFlight),
@@ -174,6 +202,9 @@ func (c *Client) Close() error {
 	for _, cn := range conns {
 		cn.close()
 	}
+	if c.sec.krb != nil {
+		c.sec.krb.destroy()
+	}
 	return c.m.unregister()
 }
 
@@ -192,7 +223,7 @@ func (c *Client) getConn(ctx context.Context, addr, service string) (*conn, erro
 	c.mu.Unlock()
 	// Dial without the lock so one slow server does not stall calls to
 	// others; a concurrent dial to the same key loses and is closed.
-	cn, err := dialConn(ctx, addr, service, c.cfg.User, c.cfg.MaxFrameSize, c.connClosed)
+	cn, err := dialConn(ctx, addr, service, c.cfg.User, c.cfg.MaxFrameSize, c.sec, c.connClosed)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func TestMultiCoalesceCountsCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, nil)
+	cn, err := dialConn(context.Background(), s.ln.Addr().String(), serviceClient, "u", 1<<20, dialSecurity{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

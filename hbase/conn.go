@@ -16,7 +16,8 @@ import (
 	"github.com/simdex/simdex/hbase/internal/pb"
 )
 
-// Wire format of one connection (HBase 2.x, SIMPLE auth, no encryption):
+// Wire format of one connection (HBase 2.x, SIMPLE auth, no encryption;
+// secure.go and sasl.go for TLS and Kerberos):
 //
 //	client -> server, once:  "HBas" 0x00 (version) 0x50 (auth SIMPLE)
 //	                         uint32 len, ConnectionHeader (protobuf)
@@ -150,14 +151,23 @@ type conn struct {
 	co multiCoalescer
 }
 
-// dialConn connects to addr, sends the preamble and connection header and
-// starts the reader goroutine. The connection lives until close or a read
-// or write error, not until ctx ends.
-func dialConn(ctx context.Context, addr, service, user string, maxFrame int, onClose func(*conn)) (*conn, error) {
+// dialConn connects to addr, secures the connection as sec says (TLS,
+// Kerberos), sends the preamble and connection header and starts the
+// reader goroutine. The connection lives until close or a read or write
+// error, not until ctx ends.
+func dialConn(ctx context.Context, addr, service, user string, maxFrame int, sec dialSecurity, onClose func(*conn)) (*conn, error) {
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial %s: %w", ErrConnection, addr, err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = raw.SetDeadline(dl)
+	}
+	nc, pre, user, err := sec.handshake(ctx, raw, addr, user)
+	if err != nil {
+		raw.Close()
+		return nil, err
 	}
 	hdr, err := proto.Marshal(&pb.ConnectionHeader{
 		UserInfo:            &pb.UserInformation{EffectiveUser: proto.String(user)},
@@ -168,16 +178,13 @@ func dialConn(ctx context.Context, addr, service, user string, maxFrame int, onC
 		nc.Close()
 		return nil, fmt.Errorf("hbase: encode connection header: %w", err)
 	}
-	pre := append([]byte("HBas\x00\x50"), binary.BigEndian.AppendUint32(nil, uint32(len(hdr)))...)
+	pre = binary.BigEndian.AppendUint32(pre, uint32(len(hdr)))
 	pre = append(pre, hdr...)
-	if dl, ok := ctx.Deadline(); ok {
-		_ = nc.SetWriteDeadline(dl)
-	}
 	if _, err := nc.Write(pre); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("%w: %s: send connection header: %w", ErrConnection, addr, err)
 	}
-	_ = nc.SetWriteDeadline(time.Time{})
+	_ = raw.SetDeadline(time.Time{})
 	c := &conn{
 		addr: addr, service: service, nc: nc, maxFrame: maxFrame, onClose: onClose,
 		pending:    make(map[uint32]*call),
@@ -200,6 +207,10 @@ func (c *conn) readLoop() {
 		}
 		n := binary.BigEndian.Uint32(lenBuf[:])
 		if uint64(n) > uint64(c.maxFrame) {
+			if looksLikeTLS(lenBuf[:]) {
+				c.fail(fmt.Errorf("%w: %s answered with TLS: the cluster requires TLS, which the client was not configured for", ErrSecurity, c.addr))
+				return
+			}
 			c.fail(protocolErrorf("%s: frame of %d bytes exceeds the limit of %d", c.addr, n, c.maxFrame))
 			return
 		}
@@ -219,6 +230,10 @@ func (c *conn) readLoop() {
 		delete(c.pending, id)
 		c.mu.Unlock()
 		if cl == nil {
+			if ex := resp.header.exception; ex != nil && id == connCallID {
+				c.fail(connRefusal(c.addr, newRemoteError(ex.GetExceptionClassName(), ex.GetStackTrace(), true)))
+				return
+			}
 			// The caller gave up (ctx ended) before the reply came.
 			continue
 		}

@@ -1,0 +1,195 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/internal/hbasetest"
+)
+
+// secureClient is a Client on the secured HBase with the Kerberos principal
+// of user (keytab <keytab>.keytab; none when keytab is "") and TLS (none
+// when tc is nil), closed when the test ends.
+func secureClient(t testing.TB, zk string, krb *Kerberos, tc *tls.Config) *Client {
+	t.Helper()
+	c, err := New(Config{ZooKeeper: []string{zk}, Kerberos: krb, TLS: tc, MaxRetries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// keytabAuth is the Kerberos configuration of user with its keytab in s.
+func keytabAuth(s *hbasetest.SecureCluster, user, keytab string) *Kerberos {
+	return &Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}
+}
+
+// roundTrip creates a table, writes rows of every size class (one larger
+// than a SASL token, so that writes and replies span several), reads them
+// back, scans them and drops the table.
+func roundTrip(t *testing.T, c *Client) {
+	t.Helper()
+	ctx := testCtx(t)
+	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
+		t.Fatalf("CreateNamespace: %v", err)
+	}
+	name := testNamespace + ":" + uniqueName("sec")
+	if err := c.CreateTable(ctx, &TableDescriptor{Name: name, Families: []FamilyDescriptor{{Name: "f"}}}, nil); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	defer func() {
+		_ = c.DisableTable(ctx, name)
+		_ = c.DeleteTable(ctx, name)
+	}()
+	sizes := []int{0, 1, 1000, 70 << 10, 300 << 10}
+	for i, n := range sizes {
+		v := make([]byte, n)
+		_, _ = rand.Read(v)
+		row := fmt.Appendf(nil, "r%d", i)
+		if err := c.Put(ctx, name, &Put{Row: row, Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: v}}}); err != nil {
+			t.Fatalf("Put %d bytes: %v", n, err)
+		}
+		res, err := c.Get(ctx, name, &Get{Row: row})
+		if err != nil {
+			t.Fatalf("Get %d bytes: %v", n, err)
+		}
+		if len(res.Cells) != 1 || !bytes.Equal(res.Cells[0].Value, v) {
+			t.Fatalf("Get row %s: %d cells, want the %d-byte value back", row, len(res.Cells), n)
+		}
+	}
+	ns, err := c.Namespaces(ctx)
+	if err != nil || len(ns) == 0 {
+		t.Fatalf("Namespaces: %v %v", ns, err)
+	}
+}
+
+// TestSecureRoundTrip reads and writes on the secured HBase with each
+// client configuration it accepts.
+func TestSecureRoundTrip(t *testing.T) {
+	s := hbasetest.Secure(t)
+	for _, tc := range []struct {
+		name string
+		krb  *Kerberos
+		tls  *tls.Config
+	}{
+		{"kerberos+tls+client-cert", keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, true)},
+		{"kerberos+tls", keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false)},
+		{"kerberos-min-privacy+tls", func() *Kerberos {
+			k := keytabAuth(s, "simdex", "simdex.keytab")
+			k.MinProtection = ProtectPrivacy
+			return k
+		}(), s.TLSConfig(t, false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			roundTrip(t, secureClient(t, s.ZK, tc.krb, tc.tls))
+		})
+	}
+}
+
+// otherCA is a TLS configuration trusting a CA of its own, which signed
+// none of the cluster's certificates.
+func otherCA(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{RootCAs: pool}
+}
+
+// TestSecureErrors: every way of not matching the cluster's security fails
+// at once (not retried) with ErrSecurity and a message that says why.
+func TestSecureErrors(t *testing.T) {
+	s := hbasetest.Secure(t)
+	good := func() *Kerberos { return keytabAuth(s, "simdex", "simdex.keytab") }
+	withService := func(spn string) *Kerberos { k := good(); k.ServicePrincipal = spn; return k }
+	type tcase struct {
+		name   string
+		zk     string
+		krb    *Kerberos
+		tls    *tls.Config
+		newErr bool   // New itself fails
+		want   string // in the error message
+	}
+	cases := []tcase{
+		{name: "wrong principal", zk: s.ZK, krb: keytabAuth(s, "nosuch", "simdex.keytab"), tls: s.TLSConfig(t, false), want: "nosuch@SIMDEX.TEST"},
+		{name: "wrong service principal", zk: s.ZK, krb: withService("hbase/otherhost"), tls: s.TLSConfig(t, false), want: "hbase/otherhost"},
+		{name: "missing keytab", zk: s.ZK, krb: keytabAuth(s, "simdex", "missing.keytab"), tls: s.TLSConfig(t, false), newErr: true, want: "missing.keytab"},
+		{name: "expired principal", zk: s.ZK, krb: keytabAuth(s, "simdex-expired", "expired.keytab"), tls: s.TLSConfig(t, false), want: "KDC_ERR"},
+		{name: "stale keytab", zk: s.ZK, krb: keytabAuth(s, "simdex-stale", "stale.keytab"), tls: s.TLSConfig(t, false), want: "simdex-stale"},
+		{name: "certificate from another CA", zk: s.ZK, krb: good(), tls: otherCA(t), want: "does not verify"},
+	}
+	if s.Strict {
+		cases = append(cases,
+			tcase{name: "cluster requires TLS", zk: s.ZK, krb: good(), want: "TLS"},
+			tcase{name: "cluster requires Kerberos", zk: s.ZK, tls: s.TLSConfig(t, false), want: "Kerberos"},
+		)
+	}
+	if plain := hbasetestPlainZK(); plain != "" {
+		cases = append(cases,
+			tcase{name: "Kerberos to a plain cluster", zk: plain, krb: good(), want: "does not use Kerberos"},
+			tcase{name: "TLS to a plaintext cluster", zk: plain, tls: s.TLSConfig(t, false), want: "does not speak TLS"},
+		)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{ZooKeeper: []string{tc.zk}, Kerberos: tc.krb, TLS: tc.tls, MaxRetries: 3})
+			if tc.newErr {
+				if err == nil {
+					c.Close()
+					t.Fatal("New succeeded")
+				}
+				if !errors.Is(err, ErrSecurity) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("New: %v; want ErrSecurity naming %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			_, err = c.Namespaces(ctx)
+			if err == nil {
+				t.Fatal("Namespaces succeeded")
+			}
+			if !errors.Is(err, ErrSecurity) || IsRetryable(err) || errors.Is(err, ErrRetriesExhausted) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Namespaces: %v\nwant a non-retryable ErrSecurity naming %q", err, tc.want)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
+
+// hbasetestPlainZK is the suite's plain HBase (hbasetest.EnvZK), or "".
+func hbasetestPlainZK() string { return os.Getenv(hbasetest.EnvZK) }

@@ -1,0 +1,84 @@
+package hbasetest
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The secured HBase of scripts/hbase/secure.sh, named by the variables its
+// secure.env exports.
+const (
+	// EnvSecureZK is its ZooKeeper address.
+	EnvSecureZK = "SIMDEX_SECURE_ZK"
+	// EnvSecureDir is its directory (keytabs, krb5.conf, certificates).
+	EnvSecureDir = "SIMDEX_SECURE_DIR"
+	// EnvSecureStrict is 1 when it requires Kerberos and TLS.
+	EnvSecureStrict = "SIMDEX_SECURE_STRICT"
+	// EnvSecureRequired, when 1, fails (rather than skips) a secured test
+	// without a secured HBase: scripts/test.sh's secured section sets it.
+	EnvSecureRequired = "SIMDEX_SECURE_REQUIRED"
+)
+
+// Realm is the Kerberos realm of the secured HBase.
+const Realm = "SIMDEX.TEST"
+
+// SecureCluster is the secured HBase the tests use.
+type SecureCluster struct {
+	// ZK is its ZooKeeper address.
+	ZK string
+	// Dir holds its krb5.conf, keytabs and certificates.
+	Dir string
+	// Strict is true when it requires Kerberos and TLS (no SIMPLE
+	// clients, no plaintext).
+	Strict bool
+}
+
+// Secure returns the secured HBase, or ends the test: skipped without one,
+// failed when EnvSecureRequired is 1.
+func Secure(t testing.TB) *SecureCluster {
+	t.Helper()
+	zk, dir := os.Getenv(EnvSecureZK), os.Getenv(EnvSecureDir)
+	if zk == "" || dir == "" {
+		msg := "hbasetest: " + EnvSecureZK + " and " + EnvSecureDir + " are unset: start a secured HBase with scripts/hbase/secure.sh start and source its secure.env"
+		if os.Getenv(EnvSecureRequired) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1"}
+}
+
+// Path is the file name in the cluster's directory.
+func (s *SecureCluster) Path(name string) string { return filepath.Join(s.Dir, name) }
+
+// Krb5Conf is the krb5.conf naming the cluster's KDC.
+func (s *SecureCluster) Krb5Conf() string { return s.Path("krb5.conf") }
+
+// Principal is user@Realm.
+func Principal(user string) string { return user + "@" + Realm }
+
+// TLSConfig is a client TLS configuration trusting the cluster's CA, with
+// the client certificate when withCert.
+func (s *SecureCluster) TLSConfig(t testing.TB, withCert bool) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(s.Path("ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("hbasetest: no certificate in ca.pem")
+	}
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if withCert {
+		cert, err := tls.LoadX509KeyPair(s.Path("client.pem"), s.Path("client-key.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg
+}
