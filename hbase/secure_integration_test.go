@@ -193,3 +193,60 @@ func TestSecureErrors(t *testing.T) {
 
 // hbasetestPlainZK is the suite's plain HBase (hbasetest.EnvZK), or "".
 func hbasetestPlainZK() string { return os.Getenv(hbasetest.EnvZK) }
+
+// TestSecureTicketRenewal runs a client whose tickets live ShortLife (30 s)
+// for 2.5 lifetimes, making a request every 250 ms and dropping all its
+// connections every 2 s, so that new connections keep needing service
+// tickets after the first ones have expired: the client must renew (or
+// log in again) before they expire, or a request fails.
+func TestSecureTicketRenewal(t *testing.T) {
+	s := hbasetest.Secure(t)
+	if testing.Short() {
+		t.Skip("runs for 2.5 ticket lifetimes")
+	}
+	c := secureClient(t, s.ZK, keytabAuth(s, "simdex-short", "short.keytab"), s.TLSConfig(t, false))
+	ctx := testCtx(t)
+	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
+		t.Fatalf("CreateNamespace: %v", err)
+	}
+	name := testNamespace + ":" + uniqueName("renew")
+	if err := c.CreateTable(ctx, &TableDescriptor{Name: name, Families: []FamilyDescriptor{{Name: "f"}}}, nil); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	defer func() {
+		_ = c.DisableTable(ctx, name)
+		_ = c.DeleteTable(ctx, name)
+	}()
+	end := time.Now().Add(s.ShortLife * 5 / 2)
+	lastDrop := time.Now()
+	requests, drops := 0, 0
+	for i := 0; time.Now().Before(end); i++ {
+		row := fmt.Appendf(nil, "r%d", i)
+		if err := c.Put(ctx, name, &Put{Row: row, Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: row}}}); err != nil {
+			t.Fatalf("Put %d after %v: %v", i, time.Until(end), err)
+		}
+		res, err := c.Get(ctx, name, &Get{Row: row})
+		if err != nil || len(res.Cells) != 1 || !bytes.Equal(res.Cells[0].Value, row) {
+			t.Fatalf("Get %d: %v", i, err)
+		}
+		requests += 2
+		if time.Since(lastDrop) > 2*time.Second {
+			c.dropConns()
+			lastDrop = time.Now()
+			drops++
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("%d requests, connections dropped %d times, over %v of %v tickets", requests, drops, s.ShortLife*5/2, s.ShortLife)
+}
+
+// dropConns closes every connection of c; the next calls dial anew.
+func (c *Client) dropConns() {
+	c.mu.Lock()
+	conns := c.conns
+	c.conns = map[string]*conn{}
+	c.mu.Unlock()
+	for _, cn := range conns {
+		cn.close()
+	}
+}

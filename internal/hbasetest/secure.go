@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // The secured HBase of scripts/hbase/secure.sh, named by the variables its
@@ -20,6 +22,8 @@ const (
 	// EnvSecureRequired, when 1, fails (rather than skips) a secured test
 	// without a secured HBase: scripts/test.sh's secured section sets it.
 	EnvSecureRequired = "SIMDEX_SECURE_REQUIRED"
+	// EnvSecureShortLife is the ticket lifetime of simdex-short, seconds.
+	EnvSecureShortLife = "SIMDEX_SECURE_SHORT_LIFE"
 )
 
 // Realm is the Kerberos realm of the secured HBase.
@@ -34,6 +38,8 @@ type SecureCluster struct {
 	// Strict is true when it requires Kerberos and TLS (no SIMPLE
 	// clients, no plaintext).
 	Strict bool
+	// ShortLife is the ticket lifetime of simdex-short (short.keytab).
+	ShortLife time.Duration
 }
 
 // Secure returns the secured HBase, or ends the test: skipped without one,
@@ -48,7 +54,11 @@ func Secure(t testing.TB) *SecureCluster {
 		}
 		t.Skip(msg)
 	}
-	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1"}
+	life, err := strconv.Atoi(os.Getenv(EnvSecureShortLife))
+	if err != nil {
+		t.Fatalf("hbasetest: %s: %v", EnvSecureShortLife, err)
+	}
+	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second}
 }
 
 // Path is the file name in the cluster's directory.

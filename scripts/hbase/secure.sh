@@ -34,7 +34,7 @@
 #   SIMDEX_HBASE_KDC_PORT      KDC port, TCP and UDP   (24088)
 #   SIMDEX_HBASE_ZK_PORT, SIMDEX_HBASE_MASTER_PORT, SIMDEX_HBASE_RS_PORT
 #                              as start.sh             (24181, 24000, 24020)
-#   SIMDEX_HBASE_SHORT_LIFE    ticket lifetime of simdex-short (30 seconds)
+#   SIMDEX_HBASE_SHORT_LIFE    ticket lifetime of simdex-short, seconds (30)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -45,7 +45,7 @@ kdc_port="${SIMDEX_HBASE_KDC_PORT:-24088}"
 export SIMDEX_HBASE_ZK_PORT="${SIMDEX_HBASE_ZK_PORT:-24181}"
 export SIMDEX_HBASE_MASTER_PORT="${SIMDEX_HBASE_MASTER_PORT:-24000}"
 export SIMDEX_HBASE_RS_PORT="${SIMDEX_HBASE_RS_PORT:-24020}"
-short_life="${SIMDEX_HBASE_SHORT_LIFE:-30 seconds}"
+short_life="${SIMDEX_HBASE_SHORT_LIFE:-30}"
 realm=SIMDEX.TEST
 pass=simdex-test # keystore passwords of throwaway test stores
 
@@ -145,7 +145,7 @@ kadm "addprinc -randkey hbase/localhost@$realm"
 kadm "ktadd -k $dir/hbase.keytab hbase/localhost@$realm"
 kadm "addprinc -randkey simdex@$realm"
 kadm "ktadd -k $dir/simdex.keytab simdex@$realm"
-kadm "addprinc -randkey -maxlife \"$short_life\" -maxrenewlife \"1 day\" simdex-short@$realm"
+kadm "addprinc -randkey -maxlife \"$short_life seconds\" -maxrenewlife \"1 day\" simdex-short@$realm"
 kadm "ktadd -k $dir/short.keytab simdex-short@$realm"
 kadm "addprinc -randkey simdex-expired@$realm"
 kadm "ktadd -k $dir/expired.keytab simdex-expired@$realm"
@@ -251,5 +251,6 @@ cat >"$dir/secure.env" <<EOF
 export SIMDEX_SECURE_ZK=$zk
 export SIMDEX_SECURE_DIR=$dir
 export SIMDEX_SECURE_STRICT=$strict
+export SIMDEX_SECURE_SHORT_LIFE=$short_life
 EOF
 echo "$zk"
