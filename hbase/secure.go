@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 )
 
 // dialSecurity is how dialConn secures a connection; the zero value is
@@ -91,4 +92,52 @@ const connCallID = ^uint32(0)
 // for: a cluster that requires Kerberos the client was not given.
 func connRefusal(addr string, re *RemoteError) error {
 	return fmt.Errorf("%w: %s refused the connection (does the cluster require Kerberos? see --hbase-kerberos-principal): %w", ErrSecurity, addr, re)
+}
+
+// TLSFiles names the PEM files of a client TLS configuration, as commands
+// take them (--hbase-tls-ca and the rest).
+type TLSFiles struct {
+	// Enabled turns TLS on; without CA the system's roots verify servers.
+	Enabled bool
+	// CA is a PEM bundle of the CAs that verify the servers' certificates.
+	CA string
+	// Cert and Key are the client's certificate and key (PEM), for a
+	// cluster that wants client certificates; both or neither.
+	Cert, Key string
+	// ServerName, if set, is the name every server's certificate must
+	// carry, instead of each server's own host name.
+	ServerName string
+}
+
+// Config loads the files: nil when TLS is not enabled.
+func (f TLSFiles) Config() (*tls.Config, error) {
+	if !f.Enabled {
+		if f.CA != "" || f.Cert != "" || f.Key != "" || f.ServerName != "" {
+			return nil, fmt.Errorf("%w: TLS files given but TLS not enabled (--hbase-tls)", ErrInvalidArgument)
+		}
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS CA: %w", ErrInvalidArgument, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: TLS CA %s: no PEM certificate in it", ErrInvalidArgument, f.CA)
+		}
+		cfg.RootCAs = pool
+	}
+	if (f.Cert == "") != (f.Key == "") {
+		return nil, fmt.Errorf("%w: TLS client certificate and key go together (cert %q, key %q)", ErrInvalidArgument, f.Cert, f.Key)
+	}
+	if f.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS client certificate: %w", ErrInvalidArgument, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }

@@ -14,6 +14,8 @@ import (
 // command declares them.
 func TestHBaseFlags(t *testing.T) {
 	file := writeConfig(t, `{"hbase_zk": "f1:2181", "hbase_namespace": "from_file"}`)
+	secFile := writeConfig(t, `{"hbase_tls": true, "hbase_kerberos_principal": "u@R", "hbase_kerberos_keytab": "/k"}`)
+	def := func(h HBase) HBase { h.HBaseKerberosService = "hbase/_HOST"; return h }
 	tests := []struct {
 		name    string
 		refusal string
@@ -21,10 +23,18 @@ func TestHBaseFlags(t *testing.T) {
 		env     map[string]string
 		want    HBase
 	}{
-		{"defaults", "else refuse", nil, nil, HBase{HBaseNamespace: "simdex"}},
-		{"flags", "else refuse", []string{"--hbase-zk", "a:1,b:2", "--hbase-namespace", "ns", "--hbase-create-tables"}, nil, HBase{"a:1,b:2", "ns", true}},
-		{"env", "else refuse", nil, map[string]string{"SIMDEX_HBASE_ZK": "e:1", "SIMDEX_HBASE_NAMESPACE": "ens", "SIMDEX_HBASE_CREATE_TABLES": "true"}, HBase{"e:1", "ens", true}},
-		{"file under env", "", []string{"--config", file}, map[string]string{"SIMDEX_HBASE_ZK": "e:1"}, HBase{"e:1", "from_file", false}},
+		{"defaults", "else refuse", nil, nil, def(HBase{HBaseNamespace: "simdex"})},
+		{"flags", "else refuse", []string{"--hbase-zk", "a:1,b:2", "--hbase-namespace", "ns", "--hbase-create-tables"}, nil, def(HBase{HBaseZK: "a:1,b:2", HBaseNamespace: "ns", HBaseCreateTables: true})},
+		{"env", "else refuse", nil, map[string]string{"SIMDEX_HBASE_ZK": "e:1", "SIMDEX_HBASE_NAMESPACE": "ens", "SIMDEX_HBASE_CREATE_TABLES": "true"}, def(HBase{HBaseZK: "e:1", HBaseNamespace: "ens", HBaseCreateTables: true})},
+		{"file under env", "", []string{"--config", file}, map[string]string{"SIMDEX_HBASE_ZK": "e:1"}, def(HBase{HBaseZK: "e:1", HBaseNamespace: "from_file"})},
+		{"security flags", "", []string{"--hbase-tls", "--hbase-tls-ca", "ca.pem", "--hbase-tls-cert", "c.pem", "--hbase-tls-key", "k.pem", "--hbase-tls-server-name", "hb",
+			"--hbase-kerberos-principal", "u@R", "--hbase-kerberos-keytab", "u.keytab", "--hbase-krb5-conf", "k.conf", "--hbase-kerberos-service", "hb/_HOST@R", "--hbase-rpc-protection", "privacy"}, nil,
+			HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseTLSCA: "ca.pem", HBaseTLSCert: "c.pem", HBaseTLSKey: "k.pem", HBaseTLSServerName: "hb",
+				HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "u.keytab", HBaseKrb5Conf: "k.conf", HBaseKerberosService: "hb/_HOST@R", HBaseRPCProtection: "privacy"}},
+		{"security env", "", nil, map[string]string{"SIMDEX_HBASE_TLS": "true", "SIMDEX_HBASE_TLS_CA": "ca.pem", "SIMDEX_HBASE_KERBEROS_CCACHE": "/tmp/cc", "SIMDEX_HBASE_RPC_PROTECTION": "integrity"},
+			def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseTLSCA: "ca.pem", HBaseKerberosCCache: "/tmp/cc", HBaseRPCProtection: "integrity"})},
+		{"security file", "", []string{"--config", secFile}, nil,
+			def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "/k"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +77,14 @@ func TestHBaseValidate(t *testing.T) {
 		{HBase{HBaseZK: " , ", HBaseNamespace: "simdex"}, "needs --hbase-zk"},
 		{HBase{HBaseZK: "zkhost", HBaseNamespace: "simdex"}, `ZooKeeper address "zkhost" has no port`},
 		{HBase{HBaseZK: "h:1", HBaseNamespace: "a:b"}, `namespace "a:b"`},
+		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u@R", HBaseRPCProtection: "secret"}, `protection "secret"`},
+		{HBase{HBaseZK: "h:1", HBaseKerberosPrincipal: "u@R"}, "need --hbase-kerberos-keytab or --hbase-kerberos-ccache"},
+		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u"}, `principal "u": want user@REALM`},
+		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u@R", HBaseKerberosService: "hbase"}, `service principal "hbase"`},
+		{HBase{HBaseZK: "h:1", HBaseTLSCA: "/ca.pem"}, "TLS not enabled"},
+		{HBase{HBaseZK: "h:1", HBaseTLS: true, HBaseTLSCert: "/c.pem"}, "certificate and key go together"},
+		{HBase{HBaseZK: "h:1", HBaseTLS: true, HBaseTLSCA: "/nonexistent/ca.pem"}, "nonexistent/ca.pem"},
+		{HBase{HBaseZK: "h:1", HBaseTLS: true, HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u@R", HBaseRPCProtection: "privacy"}, ""},
 	}
 	for _, tt := range tests {
 		err := tt.h.ValidateHBase("--store hbase")

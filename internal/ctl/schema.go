@@ -113,7 +113,12 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	sc := cfg.schema()
-	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.HBaseQuorum(), MaxRetries: 5})
+	hc, err := cfg.HBaseClientConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	hc.MaxRetries = 5
+	c, err := hbase.New(hc)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -75,6 +75,10 @@ type Config struct {
 	// Logger and Registerer are passed to the HBase client.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// TLS and Kerberos secure the client's connections (hbase.Config's
+	// TLS, loaded from these files, and Kerberos; zero and nil: none).
+	TLS      hbase.TLSFiles
+	Kerberos *hbase.Kerberos
 }
 
 // WithDefaults returns cfg with unset fields defaulted.
@@ -115,6 +119,14 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.LockLease < time.Second {
 		return fmt.Errorf("%w: LockLease %v below 1s", ErrConfig, cfg.LockLease)
+	}
+	if _, err := cfg.TLS.Config(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Kerberos != nil {
+		if err := (hbase.Config{ZooKeeper: cfg.ZooKeeper, Kerberos: cfg.Kerberos}).WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	}
 	return nil
 }
@@ -176,7 +188,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, MultiInFlight: cfg.MultiInFlight, Logger: cfg.Logger, Registerer: cfg.Registerer})
+	tc, err := cfg.TLS.Config()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c, err := hbase.New(hbase.Config{ZooKeeper: cfg.ZooKeeper, ZNodeParent: cfg.ZNodeParent, MultiInFlight: cfg.MultiInFlight, Logger: cfg.Logger, Registerer: cfg.Registerer,
+		TLS: tc, Kerberos: cfg.Kerberos})
 	if err != nil {
 		return nil, fmt.Errorf("%w: hbase client: %w", storage.ErrStore, err)
 	}
