@@ -246,6 +246,10 @@ public class Peer {
     int colon = zk.lastIndexOf(':');
     c.set("hbase.zookeeper.quorum", zk.substring(0, colon));
     c.set("hbase.zookeeper.property.clientPort", zk.substring(colon + 1));
+    // Find the cluster through ZooKeeper, as simdex's client does. That is
+    // the default up to HBase 2.x; HBase 3.0's default registry asks the
+    // masters named in hbase.masters (localhost:16000) instead.
+    c.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.ZKConnectionRegistry");
     c.setInt("hbase.client.retries.number", retries);
     c.setInt("hbase.client.pause", 200);
     c.setInt("zookeeper.recovery.retry", 1);

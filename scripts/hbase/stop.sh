@@ -4,11 +4,15 @@
 # ~26 s), then SIGKILL. SIMDEX_HBASE_STOP_KILL=1 skips straight to SIGKILL
 # (for test instances whose data is thrown away; HBase recovers acknowledged
 # writes from its WAL after a kill). Does nothing if it is not running.
+# SIMDEX_HBASE_HOME, SIMDEX_HBASE_VERSION and SIMDEX_HBASE_DATA name the
+# instance as for start.sh.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 home="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
-data="${SIMDEX_HBASE_DATA:-$home/data}"
+# shellcheck source=version.sh
+. "$here/version.sh"
+data="${SIMDEX_HBASE_DATA:-$(default_data)}"
 pid_file="$data/hbase.pid"
 timeout="${SIMDEX_HBASE_STOP_TIMEOUT:-40}"
 
