@@ -32,6 +32,8 @@
 #
 # Env:
 #   SIMDEX_HBASE_HOME             install dir holding cp.txt     (<repo>/.hbase)
+#   SIMDEX_HBASE_VERSION          the installed HBase to run     (2.6.4; version.sh;
+#                                 the cluster is tested on the default only)
 #   SIMDEX_CLUSTER_DATA           data, config, logs, pids       ($SIMDEX_HBASE_HOME/cluster-data)
 #   SIMDEX_CLUSTER_PORT_BASE      every port is base + offset    (23000)
 #       ZooKeeper +181, NameNode RPC +20 and HTTP +70, DataNode transfer +66,
@@ -66,7 +68,8 @@ master_ports=($((base + 100)) $((base + 101)))
 rs_ports=($((base + 120)) $((base + 121)) $((base + 122)))
 roles=(nn dn zk master1 master2 rs1 rs2 rs3)
 zk_addr="127.0.0.1:$zk_port"
-cp_file="$home/cp.txt"
+# shellcheck source=version.sh
+. "$here/version.sh" # cp_file: SIMDEX_HBASE_VERSION's install
 
 die() {
 	echo "cluster.sh: $*" >&2
@@ -325,7 +328,8 @@ datanode_live() {
 }
 
 admin() {
-	local classes="$home/cluster-admin"
+	local classes
+	classes="$(versioned cluster-admin)"
 	if [ ! -f "$classes/ClusterAdmin.class" ] || [ "$here/ClusterAdmin.java" -nt "$classes/ClusterAdmin.class" ]; then
 		mkdir -p "$classes"
 		javac -nowarn -d "$classes" -cp "$(cat "$cp_file")" "$here/ClusterAdmin.java"

@@ -62,20 +62,22 @@ case "$hbase_version" in
 	exit 2
 	;;
 esac
+# versioned NAME prints $home/NAME for the default version and
+# $home/NAME-<version> for another: where a version's classes and data go.
+versioned() {
+	if [ "$hbase_version" = 2.6.4 ]; then
+		echo "$home/$1"
+	else
+		echo "$home/$1-$hbase_version"
+	fi
+}
 if [ "$hbase_version" = 2.6.4 ]; then
 	cp_file="$home/cp.txt"
-	peer_classes="$home/peer"
 else
 	cp_file="$home/cp-$hbase_version.txt"
-	peer_classes="$home/peer-$hbase_version"
 fi
+peer_classes="$(versioned peer)"
 
 # default_data prints the data directory start.sh and stop.sh use when
 # SIMDEX_HBASE_DATA is unset: the default version keeps $home/data.
-default_data() {
-	if [ "$hbase_version" = 2.6.4 ]; then
-		echo "$home/data"
-	else
-		echo "$home/data-$hbase_version"
-	fi
-}
+default_data() { versioned data; }
