@@ -24,6 +24,51 @@ import (
 // (host:port) of the HBase the tests use.
 const EnvZK = "SIMDEX_HBASE_ZK"
 
+// EnvVersion names the environment variable choosing the installed HBase
+// version the scripts run (scripts/hbase/version.sh); unset is the default.
+const EnvVersion = "SIMDEX_HBASE_VERSION"
+
+// DefaultVersion is the HBase version scripts/hbase installs when
+// EnvVersion is unset.
+const DefaultVersion = "2.6.4"
+
+// EnvPrivatePorts names the environment variable that moves every private
+// HBase (StartPrivate) onto other ports: "ZK,MASTER,RS". The version
+// matrix (scripts/hbase/matrix.sh) runs the tests that start one on its own
+// ports, one package at a time, so they collide neither with each other
+// nor with scripts/test.sh running beside it.
+const EnvPrivatePorts = "SIMDEX_HBASE_PRIVATE_PORTS"
+
+// ClasspathFile returns the classpath file install.sh writes for version in
+// the install dir home: cp.txt for the default, cp-<version>.txt otherwise
+// (the naming of scripts/hbase/version.sh).
+func ClasspathFile(home, version string) string {
+	if version == "" || version == DefaultVersion {
+		return filepath.Join(home, "cp.txt")
+	}
+	return filepath.Join(home, "cp-"+version+".txt")
+}
+
+// privatePorts returns the ports a private HBase uses: the test's own, or
+// those of EnvPrivatePorts (value env) with a name telling them apart.
+func privatePorts(env string, zk, master, rs int) (ports [3]int, suffix string, err error) {
+	if env == "" {
+		return [3]int{zk, master, rs}, "", nil
+	}
+	parts := strings.Split(env, ",")
+	if len(parts) != 3 {
+		return ports, "", fmt.Errorf("hbasetest: %s=%q: want ZK,MASTER,RS", EnvPrivatePorts, env)
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 || n > 65535 {
+			return ports, "", fmt.Errorf("hbasetest: %s=%q: %q is not a port", EnvPrivatePorts, env, p)
+		}
+		ports[i] = n
+	}
+	return ports, fmt.Sprintf("-%d", ports[0]), nil
+}
+
 // decide is ZK's logic without the testing.TB: it returns the address, or a
 // reason and whether that reason is a failure (CI) rather than a skip.
 func decide(zk, ci string) (addr, reason string, fail bool) {
@@ -96,7 +141,7 @@ func installedTool(t testing.TB, what, script string, args ...string) *exec.Cmd 
 	if home == "" {
 		home = filepath.Join(root, ".hbase")
 	}
-	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+	if _, err := os.Stat(ClasspathFile(home, os.Getenv(EnvVersion))); err != nil {
 		msg := "hbasetest: " + what + " needs HBase installed (scripts/hbase/install.sh): " + err.Error()
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
@@ -120,9 +165,10 @@ type Instance struct {
 
 // StartPrivate starts a throwaway HBase with its own data directory (under
 // SIMDEX_HBASE_HOME, wiped first) and the given ZooKeeper, master and
-// region server ports, and kills it when the test ends. Skips (fails under
-// CI) when HBase is not installed or SIMDEX_HBASE_ZK is unset (the
-// suite's signal that HBase tests should run).
+// region server ports (or those of SIMDEX_HBASE_PRIVATE_PORTS), and kills
+// it when the test ends. It runs the installed SIMDEX_HBASE_VERSION. Skips
+// (fails under CI) when HBase is not installed or SIMDEX_HBASE_ZK is unset
+// (the suite's signal that HBase tests should run).
 func StartPrivate(t testing.TB, name string, zkPort, masterPort, rsPort int) *Instance {
 	t.Helper()
 	ZK(t)
@@ -131,14 +177,19 @@ func StartPrivate(t testing.TB, name string, zkPort, masterPort, rsPort int) *In
 	if home == "" {
 		home = filepath.Join(root, ".hbase")
 	}
-	if _, err := os.Stat(filepath.Join(home, "cp.txt")); err != nil {
+	if _, err := os.Stat(ClasspathFile(home, os.Getenv(EnvVersion))); err != nil {
 		msg := "hbasetest: a private HBase needs HBase installed (scripts/hbase/install.sh): " + err.Error()
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	dir := filepath.Join(home, "private-"+name)
+	ports, suffix, err := privatePorts(os.Getenv(EnvPrivatePorts), zkPort, masterPort, rsPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zkPort, masterPort, rsPort = ports[0], ports[1], ports[2]
+	dir := filepath.Join(home, "private-"+name+suffix)
 	in := &Instance{ZK: fmt.Sprintf("127.0.0.1:%d", zkPort), dir: dir, env: append(os.Environ(),
 		"SIMDEX_HBASE_HOME="+home,
 		"SIMDEX_HBASE_DATA="+dir,

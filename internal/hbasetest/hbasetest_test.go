@@ -56,3 +56,44 @@ func TestHBaseRegistered(t *testing.T) {
 		t.Fatalf("/hbase/master: no PBUF marker after id of %d bytes: % x", idLen, data)
 	}
 }
+
+func TestClasspathFile(t *testing.T) {
+	tests := []struct{ version, want string }{
+		{"", "/h/cp.txt"},
+		{"2.6.4", "/h/cp.txt"},
+		{"2.5.11", "/h/cp-2.5.11.txt"},
+		{"3.0.0-alpha-4", "/h/cp-3.0.0-alpha-4.txt"},
+	}
+	for _, tc := range tests {
+		if got := ClasspathFile("/h", tc.version); got != tc.want {
+			t.Errorf("ClasspathFile(/h, %q) = %q, want %q", tc.version, got, tc.want)
+		}
+	}
+}
+
+func TestPrivatePorts(t *testing.T) {
+	tests := []struct {
+		env        string
+		want       [3]int
+		wantSuffix string
+		wantErr    bool
+	}{
+		{env: "", want: [3]int{22381, 26200, 26220}},
+		{env: "22681,26600,26620", want: [3]int{22681, 26600, 26620}, wantSuffix: "-22681"},
+		{env: " 22681, 26600 ,26620", want: [3]int{22681, 26600, 26620}, wantSuffix: "-22681"},
+		{env: "22681,26600", wantErr: true},
+		{env: "22681,26600,x", wantErr: true},
+		{env: "22681,0,26620", wantErr: true},
+		{env: "22681,26600,70000", wantErr: true},
+	}
+	for _, tc := range tests {
+		got, suffix, err := privatePorts(tc.env, 22381, 26200, 26220)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("privatePorts(%q): err = %v, want error %v", tc.env, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (got != tc.want || suffix != tc.wantSuffix) {
+			t.Errorf("privatePorts(%q) = %v, %q; want %v, %q", tc.env, got, suffix, tc.want, tc.wantSuffix)
+		}
+	}
+}
