@@ -9,10 +9,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
+	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,5 +251,67 @@ func (c *Client) dropConns() {
 	c.mu.Unlock()
 	for _, cn := range conns {
 		cn.close()
+	}
+}
+
+// TestSecureJavaPeer: on the secured HBase (Kerberos with privacy, TLS),
+// cells this client writes are read back byte for byte by HBase's own Java
+// client, logged in as the same principal, and the other way round.
+func TestSecureJavaPeer(t *testing.T) {
+	s := hbasetest.Secure(t)
+	c := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, true))
+	ctx := testCtx(t)
+	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
+		t.Fatalf("CreateNamespace: %v", err)
+	}
+	table := testNamespace + ":" + uniqueName("peer")
+	if err := c.CreateTable(ctx, &TableDescriptor{Name: table, Families: []FamilyDescriptor{{Name: "f"}}}, [][]byte{[]byte("h")}); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	defer func() {
+		_ = c.DisableTable(ctx, table)
+		_ = c.DeleteTable(ctx, table)
+	}()
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	ts := uint64(time.Now().UnixMilli()) - 60000
+
+	goCells := randomCells(rng, 30, "go", ts)
+	var puts []Action
+	var rows, want []string
+	for _, cl := range goCells {
+		puts = append(puts, &Put{Row: cl.Row, Values: []Value{{Family: cl.Family, Qualifier: cl.Qualifier, Value: cl.Value, Timestamp: cl.Timestamp}}})
+		rows = append(rows, hex.EncodeToString(cl.Row))
+		want = append(want, cellLine(cl))
+	}
+	res, err := c.Multi(ctx, table, puts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("put %d: %v", i, r.Err)
+		}
+	}
+	got := strings.Split(strings.TrimSpace(s.Peer(t, strings.Join(rows, "\n"), "read", s.ZK, table)), "\n")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Java read back %d cells, differing from the %d Go wrote", len(got), len(want))
+	}
+
+	javaCells := randomCells(rng, 30, "java", ts)
+	var lines []string
+	for _, cl := range javaCells {
+		lines = append(lines, fmt.Sprintf("%s %s %s %d %s", hexOrDash(cl.Row), hexOrDash(cl.Family), hexOrDash(cl.Qualifier), cl.Timestamp, hexOrDash(cl.Value)))
+	}
+	s.Peer(t, strings.Join(lines, "\n"), "write", s.ZK, table)
+	for _, w := range javaCells {
+		r, err := c.Get(ctx, table, &Get{Row: w.Row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Cells) != 1 || cellLine(r.Cells[0]) != cellLine(w) {
+			t.Fatalf("Go read %v, Java wrote %s", r.Cells, cellLine(w))
+		}
 	}
 }

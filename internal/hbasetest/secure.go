@@ -1,11 +1,13 @@
 package hbasetest
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,4 +93,21 @@ func (s *SecureCluster) TLSConfig(t testing.TB, withCert bool) *tls.Config {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg
+}
+
+// Peer runs the Java reference peer (as hbasetest.Peer) as simdex@Realm
+// with the client certificate: the client configuration secure.sh wrote.
+func (s *SecureCluster) Peer(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	cmd := installedTool(t, "the Java reference peer", "peer.sh", args...)
+	cmd.Env = append(cmd.Env,
+		"SIMDEX_HBASE_PEER_CONF="+s.Path("client-conf"),
+		"SIMDEX_HBASE_PEER_JAVA_OPTS=-Djava.security.krb5.conf="+s.Krb5Conf()+" -Dsun.security.krb5.disableReferrals=true")
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hbasetest: secured peer %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String()
 }
