@@ -93,7 +93,10 @@ func TestSecureHBaseServerRefuses(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{"no Kerberos", func(cfg *Config) { secureHBase(s)(cfg); cfg.HBaseKerberosKeytab, cfg.HBaseKerberosPrincipal, cfg.HBaseRPCProtection = "", "", "" }, "require Kerberos"},
+		{"no Kerberos", func(cfg *Config) {
+			secureHBase(s)(cfg)
+			cfg.HBaseKerberosKeytab, cfg.HBaseKerberosPrincipal, cfg.HBaseRPCProtection = "", "", ""
+		}, "require Kerberos"},
 		{"no TLS", func(cfg *Config) { secureHBase(s)(cfg); cfg.HBaseTLS, cfg.HBaseTLSCA = false, "" }, "TLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
