@@ -195,7 +195,7 @@ func (c *Client) BulkLoadHFiles(ctx context.Context, table string, firstRow, las
 		if refusals++; refusals < maxRefusals {
 			return &RemoteError{Class: "BulkLoadRefused", Message: fmt.Sprintf("region %q refused the files (closing for a split or move?)", r.name), Kind: KindBusy}
 		}
-		return fmt.Errorf("%w: region %q refused the files %d times and did not split or move (the region server's log says why)", ErrBulkLoadUnreadable, r.name, refusals)
+		return fmt.Errorf("%w: region %q refused the files %d times and did not split or move (the region server's log says why; on a Kerberos cluster the caller's user must be allowed to read and write them)", ErrBulkLoadUnreadable, r.name, refusals)
 	})
 	if re, ok := asRemote(err); ok && unreadable(re) {
 		return fmt.Errorf("%w: %w", ErrBulkLoadUnreadable, err)

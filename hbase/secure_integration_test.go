@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/hbase/hfile"
 	"github.com/simdex/simdex/internal/hbasetest"
 )
 
@@ -313,5 +314,61 @@ func TestSecureJavaPeer(t *testing.T) {
 		if len(r.Cells) != 1 || cellLine(r.Cells[0]) != cellLine(w) {
 			t.Fatalf("Go read %v, Java wrote %s", r.Cells, cellLine(w))
 		}
+	}
+}
+
+// TestSecureBulkLoad imports an HFile through PrepareBulkLoad,
+// BulkLoadHFile and CleanupBulkLoad on the secured HBase, where the region
+// server runs the secure bulk load as the Kerberos caller.
+func TestSecureBulkLoad(t *testing.T) {
+	s := hbasetest.Secure(t)
+	c := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false))
+	ctx := testCtx(t)
+	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
+		t.Fatalf("CreateNamespace: %v", err)
+	}
+	table := testNamespace + ":" + uniqueName("bulk")
+	if err := c.CreateTable(ctx, &TableDescriptor{Name: table, Families: []FamilyDescriptor{{Name: "f"}}}, [][]byte{[]byte("g")}); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	defer func() {
+		_ = c.DisableTable(ctx, table)
+		_ = c.DeleteTable(ctx, table)
+	}()
+	token, err := c.PrepareBulkLoad(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().Add(-time.Hour).UnixMilli()
+	cells := []hfile.Cell{hcell("h1", "q", ts, "v1"), hcell("k2", "q", ts+1, "v2")}
+	path := writeHFile(t, t.TempDir(), "h", cells)
+	// The region server checks the files as the Kerberos caller (simdex),
+	// who does not own them here: on HDFS the caller writes them itself.
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BulkLoadHFiles(ctx, table, cells[0].Row, cells[1].Row, []FamilyPath{{Family: []byte("f"), Path: path}}, token); err != nil {
+		t.Fatalf("BulkLoadHFiles: %v", err)
+	}
+	for _, want := range cells {
+		res, err := c.Get(ctx, table, &Get{Row: want.Row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Cells) != 1 || !bytes.Equal(res.Cells[0].Value, want.Value) || res.Cells[0].Timestamp != uint64(want.Timestamp) {
+			t.Fatalf("row %s: %+v, want %q at %d", want.Row, res.Cells, want.Value, want.Timestamp)
+		}
+	}
+	// A file the caller may not write is refused: the region server
+	// checks it as simdex, not as itself.
+	theirs := writeHFile(t, t.TempDir(), "theirs", []hfile.Cell{hcell("m1", "q", ts, "x")})
+	patient := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false))
+	patient.cfg.MaxRetries, patient.cfg.MaxBackoff = maxRefusals+2, 100*time.Millisecond
+	err = patient.BulkLoadHFiles(ctx, table, []byte("m1"), []byte("m1"), []FamilyPath{{Family: []byte("f"), Path: theirs}}, token)
+	if !errors.Is(err, ErrBulkLoadUnreadable) {
+		t.Fatalf("a file simdex may not write: %v, want ErrBulkLoadUnreadable", err)
+	}
+	if err := c.CleanupBulkLoad(ctx, table, token); err != nil {
+		t.Fatal(err)
 	}
 }
