@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -176,7 +177,12 @@ func batchContext(ctxs []context.Context) (context.Context, context.CancelFunc) 
 			live--
 			last := live == 0
 			mu.Unlock()
-			if last {
+			// A last member that ran out of time leaves the batch to its
+			// own deadline (the latest member's): cancelling here would
+			// race that timer and could end the batch with Canceled,
+			// which the server answers as a client that went away (499)
+			// instead of a timeout (503).
+			if last && (noDeadline || !errors.Is(c.Err(), context.DeadlineExceeded)) {
 				cancel()
 			}
 		})
