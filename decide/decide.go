@@ -421,10 +421,6 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 	if inS > 0 {
 		v.StoredContainment = float64(both) / float64(inS)
 	}
-	if len(q.Template.Values) > 0 && inQ < max(1, r.TemplateMinContent) {
-		v.Clause = ClauseTemplate
-		return v
-	}
 	// Lengths without the template: the query's is known; the stored
 	// document's is estimated by the share of its sketch outside the
 	// query's template.
@@ -432,6 +428,23 @@ func (r Rule) Judge(q, s Side, distance, k int) Verdict {
 	sChars := s.Chars
 	if len(q.Template.Values) > 0 && allS > 0 {
 		sChars = s.Chars * inS / allS
+	}
+	if len(q.Template.Values) > 0 && inQ < max(1, r.TemplateMinContent) {
+		// Too few sketch values outside the template for the set clauses:
+		// a one-sentence mail under a long signature keeps only a handful
+		// in the bottom-k sketch. When both texts are known, the alignment
+		// reads what is left word by word: the same text around the
+		// template (a copy, restyled or with a "Re:") is near-identical, a
+		// new mail with the same signature is not. An excerpt is not
+		// read from so little: another author's mail that quotes the same
+		// sentence inside its own is no copy of it (whole-corpus
+		// benchmark, docs/DECISION.md). Otherwise nothing is left to
+		// compare.
+		v.Clause = ClauseTemplate
+		if r.alignable(q, s, qChars, sChars) && r.aligned(q, s, v, false) == NearIdentical {
+			v.Relation, v.Clause = NearIdentical, ClauseAlignment
+		}
+		return v
 	}
 	if lowInformation(q) || lowInformation(s) {
 		// A low-information text (fingerprint.Result.LowInformation: a

@@ -103,6 +103,46 @@ func TestJudgeTemplateAlignment(t *testing.T) {
 	}
 }
 
+// TestJudgeLightBodyUnderTemplate: a one-sentence mail under a long
+// signature keeps fewer than TemplateMinContent sketch values outside the
+// template; with both texts known the alignment decides what is left, so a
+// reply quoting the mail is its copy and another mail with the same
+// signature is not. Without the texts, nothing is left to compare.
+func TestJudgeLightBodyUnderTemplate(t *testing.T) {
+	r := DefaultRule()
+	footer := "to unsubscribe from this list send an empty mail to the list owner.\nthe archives of this list are public and searchable by anyone."
+	body := "the flaky network test is now quarantined and a ticket tracks the fix."
+	other := "the meeting about the farm budget moves to the small room upstairs."
+	_, sents := fingerprint.Sentences(body + "\n" + footer)
+	var keys []uint64
+	for _, s := range sents[1:] {
+		keys = append(keys, s.Key)
+	}
+	slices.Sort(keys)
+	tmpl := seq(100, 60)
+	light := func(content fingerprint.Sketch) fingerprint.Sketch {
+		return fingerprint.Sketch(slices.Sorted(slices.Values(append(slices.Clone(content), tmpl...))))
+	}
+	stored := Side{Sketch: light(seq(0, 5)), Chars: 200, Text: body + "\n" + footer}
+	for _, tc := range []struct {
+		name, text string
+		content    fingerprint.Sketch
+		want       Relation
+	}{
+		{"reply quoting the mail", "re: " + body + "\n" + footer, seq(0, 5), NearIdentical},
+		{"another mail, same signature", other + "\n" + footer, seq(20, 5), Overlap},
+	} {
+		q := Side{Sketch: light(tc.content), Chars: 200, Text: tc.text, Template: Template{Keys: keys, Values: slices.Clone(tmpl), Chars: 130}}
+		if v := r.Judge(q, stored, 4, 3); v.Relation != tc.want {
+			t.Errorf("%s: %+v, want %s", tc.name, v, tc.want)
+		}
+		q.Text = ""
+		if v := r.Judge(q, stored, 4, 3); v.Relation != Overlap || v.Clause != ClauseTemplate {
+			t.Errorf("%s, texts unknown: %+v, want overlap by the template clause", tc.name, v)
+		}
+	}
+}
+
 func TestTemplateKeys(t *testing.T) {
 	r := DefaultRule()
 	for _, tc := range []struct {

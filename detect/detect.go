@@ -105,6 +105,7 @@ type Index interface {
 	LookupDocuments(ctx context.Context, qs []kvindex.Query, opt kvindex.LookupOptions) ([]kvindex.DocLookupResult, error)
 	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
 	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
+	KeyCounter
 }
 
 // Detector checks documents against an index.
@@ -286,11 +287,12 @@ const maxPairDocs = 16
 
 // ConfirmPairs answers, for each pair, whether its two sides are
 // duplicates under the Judge's policy: the first side's stored document
-// (by DocID) against each stored document carrying Other, by the rule a
-// check applies (without the template, which only a check's text keys
-// reveal); a side without a stored document is a bare fingerprint, judged
-// by distance. Two reads for the whole call: the documents carrying the
-// Other fingerprints, then every document involved.
+// (by DocID), with the template its text-key rows reveal, against each
+// stored document carrying Other, as a check of its text would judge
+// them; a side without a stored document is a bare fingerprint, judged by
+// distance. Three reads for the whole call: the documents carrying the
+// Other fingerprints, every document involved, and the first sides'
+// text-key rows.
 func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, error) {
 	out := make([]bool, len(pairs))
 	if len(pairs) == 0 {
@@ -325,11 +327,21 @@ func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, erro
 	if err != nil {
 		return nil, err
 	}
+	var firsts []kvindex.Document
+	for _, p := range pairs {
+		if doc, ok := docs[p.DocID]; ok && p.DocID != "" {
+			firsts = append(firsts, doc)
+		}
+	}
+	sides, err := d.StoredSides(ctx, d.ix, firsts)
+	if err != nil {
+		return nil, err
+	}
 	for i, p := range pairs {
 		q := decide.Side{}
 		qfp := p.Fingerprint
 		if doc, ok := docs[p.DocID]; ok && p.DocID != "" {
-			q, qfp = SideOf(doc), doc.Fingerprint
+			q, qfp = sides[doc.ID], doc.Fingerprint
 		}
 		judged := false
 		for _, h := range carriers[at[p.Other]].Hits {
@@ -347,6 +359,42 @@ func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, erro
 		if !judged {
 			out[i] = d.Rule.Judge(q, decide.Side{}, p.Distance, p.K).Duplicate(d.Policy)
 		}
+	}
+	return out, nil
+}
+
+// KeyCounter reads the number of documents in text-key rows
+// (*kvindex.Index).
+type KeyCounter interface {
+	TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error)
+}
+
+// StoredSides returns the rule's view of stored documents as queries (by
+// id), for a route that relates stored documents to each other: SideOf
+// each, with the template its text-key rows reveal, as a check of its
+// normalized text learns its template. A document that keeps no text (one
+// of TextChars or more) is judged without one, as its sketch alone
+// cannot tell which of its values are template. One store call.
+func (j Judge) StoredSides(ctx context.Context, kc KeyCounter, docs []kvindex.Document) (map[string]decide.Side, error) {
+	out := make(map[string]decide.Side, len(docs))
+	keys := make([][]uint64, len(docs))
+	for i, doc := range docs {
+		out[doc.ID] = SideOf(doc)
+		if j.Sketcher != nil && doc.Text != "" {
+			keys[i] = doc.Bands.TextKeys()
+		}
+	}
+	counts, err := kc.TextKeyDocs(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, doc := range docs {
+		if counts[i] == nil {
+			continue
+		}
+		s := out[doc.ID]
+		s.Template, _ = j.Template(doc.Text, counts[i])
+		out[doc.ID] = s
 	}
 	return out, nil
 }

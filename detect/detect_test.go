@@ -2,7 +2,9 @@ package detect_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -202,5 +204,102 @@ func TestWithoutTemplateKnowledge(t *testing.T) {
 		if seeing(s, fingerprint.Distance(nd.Fingerprint, s.Fingerprint)) {
 			t.Errorf("with the key counts, the new mail is still a duplicate of %s", s.ID)
 		}
+	}
+}
+
+// listMails reads testdata/list-mails.json: mails whose long template
+// puts them within a few simhash bits of each other.
+func listMails(t *testing.T) (mail func(body string) string, bodies []string, newBody string) {
+	b, err := os.ReadFile("testdata/list-mails.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Footer []string `json:"footer"`
+		Bodies []string `json:"bodies"`
+		New    string   `json:"new"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	footer := strings.Join(f.Footer, "\n")
+	return func(body string) string { return body + "\n\n" + footer + "\n" }, f.Bodies, f.New
+}
+
+// TestStoredPairsSeeTheTemplate: routes that judge two stored documents
+// found within k of each other (a seen filter's near pairs, a load's dedup
+// report) learn the first side's template from its text-key rows, as a
+// check of its text does: a stored new mail of the author is no duplicate
+// of her other mails, on ConfirmPairs as on a check, while a stored copy
+// of one is a duplicate of it. A judge without template knowledge (no
+// Sketcher) confirms the near pair: the texts exercise the template.
+func TestStoredPairsSeeTheTemplate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	mail, bodies, newBody := listMails(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var stored []kvindex.Document
+	for i, b := range bodies {
+		d, _ := e.doc(t, fmt.Sprintf("mail/%d", i), mail(b), t0.Add(time.Duration(i)*time.Hour))
+		if _, err := e.ix.Insert(ctx, d, kvindex.InsertAlways, 3); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, d)
+	}
+	newMail, newQ := e.doc(t, "new", mail(newBody), t0.Add(24*time.Hour))
+	copyMail, _ := e.doc(t, "copy", "Re: "+mail(bodies[2]), t0.Add(25*time.Hour))
+	for _, d := range []kvindex.Document{newMail, copyMail} {
+		if _, err := e.ix.Insert(ctx, d, kvindex.InsertAlways, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.det.Check(ctx, []detect.Query{newQ}, detect.Options{Lookup: kvindex.LookupOptions{K: 3, Limit: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res[0].Duplicates {
+		if h.ID != "new" {
+			t.Errorf("check of the new mail: duplicate of %s", h.ID)
+		}
+	}
+	sides, err := e.det.StoredSides(ctx, e.ix, []kvindex.Document{newMail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sides["new"]; len(s.Template.Keys) < 3 || s.Template.Chars == 0 {
+		t.Errorf("stored new mail: template %+v, want the signature and footer sentences", s.Template)
+	}
+	// The pairs a route finds within k: the new mail and its near
+	// neighbours, the copy and its original.
+	var pairs []detect.Pair
+	for _, s := range stored {
+		if d := fingerprint.Distance(newMail.Fingerprint, s.Fingerprint); d <= 3 {
+			pairs = append(pairs, detect.Pair{DocID: "new", Fingerprint: newMail.Fingerprint, Other: s.Fingerprint, Distance: d, K: 3})
+		}
+	}
+	if len(pairs) == 0 {
+		t.Fatal("test texts: no stored mail within 3 bits of the new one")
+	}
+	near := len(pairs)
+	d := fingerprint.Distance(copyMail.Fingerprint, stored[2].Fingerprint)
+	pairs = append(pairs, detect.Pair{DocID: "copy", Fingerprint: copyMail.Fingerprint, Other: stored[2].Fingerprint, Distance: d, K: max(d, 3)})
+	got, err := e.det.ConfirmPairs(ctx, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pairs[:near] {
+		if got[i] {
+			t.Errorf("new mail and the stored mail at distance %d: confirmed as duplicates; they share only the template", p.Distance)
+		}
+	}
+	if !got[near] {
+		t.Errorf("copy of mail/2: not confirmed as its duplicate")
+	}
+	blind, err := detect.New(e.ix, detect.Judge{Rule: decide.DefaultRule()}).ConfirmPairs(ctx, pairs[:near])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(blind, true) {
+		t.Error("without template knowledge no near pair is confirmed either: the test texts do not exercise the template")
 	}
 }

@@ -345,3 +345,44 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	}
 	return out, nil
 }
+
+// TextKeyDocs returns, for each set of text keys (a stored document's
+// Bands.TextKeys()), the number of documents in each key's row: what
+// LookupDocuments reports as KeyDocs for a query with those keys. A route
+// that judges stored documents against each other (a seen filter's near
+// pairs, a load's dedup report) learns their template from it, as a check
+// learns its query's. One store call; nil maps for empty sets and for an
+// index without text-key rows.
+func (ix *Index) TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error) {
+	out := make([]map[uint64]int, len(keys))
+	if !ix.textKeys {
+		return out, nil
+	}
+	var rks []storage.RowKey
+	at := map[uint64]int{}
+	for _, ks := range keys {
+		for _, h := range ks {
+			if _, ok := at[h]; !ok {
+				at[h] = len(rks)
+				rks = append(rks, storage.RowKey{Table: storage.TableBands, Key: BandRowKey(fingerprint.TextKeyBand, h)})
+			}
+		}
+	}
+	if len(rks) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, rks)
+	if err != nil {
+		return nil, err
+	}
+	for i, ks := range keys {
+		if len(ks) == 0 {
+			continue
+		}
+		out[i] = make(map[uint64]int, len(ks))
+		for _, h := range ks {
+			out[i][h] = len(rows[at[h]].Cells)
+		}
+	}
+	return out, nil
+}

@@ -227,7 +227,26 @@ func (l *loader) judgeDedup(ctx context.Context, pairs [][2]uint64, multi []uint
 		}
 		all = all[n:]
 	}
-	rule := decide.DefaultRule()
+	// Each side is judged as a query with the template its text-key rows
+	// reveal, as a check of its text would be (detect.StoredSides).
+	j := detect.Judge{Rule: decide.DefaultRule(), Policy: dedupPolicy}
+	list := make([]kvindex.Document, 0, len(docs))
+	for _, d := range docs {
+		list = append(list, d)
+		if d.Text != "" && j.Sketcher == nil {
+			if l.fpr == nil {
+				var err error
+				if l.fpr, err = l.cfg.NewFingerprinter(); err != nil {
+					return nil, nil, fmt.Errorf("bulkload: dedup report: %w", err)
+				}
+			}
+			j.Sketcher = l.fpr
+		}
+	}
+	sides, err := j.StoredSides(ctx, l.ix, list)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bulkload: dedup report: %w", err)
+	}
 	k := l.cfg.DedupK
 	dup := func(a, b string) bool {
 		da, oka := docs[a]
@@ -236,8 +255,8 @@ func (l *loader) judgeDedup(ctx context.Context, pairs [][2]uint64, multi []uint
 			return false
 		}
 		d := bits.OnesCount64(uint64(da.Fingerprint ^ db.Fingerprint))
-		return rule.Judge(detect.SideOf(da), detect.SideOf(db), d, k).Duplicate(dedupPolicy) ||
-			rule.Judge(detect.SideOf(db), detect.SideOf(da), d, k).Duplicate(dedupPolicy)
+		return j.Rule.Judge(sides[a], sides[b], d, k).Duplicate(dedupPolicy) ||
+			j.Rule.Judge(sides[b], sides[a], d, k).Duplicate(dedupPolicy)
 	}
 	keep := map[string]bool{}
 	keptPairs := pairs[:0]

@@ -30,6 +30,9 @@ type Index interface {
 	// Documents reads stored documents by id (the dedup report judges
 	// its pairs by their docs cells).
 	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
+	// TextKeyDocs counts the documents in text-key rows (the dedup report
+	// learns each document's template from them, as a check would).
+	TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error)
 	// HasBands reports whether the index keeps LSH band rows: text
 	// documents then get band cells.
 	HasBands() bool
