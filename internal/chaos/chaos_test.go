@@ -77,6 +77,7 @@ func TestChaos(t *testing.T) {
 	// Warm-up: traffic until both servers acknowledged inserts, then the
 	// idle goroutine baseline.
 	tr := r.traffic("warm")
+	t.Cleanup(tr.halt)
 	if !waitFor(2*time.Minute, func() bool { return tr.okInserts[0].Load() >= 10 && tr.okInserts[1].Load() >= 10 }) {
 		tr.halt()
 		t.Fatalf("warm-up: no traffic got through: %v", tr.problems)
@@ -95,6 +96,7 @@ func TestChaos(t *testing.T) {
 	for _, name := range events {
 		ok := t.Run(name, func(t *testing.T) {
 			tr := r.traffic(name)
+			t.Cleanup(tr.halt) // when the event fails the test
 			from := time.Now()
 			eventFuncs[name](t, r, logf)
 			logf("%s: operations done; waiting for recovery", name)

@@ -26,6 +26,15 @@ var serverBin struct {
 	err  error
 }
 
+// TestMain removes the built server when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverBin.path != "" {
+		os.RemoveAll(filepath.Dir(serverBin.path))
+	}
+	os.Exit(code)
+}
+
 func buildServer(t *testing.T) string {
 	t.Helper()
 	serverBin.once.Do(func() {

@@ -49,6 +49,7 @@ type traffic struct {
 	client  *http.Client
 	tag     string // prefix of this run's document ids
 	stop    chan struct{}
+	halted  sync.Once
 	wg      sync.WaitGroup
 
 	okInserts []atomic.Int64 // 2xx inserts per server
@@ -74,10 +75,13 @@ func startTraffic(servers []string, tag string, workers int, seed uint64) *traff
 	return tr
 }
 
+// halt stops the workers and waits for them; later calls do nothing.
 func (tr *traffic) halt() {
-	close(tr.stop)
-	tr.wg.Wait()
-	tr.client.CloseIdleConnections()
+	tr.halted.Do(func() {
+		close(tr.stop)
+		tr.wg.Wait()
+		tr.client.CloseIdleConnections()
+	})
 }
 
 func (tr *traffic) problem(format string, args ...any) {

@@ -26,6 +26,13 @@
 //   merge ENCODED ENCODED           merges two adjacent regions and waits
 //   unload SERVER                   moves every region off a server, spread
 //                                   over the others (a graceful stop's first half)
+//   compact TABLE                   major-compacts a table and waits until it is
+//                                   done: a region fresh from a split or a
+//                                   merge still refers to its parents' files
+//                                   and can be neither split nor merged again
+//                                   until a compaction rewrote them and the
+//                                   catalog janitor (run here too) forgot the
+//                                   parents
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -122,6 +129,9 @@ public class ClusterAdmin {
       case "unload":
         unload(a, ServerName.valueOf(cmd[1]));
         break;
+      case "compact":
+        compact(a, TableName.valueOf(cmd[1]));
+        break;
       default:
         throw new IllegalArgumentException("unknown command " + cmd[0]);
     }
@@ -194,6 +204,20 @@ public class ClusterAdmin {
     for (RegionInfo ri : a.getRegions(from)) {
       a.move(ri.getEncodedNameAsBytes(), others.get(i++ % others.size()));
     }
+  }
+
+  static void compact(Admin a, TableName t) throws Exception {
+    a.majorCompact(t);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
+    // The request is queued on the region servers; give it a moment to show.
+    Thread.sleep(1000);
+    while (a.getCompactionState(t) != org.apache.hadoop.hbase.client.CompactionState.NONE) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("compaction of " + t + " still running after 300s");
+      }
+      Thread.sleep(500);
+    }
+    a.runCatalogJanitor();
   }
 
   static byte[] unhex(String s) {

@@ -159,9 +159,17 @@ XML
   <!-- The tests balance by hand (cluster.sh admin balance); the master's own
        five-minute balancer would move regions at times no test chose. -->
   <property><name>hbase.balancer.period</name><value>3600000</value></property>
-  <!-- Split and merge only when asked: the tests choose when regions change. -->
-  <property><name>hbase.regionserver.region.split.policy</name><value>org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy</value></property>
+  <!-- Split and merge only when asked: the tests choose when regions change.
+       (DisabledRegionSplitPolicy would refuse the splits asked for too.) -->
+  <property><name>hbase.hregion.max.filesize</name><value>107374182400</value></property>
   <property><name>hbase.normalizer.period</name><value>3600000</value></property>
+  <!-- The catalog janitor forgets split and merge parents once their
+       daughters no longer refer to them; only then can a daughter split or
+       merge again. Every 10 s instead of every 5 minutes. -->
+  <property><name>hbase.catalogjanitor.interval</name><value>10000</value></property>
+  <!-- A compaction's replaced files (a daughter's references to its parents
+       among them) are archived by the discharger: every 5 s instead of 2 min. -->
+  <property><name>hbase.hfile.compaction.discharger.interval</name><value>5000</value></property>
 </configuration>
 XML
 	cat >"$conf/zoo.cfg" <<CFG
@@ -334,7 +342,9 @@ admin() {
 		mkdir -p "$classes"
 		javac -nowarn -d "$classes" -cp "$(cat "$cp_file")" "$here/ClusterAdmin.java"
 	fi
-	java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+	# exec: a long-lived admin (the tests' `admin -`) must not leave bash
+	# reading this file after java, which may have changed meanwhile.
+	exec java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-Djava.net.preferIPv4Stack=true \
 		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true \
 		--add-modules jdk.unsupported \
@@ -346,6 +356,8 @@ admin() {
 		"-Dlog4j.configuration=file:$here/peer-log4j.properties" \
 		-cp "$classes:$(cat "$cp_file")" ClusterAdmin "$zk_addr" "$@"
 }
+
+run_admin() { (admin "$@"); } # admin execs java: in a subshell, to come back
 
 start_all() {
 	"$here/install.sh" >&2
@@ -366,10 +378,10 @@ start_all() {
 		pid_of "$r" >/dev/null || started+=("$r")
 		start_role "$r"
 	done
-	wait_for "$timeout" "active master with 3 region servers" admin wait-servers 3 0 30
+	wait_for "$timeout" "active master with 3 region servers" run_admin wait-servers 3 0 30
 	pid_of master2 >/dev/null || started+=(master2)
 	start_role master2
-	wait_for "$timeout" "backup master" admin wait-servers 3 1 30
+	wait_for "$timeout" "backup master" run_admin wait-servers 3 1 30
 	trap - EXIT
 	echo "cluster.sh: serving (data $data, logs $data/logs)" >&2
 	echo "$zk_addr"
