@@ -4,8 +4,10 @@
 // What it covers:
 //   - Discovery through ZooKeeper: the active master (/hbase/master) and the
 //     hbase:meta region server (/hbase/meta-region-server).
-//   - Connections: SIMPLE authentication (the effective user is sent, no
-//     Kerberos, no wire encryption), one connection per server and service,
+//   - Connections: SIMPLE authentication (the effective user is sent), or
+//     Kerberos through SASL GSSAPI with the cluster's quality of protection
+//     (Config.Kerberos; sasl.go, gss.go), over plaintext or HBase 2.6's TLS
+//     (Config.TLS; secure.go); one connection per server and service,
 //     calls multiplexed by call id with one reader goroutine per connection,
 //     deadlines from the ctx (also sent to the server as the call timeout).
 //     Requests carry their cells in protobuf; the client asks for replies

@@ -161,20 +161,23 @@ func TestGSSUnwrapRejects(t *testing.T) {
 
 func TestChooseLayer(t *testing.T) {
 	for _, tc := range []struct {
-		offered byte
-		min     Protection
-		want    byte
+		offered  byte
+		min, max Protection
+		want     byte
 	}{
-		{layerPrivacy, ProtectAuthentication, layerPrivacy},
-		{layerNone | layerIntegrity | layerPrivacy, ProtectAuthentication, layerPrivacy},
-		{layerNone | layerIntegrity, ProtectAuthentication, layerIntegrity},
-		{layerNone, ProtectAuthentication, layerNone},
-		{layerNone, ProtectIntegrity, 0},
-		{layerIntegrity, ProtectPrivacy, 0},
-		{0, ProtectAuthentication, 0},
+		{layerPrivacy, ProtectAuthentication, ProtectPrivacy, layerPrivacy},
+		{layerNone | layerIntegrity | layerPrivacy, ProtectAuthentication, ProtectPrivacy, layerPrivacy},
+		{layerNone | layerIntegrity | layerPrivacy, ProtectAuthentication, ProtectIntegrity, layerIntegrity},
+		{layerNone | layerIntegrity | layerPrivacy, ProtectAuthentication, ProtectAuthentication, layerNone},
+		{layerNone | layerIntegrity, ProtectAuthentication, ProtectPrivacy, layerIntegrity},
+		{layerNone, ProtectAuthentication, ProtectPrivacy, layerNone},
+		{layerNone, ProtectIntegrity, ProtectPrivacy, 0},
+		{layerIntegrity, ProtectPrivacy, ProtectPrivacy, 0},
+		{layerPrivacy, ProtectAuthentication, ProtectIntegrity, 0},
+		{0, ProtectAuthentication, ProtectPrivacy, 0},
 	} {
-		if got, _ := chooseLayer(tc.offered, tc.min); got != tc.want {
-			t.Errorf("chooseLayer(%b, %v) = %b, want %b", tc.offered, tc.min, got, tc.want)
+		if got, _ := chooseLayer(tc.offered, tc.min, tc.max); got != tc.want {
+			t.Errorf("chooseLayer(%b, %v, %v) = %b, want %b", tc.offered, tc.min, tc.max, got, tc.want)
 		}
 	}
 }

@@ -90,6 +90,10 @@ type Kerberos struct {
 	// accepts; it takes the strongest the server offers (default
 	// ProtectAuthentication: whatever the cluster asks for).
 	MinProtection Protection
+	// MaxProtection is the strongest it takes, for a cluster that offers
+	// several (hbase.rpc.protection listing more than one): integrity
+	// costs less CPU than privacy (default ProtectPrivacy).
+	MaxProtection Protection
 }
 
 // withDefaults fills the defaults of k.
@@ -106,6 +110,9 @@ func (k Kerberos) withDefaults() Kerberos {
 	if k.MinProtection == 0 {
 		k.MinProtection = ProtectAuthentication
 	}
+	if k.MaxProtection == 0 {
+		k.MaxProtection = ProtectPrivacy
+	}
 	return k
 }
 
@@ -116,8 +123,8 @@ func (k Kerberos) validate() error {
 		return fmt.Errorf("%w: Kerberos needs a keytab (with its principal) or a ticket cache", ErrInvalidArgument)
 	case k.Keytab != "" && !strings.Contains(k.Principal, "@"):
 		return fmt.Errorf("%w: Kerberos principal %q: want user@REALM", ErrInvalidArgument, k.Principal)
-	case k.MinProtection < ProtectAuthentication || k.MinProtection > ProtectPrivacy:
-		return fmt.Errorf("%w: Kerberos MinProtection %d", ErrInvalidArgument, k.MinProtection)
+	case k.MinProtection < ProtectAuthentication || k.MaxProtection > ProtectPrivacy || k.MinProtection > k.MaxProtection:
+		return fmt.Errorf("%w: Kerberos protection between %v and %v", ErrInvalidArgument, k.MinProtection, k.MaxProtection)
 	case strings.Count(strings.SplitN(k.ServicePrincipal, "@", 2)[0], "/") != 1:
 		return fmt.Errorf("%w: service principal %q: want service/host[@REALM]", ErrInvalidArgument, k.ServicePrincipal)
 	}

@@ -79,10 +79,10 @@ func saslHandshake(rw *bufio.ReadWriter, nc net.Conn, host string, a *kerberosAu
 	if len(offer) != 4 {
 		return nil, 0, fmt.Errorf("%w: %s: security layer offer of %d bytes", ErrSecurity, spn, len(offer))
 	}
-	layer, prot := chooseLayer(offer[0], a.cfg.MinProtection)
+	layer, prot := chooseLayer(offer[0], a.cfg.MinProtection, a.cfg.MaxProtection)
 	if layer == 0 {
-		return nil, 0, fmt.Errorf("%w: %s offers %s, the client requires at least %s (hbase.rpc.protection of the cluster)",
-			ErrSecurity, spn, offeredNames(offer[0]), a.cfg.MinProtection)
+		return nil, 0, fmt.Errorf("%w: %s offers %s (hbase.rpc.protection of the cluster), the client takes %s to %s",
+			ErrSecurity, spn, offeredNames(offer[0]), a.cfg.MinProtection, a.cfg.MaxProtection)
 	}
 	serverMax := int(offer[1])<<16 | int(offer[2])<<8 | int(offer[3])
 	// Our own receive limit is maxSASLToken; no authorization id (the
@@ -100,13 +100,14 @@ func saslHandshake(rw *bufio.ReadWriter, nc net.Conn, host string, a *kerberosAu
 	return newSASLConn(nc, rw.Reader, g, layer == layerPrivacy, serverMax), prot, nil
 }
 
-// chooseLayer picks the strongest layer in offered at least min, or 0.
-func chooseLayer(offered byte, min Protection) (byte, Protection) {
+// chooseLayer picks the strongest layer in offered between min and max, or
+// 0.
+func chooseLayer(offered byte, min, max Protection) (byte, Protection) {
 	for _, c := range []struct {
 		layer byte
 		prot  Protection
 	}{{layerPrivacy, ProtectPrivacy}, {layerIntegrity, ProtectIntegrity}, {layerNone, ProtectAuthentication}} {
-		if offered&c.layer != 0 && c.prot >= min {
+		if offered&c.layer != 0 && c.prot >= min && c.prot <= max {
 			return c.layer, c.prot
 		}
 	}

@@ -37,6 +37,13 @@ func secureClient(t testing.TB, zk string, krb *Kerberos, tc *tls.Config) *Clien
 	return c
 }
 
+// withProtection is simdex's Kerberos configuration taking min to max.
+func withProtection(s *hbasetest.SecureCluster, min, max Protection) *Kerberos {
+	k := keytabAuth(s, "simdex", "simdex.keytab")
+	k.MinProtection, k.MaxProtection = min, max
+	return k
+}
+
 // keytabAuth is the Kerberos configuration of user with its keytab in s.
 func keytabAuth(s *hbasetest.SecureCluster, user, keytab string) *Kerberos {
 	return &Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}
@@ -92,13 +99,14 @@ func TestSecureRoundTrip(t *testing.T) {
 	}{
 		{"kerberos+tls+client-cert", keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, true)},
 		{"kerberos+tls", keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false)},
-		{"kerberos-min-privacy+tls", func() *Kerberos {
-			k := keytabAuth(s, "simdex", "simdex.keytab")
-			k.MinProtection = ProtectPrivacy
-			return k
-		}(), s.TLSConfig(t, false)},
+		{"kerberos-min-privacy+tls", withProtection(s, ProtectPrivacy, ProtectPrivacy), s.TLSConfig(t, false)},
+		{"kerberos-integrity+tls", withProtection(s, ProtectIntegrity, ProtectIntegrity), s.TLSConfig(t, false)},
+		{"kerberos-authentication+tls", withProtection(s, ProtectAuthentication, ProtectAuthentication), s.TLSConfig(t, false)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if p := tc.krb.MaxProtection; p != 0 && !s.Offers(p.String()) {
+				t.Skipf("the secured HBase offers %s only", s.Protection)
+			}
 			roundTrip(t, secureClient(t, s.ZK, tc.krb, tc.tls))
 		})
 	}
@@ -151,6 +159,10 @@ func TestSecureErrors(t *testing.T) {
 		{name: "expired principal", zk: s.ZK, krb: keytabAuth(s, "simdex-expired", "expired.keytab"), tls: s.TLSConfig(t, false), want: "KDC_ERR"},
 		{name: "stale keytab", zk: s.ZK, krb: keytabAuth(s, "simdex-stale", "stale.keytab"), tls: s.TLSConfig(t, false), want: "simdex-stale"},
 		{name: "certificate from another CA", zk: s.ZK, krb: good(), tls: otherCA(t), want: "does not verify"},
+	}
+	if !s.Offers("authentication") {
+		cases = append(cases, tcase{name: "protection the cluster does not offer", zk: s.ZK,
+			krb: withProtection(s, ProtectAuthentication, ProtectAuthentication), tls: s.TLSConfig(t, false), want: "the client takes authentication to authentication"})
 	}
 	if s.Strict {
 		cases = append(cases,

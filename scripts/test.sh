@@ -118,7 +118,8 @@ go test -race -count=1 -timeout 30m ./... "$@"
 
 # ---- Secured HBase ------------------------------------------------------
 # scripts/hbase/secure.sh starts a second, throwaway HBase that requires
-# Kerberos (privacy) and TLS, with a local MIT KDC (krb5-kdc, installed with
+# Kerberos (offering privacy, integrity and authentication, so that the client
+# is tested with each) and TLS, with a local MIT KDC (krb5-kdc, installed with
 # apt-get as root when missing) and a CA of its own, on ports 24100-24288
 # apart from the suite's HBase. The secured tests (TestSecure*: the client's
 # round trips, error cases, ticket renewal, Java peer and bulk load; the store
@@ -134,6 +135,7 @@ elif [ -n "$hbase_log" ] || [ "${CI:-}" = true ]; then
 		export SIMDEX_HBASE_SECURE_DIR="${SIMDEX_HBASE_HOME:-$PWD/.hbase}/secure-test-data"
 		export SIMDEX_HBASE_ZK_PORT=24281 SIMDEX_HBASE_MASTER_PORT=24100 SIMDEX_HBASE_RS_PORT=24120
 		export SIMDEX_HBASE_KDC_PORT=24188 SIMDEX_HBASE_SHORT_LIFE=20
+		export SIMDEX_HBASE_RPC_PROTECTION=privacy,integrity,authentication
 		mkdir -p "$(dirname "$SIMDEX_HBASE_SECURE_DIR")"
 		trap 'scripts/hbase/secure.sh stop >/dev/null 2>&1 || true' EXIT
 		if ! scripts/hbase/secure.sh start >"$SIMDEX_HBASE_SECURE_DIR.log" 2>&1; then

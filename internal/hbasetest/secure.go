@@ -26,6 +26,8 @@ const (
 	EnvSecureRequired = "SIMDEX_SECURE_REQUIRED"
 	// EnvSecureShortLife is the ticket lifetime of simdex-short, seconds.
 	EnvSecureShortLife = "SIMDEX_SECURE_SHORT_LIFE"
+	// EnvSecureProtection is its hbase.rpc.protection (a list).
+	EnvSecureProtection = "SIMDEX_SECURE_PROTECTION"
 )
 
 // Realm is the Kerberos realm of the secured HBase.
@@ -42,6 +44,21 @@ type SecureCluster struct {
 	Strict bool
 	// ShortLife is the ticket lifetime of simdex-short (short.keytab).
 	ShortLife time.Duration
+	// Protection is its hbase.rpc.protection: the qualities of
+	// protection it offers, e.g. "privacy" or
+	// "privacy,integrity,authentication".
+	Protection string
+}
+
+// Offers reports whether the cluster offers the quality of protection
+// named by HBase's name p (authentication, integrity, privacy).
+func (s *SecureCluster) Offers(p string) bool {
+	for _, q := range strings.Split(s.Protection, ",") {
+		if strings.TrimSpace(q) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // Secure returns the secured HBase, or ends the test: skipped without one,
@@ -60,7 +77,8 @@ func Secure(t testing.TB) *SecureCluster {
 	if err != nil {
 		t.Fatalf("hbasetest: %s: %v", EnvSecureShortLife, err)
 	}
-	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second}
+	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second,
+		Protection: os.Getenv(EnvSecureProtection)}
 }
 
 // Path is the file name in the cluster's directory.

@@ -2,7 +2,7 @@
 # Starts (or stops) a secured standalone HBase on loopback: a local MIT
 # Kerberos KDC with the principals and keytabs simdex's tests need, a CA with a
 # server and a client certificate, and HBase (scripts/hbase/start.sh) with
-# Kerberos (SASL GSSAPI, hbase.rpc.protection=privacy) and HBase's native Netty
+# Kerberos (SASL GSSAPI, hbase.rpc.protection=privacy unless set) and HBase's native Netty
 # TLS on its RPC ports.
 #
 #   scripts/hbase/secure.sh start   prints the ZooKeeper address as its last line
@@ -35,6 +35,9 @@
 #   SIMDEX_HBASE_ZK_PORT, SIMDEX_HBASE_MASTER_PORT, SIMDEX_HBASE_RS_PORT
 #                              as start.sh             (24181, 24000, 24020)
 #   SIMDEX_HBASE_SHORT_LIFE    ticket lifetime of simdex-short, seconds (30)
+#   SIMDEX_HBASE_RPC_PROTECTION hbase.rpc.protection of the servers and the peer:
+#                              one or a comma-separated list of authentication,
+#                              integrity, privacy (privacy)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -46,6 +49,7 @@ export SIMDEX_HBASE_ZK_PORT="${SIMDEX_HBASE_ZK_PORT:-24181}"
 export SIMDEX_HBASE_MASTER_PORT="${SIMDEX_HBASE_MASTER_PORT:-24000}"
 export SIMDEX_HBASE_RS_PORT="${SIMDEX_HBASE_RS_PORT:-24020}"
 short_life="${SIMDEX_HBASE_SHORT_LIFE:-30}"
+protection="${SIMDEX_HBASE_RPC_PROTECTION:-privacy}"
 realm=SIMDEX.TEST
 pass=simdex-test # keystore passwords of throwaway test stores
 
@@ -190,7 +194,7 @@ common_props() { # both the servers' and the Java peer's
 	prop hbase.security.authentication kerberos
 	prop hbase.master.kerberos.principal "hbase/_HOST@$realm"
 	prop hbase.regionserver.kerberos.principal "hbase/_HOST@$realm"
-	prop hbase.rpc.protection privacy
+	prop hbase.rpc.protection "$protection"
 	prop hbase.client.netty.tls.enabled true
 	prop hbase.rpc.tls.truststore.location "$tls/truststore.p12"
 	prop hbase.rpc.tls.truststore.password "$pass"
@@ -252,5 +256,6 @@ export SIMDEX_SECURE_ZK=$zk
 export SIMDEX_SECURE_DIR=$dir
 export SIMDEX_SECURE_STRICT=$strict
 export SIMDEX_SECURE_SHORT_LIFE=$short_life
+export SIMDEX_SECURE_PROTECTION=$protection
 EOF
 echo "$zk"
