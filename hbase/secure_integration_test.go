@@ -15,6 +15,8 @@ import (
 	"math/big"
 	mrand "math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -383,4 +385,22 @@ func TestSecureBulkLoad(t *testing.T) {
 	if err := c.CleanupBulkLoad(ctx, table, token); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSecureTicketCache: a client given kinit's ticket cache instead of a
+// keytab reads and writes on the secured HBase.
+func TestSecureTicketCache(t *testing.T) {
+	s := hbasetest.Secure(t)
+	kinit, err := exec.LookPath("kinit")
+	if err != nil {
+		t.Skip("kinit not installed (Debian's krb5-user)")
+	}
+	cc := filepath.Join(t.TempDir(), "ccache")
+	cmd := exec.Command(kinit, "-k", "-t", s.Path("simdex.keytab"), "-c", "FILE:"+cc, hbasetest.Principal("simdex"))
+	cmd.Env = append(os.Environ(), "KRB5_CONFIG="+s.Krb5Conf())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kinit: %v\n%s", err, out)
+	}
+	c := secureClient(t, s.ZK, &Kerberos{CCache: cc, Krb5Conf: s.Krb5Conf()}, s.TLSConfig(t, false))
+	roundTrip(t, c)
 }
