@@ -123,7 +123,7 @@ go test -race -count=1 -timeout 30m ./... "$@"
 # apt-get as root when missing) and a CA of its own, on ports 24100-24288
 # apart from the suite's HBase. The secured tests (TestSecure*: the client's
 # round trips, error cases, ticket renewal, Java peer and bulk load; the store
-# contract suite; the server end to end) run against it, with the suite's
+# contract suite; the server end to end; simdexctl schema) run against it, with the suite's
 # plain HBase for the mismatch cases, and fail rather than skip here. About
 # five and a half minutes on a shared 2-core machine (start ~30 s, tests under
 # -race). Needs the HBase install; SIMDEX_SECURE=off skips it outside CI.
@@ -146,7 +146,7 @@ elif [ -n "$hbase_log" ] || [ "${CI:-}" = true ]; then
 		# shellcheck disable=SC1091 # written by secure.sh
 		. "$SIMDEX_HBASE_SECURE_DIR/secure.env"
 		SIMDEX_SECURE_REQUIRED=1 go test -race -count=1 -timeout 15m -run 'TestSecure' \
-			./hbase/ ./storage/hbasestore/ ./internal/server/
+			./hbase/ ./storage/hbasestore/ ./internal/server/ ./internal/ctl/
 	)
 else
 	echo "== secured hbase: no HBase install; skipped"

@@ -53,6 +53,15 @@ func DefaultHBase() HBase {
 	return HBase{HBaseNamespace: DefaultHBaseNamespace, HBaseKerberosService: hbase.DefaultServicePrincipal}
 }
 
+// HBaseSecurityFlags names the TLS and Kerberos flags HBaseFlags declares:
+// store settings, which every command takes from its flags, SIMDEX_*
+// variables and config file alike.
+var HBaseSecurityFlags = []string{
+	"hbase-tls", "hbase-tls-ca", "hbase-tls-cert", "hbase-tls-key", "hbase-tls-server-name",
+	"hbase-kerberos-principal", "hbase-kerberos-keytab", "hbase-kerberos-ccache", "hbase-krb5-conf",
+	"hbase-kerberos-service", "hbase-rpc-protection",
+}
+
 // HBaseFlags declares --hbase-zk and --hbase-namespace on fs, bound to h, and
 // --hbase-create-tables when refusal (what a missing table does without
 // it, e.g. "else refuse to start") is not empty. Every help text starts

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"flag"
 	"io"
 	"reflect"
 	"strings"
@@ -112,4 +113,27 @@ func TestHBaseStoreConfig(t *testing.T) {
 	if q := (HBase{}).HBaseQuorum(); q != nil {
 		t.Errorf("empty quorum %q", q)
 	}
+}
+
+// TestHBaseSecurityFlagsDeclared: every name in HBaseSecurityFlags is a
+// flag HBaseFlags declares, and every security flag it declares is listed.
+func TestHBaseSecurityFlagsDeclared(t *testing.T) {
+	var h HBase
+	s := NewSet("tool", errTest, io.Discard, Usage{})
+	h.HBaseFlags(s.Flags(), "", "")
+	listed := map[string]bool{}
+	for _, name := range HBaseSecurityFlags {
+		listed[name] = true
+		if s.Flags().Lookup(name) == nil {
+			t.Errorf("%s is listed but not declared", name)
+		}
+	}
+	for _, name := range []string{"hbase-zk", "hbase-namespace"} {
+		listed[name] = true
+	}
+	s.Flags().VisitAll(func(f *flag.Flag) {
+		if !listed[f.Name] {
+			t.Errorf("-%s is declared but not in HBaseSecurityFlags", f.Name)
+		}
+	})
 }

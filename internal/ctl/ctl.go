@@ -115,7 +115,13 @@ func usage(w io.Writer) {
 // settings are the flags of simdexctl that the environment and a config
 // file may set (those of the store); every other flag of a verb is local
 // to its command line.
-var settings = map[string]bool{"data-dir": true, "hbase-zk": true, "hbase-namespace": true}
+var settings = func() map[string]bool {
+	m := map[string]bool{"data-dir": true, "hbase-zk": true, "hbase-namespace": true}
+	for _, name := range config.HBaseSecurityFlags {
+		m[name] = true
+	}
+	return m
+}()
 
 // Examples of config files for --config's help.
 const (
