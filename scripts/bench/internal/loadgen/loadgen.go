@@ -56,6 +56,13 @@ type requestMaker struct {
 	want2  int    // a second accepted status (0: none); insert-if-unique answers 200 for a duplicate
 	id     []byte // insert modes: the body's start up to the id's variable part
 	prefix []byte // the answer body's expected start
+	// Insert modes: batch > 0 sends batches of that many documents to
+	// /v1/documents/batch (the answer must list no item errors); text
+	// sends ~1 KB text documents (bulkgen.RandomText, half Chinese)
+	// instead of random fingerprints.
+	batch  int
+	text1k bool
+	suffix []byte // the answer body's expected end (batches: no item errors)
 }
 
 func newRequestMaker(c config) (*requestMaker, error) {
@@ -84,6 +91,19 @@ func newRequestMaker(c config) (*requestMaker, error) {
 		path, m.want, m.prefix = "/v1/documents", http.StatusCreated, m.id
 		if c.mode == "insert-if-unique" {
 			m.want2 = http.StatusOK
+		}
+		switch c.docs {
+		case "fp", "":
+		case "text":
+			m.text1k = true
+		default:
+			return nil, fmt.Errorf("unknown --docs %q: want fp or text", c.docs)
+		}
+		if c.batch > 0 {
+			m.batch = c.batch
+			m.id = []byte(`{"id":"` + prefix + `-`)
+			path, m.want, m.want2 = "/v1/documents/batch", http.StatusOK, 0
+			m.prefix, m.suffix = []byte(`{"results":[`), []byte(`"errors":[]}`)
 		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", c.mode)
@@ -114,22 +134,105 @@ func (m *requestMaker) appendRequest(dst, body []byte, r *rand.Rand, w, i int) (
 		body = strconv.AppendInt(body, int64(i), 10)
 		body = append(body, `。","lang":"zh"}`...)
 	case "insert", "insert-if-unique":
-		body = append(body, m.id...)
-		body = strconv.AppendInt(body, int64(w), 10)
-		body = append(body, '-')
-		body = strconv.AppendInt(body, int64(i), 10)
-		body = append(body, `","fingerprint":"`...)
-		body = appendHex16(body, r.Uint64())
+		if m.batch > 0 {
+			body = append(body, `{"mode":"`...)
+			body = append(body, m.mode...)
+			body = append(body, `","items":[`...)
+			for j := range m.batch {
+				if j > 0 {
+					body = append(body, ',')
+				}
+				body = m.appendDocument(body, r, w, i, j)
+				body = append(body, '}')
+			}
+			body = append(body, `]}`...)
+			break
+		}
+		body = m.appendDocument(body, r, w, i, -1)
 		if m.mode == "insert-if-unique" {
-			body = append(body, `","mode":"insert-if-unique"}`...)
+			body = append(body, `,"mode":"insert-if-unique"}`...)
 		} else {
-			body = append(body, `"}`...)
+			body = append(body, '}')
 		}
 	}
 	dst = append(dst, m.head...)
 	dst = strconv.AppendInt(dst, int64(len(body)), 10)
 	dst = append(dst, "\r\n\r\n"...)
 	return append(dst, body...), body
+}
+
+// Text documents are ~1 KB of words drawn at random from a vocabulary of
+// textWords pseudo-words (lower-case letters, or two or three common CJK
+// characters), so that, as in a real corpus, two documents share few
+// sentences and their fingerprints spread over the index: with a small
+// vocabulary every document is near every other one's simhash and an
+// insert's time goes into judging hundreds of candidates.
+const textWords = 20000
+
+var enWords, zhWords = func() ([]string, []string) {
+	r := rand.New(rand.NewPCG(1, 1))
+	en := make([]string, textWords)
+	zh := make([]string, textWords)
+	for i := range en {
+		b := make([]byte, 3+r.IntN(7))
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		en[i] = string(b)
+		w := make([]rune, 2+r.IntN(2))
+		for j := range w {
+			w[j] = rune(0x4E00 + r.IntN(3500))
+		}
+		zh[i] = string(w)
+	}
+	return en, zh
+}()
+
+// appendText appends ~1 KB of random words (no character needs JSON
+// escaping), English or Chinese, in sentences of 8 to 24 words.
+func appendText(dst []byte, r *rand.Rand, chinese bool) []byte {
+	start := len(dst)
+	for n := 0; len(dst)-start < 1000; n++ {
+		if chinese {
+			dst = append(dst, zhWords[r.IntN(textWords)]...)
+		} else {
+			dst = append(dst, enWords[r.IntN(textWords)]...)
+		}
+		switch {
+		case n%16 != 15:
+			if !chinese {
+				dst = append(dst, ' ')
+			}
+		case chinese:
+			dst = append(dst, "。"...)
+		default:
+			dst = append(dst, ". "...)
+		}
+	}
+	return dst
+}
+
+// appendDocument appends document j of request i of connection w (j < 0:
+// a single insert) without its closing brace: its id and a random
+// fingerprint, or a random ~1 KB text (the vocabulary needs no JSON
+// escaping).
+func (m *requestMaker) appendDocument(body []byte, r *rand.Rand, w, i, j int) []byte {
+	body = append(body, m.id...)
+	body = strconv.AppendInt(body, int64(w), 10)
+	body = append(body, '-')
+	body = strconv.AppendInt(body, int64(i), 10)
+	if j >= 0 {
+		body = append(body, '-')
+		body = strconv.AppendInt(body, int64(j), 10)
+	}
+	if m.text1k {
+		body = append(body, `","text":"`...)
+		body = appendText(body, r, r.IntN(2) == 0)
+	} else {
+		body = append(body, `","fingerprint":"`...)
+		body = appendHex16(body, r.Uint64())
+	}
+	return append(body, '"')
 }
 
 func appendHex16(dst []byte, v uint64) []byte {
@@ -193,7 +296,11 @@ func (m *requestMaker) readResponse(br *bufio.Reader, body []byte) (_ []byte, bo
 	if status != m.want && (m.want2 == 0 || status != m.want2) {
 		return body, n, close, fmt.Errorf("%w: status %d: %s", errResponse, status, bytes.TrimSpace(body))
 	}
-	if !bytes.HasPrefix(body, m.prefix) || !bytes.HasSuffix(bytes.TrimRight(body, "\n"), []byte("}")) {
+	end := m.suffix
+	if end == nil {
+		end = []byte("}")
+	}
+	if !bytes.HasPrefix(body, m.prefix) || !bytes.HasSuffix(bytes.TrimRight(body, "\n"), end) {
 		return body, n, close, fmt.Errorf("%w: body %.200q", errResponse, body)
 	}
 	return body, n, close, nil
@@ -279,7 +386,7 @@ func drive(ctx context.Context, c config, m *requestMaker) (*result, error) {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	stages := stagesFor(c.mode)
+	stages := stagesFor(c.mode, c.batch)
 	srv0, srvErr := scrape(ctx, c.addr, stages)
 	self0 := selfCPU()
 	res, err := driveOnce(ctx, c, m, c.duration)
@@ -441,6 +548,9 @@ func (r *result) print(out io.Writer, c config) {
 		r.h.quantile(.50), r.h.quantile(.90), r.h.quantile(.99), r.h.quantile(.999), r.h.max)
 	if c.mode == "check-text" {
 		fmt.Fprintf(out, " text_MB/s=%.2f", float64(r.bodyBytes)/secs/1e6)
+	}
+	if c.batch > 0 {
+		fmt.Fprintf(out, " batch=%d docs/s=%.0f", c.batch, float64(r.h.n)*float64(c.batch)/secs)
 	}
 	fmt.Fprintf(out, "\ncpu: loadgen %.2fs (%.0f%% of one core, %.1f µs/request)", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs,
 		float64(r.selfCPU.Microseconds())/float64(r.h.n))

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,6 +151,54 @@ func TestDrive(t *testing.T) {
 			}
 			if res.errs == 0 || !errors.Is(res.firstErr, errResponse) {
 				t.Fatalf("errors %d, first %v: the 503s were not counted", res.errs, res.firstErr)
+			}
+		})
+	}
+}
+
+// TestDriveBatch: batch inserts of text documents send --batch items of
+// ~1 KB text with distinct ids, and an answer listing item errors counts
+// as an error.
+func TestDriveBatch(t *testing.T) {
+	for _, mode := range []string{"insert", "insert-if-unique"} {
+		t.Run(mode, func(t *testing.T) {
+			var served, failed atomic.Int64
+			var mu sync.Mutex
+			ids := map[string]bool{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := served.Add(1)
+				var body struct {
+					Mode  string `json:"mode"`
+					Items []struct {
+						ID, Text, Fingerprint string
+					} `json:"items"`
+				}
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+					t.Errorf("request %d: %v", n, err)
+				}
+				if r.URL.Path != "/v1/documents/batch" || body.Mode != mode || len(body.Items) != 5 {
+					t.Errorf("request %d: %s mode %q, %d items", n, r.URL.Path, body.Mode, len(body.Items))
+				}
+				mu.Lock()
+				for _, it := range body.Items {
+					if ids[it.ID] || len(it.Text) < 900 || it.Fingerprint != "" {
+						t.Errorf("request %d: item %q: repeated id, or %d bytes of text, fingerprint %q", n, it.ID, len(it.Text), it.Fingerprint)
+					}
+					ids[it.ID] = true
+				}
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				if n%4 == 0 {
+					failed.Add(1)
+					io.WriteString(w, `{"results":[null],"errors":[{"index":0,"error":{"kind":"bad-document"}}]}`+"\n")
+					return
+				}
+				io.WriteString(w, `{"results":[{"id":"x","stored":true}],"errors":[]}`+"\n")
+			}))
+			defer srv.Close()
+			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 2, batch: 5, docs: "text"})
+			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() || res.errs == 0 {
+				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.n, res.errs)
 			}
 		})
 	}

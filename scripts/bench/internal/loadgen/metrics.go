@@ -34,16 +34,23 @@ type stage struct {
 }
 
 // stagesFor are the histograms reported for a mode's requests.
-func stagesFor(mode string) []stage {
+func stagesFor(mode string, batch int) []stage {
 	route := `route="/v1/check"`
-	if mode == "insert" || mode == "insert-if-unique" {
+	insert := mode == "insert" || mode == "insert-if-unique"
+	switch {
+	case insert && batch > 0:
+		route = `route="/v1/documents/batch"`
+	case insert:
 		route = `route="/v1/documents"`
 	}
-	return []stage{
+	st := []stage{
 		{"handler", "simdex_http_request_duration_seconds", []string{route, `method="POST"`}},
 		{"store get", "simdex_store_seconds", []string{`op="get"`}},
-		{"HBase Multi", "hbase_client_rpc_duration_seconds", []string{`method="Multi"`}},
 	}
+	if insert {
+		st = append(st, stage{"store mutate", "simdex_store_seconds", []string{`op="mutate"`}})
+	}
+	return append(st, stage{"HBase Multi", "hbase_client_rpc_duration_seconds", []string{`method="Multi"`}})
 }
 
 // snapshot is what one scrape of /metrics gave.

@@ -29,7 +29,7 @@ simdex_store_seconds_bucket{op="get",le="+Inf"} 8
 // routes are left out, and quantiles interpolate within buckets as
 // Prometheus' histogram_quantile does.
 func TestParseMetrics(t *testing.T) {
-	st := stagesFor("check-fp")
+	st := stagesFor("check-fp", 0)
 	s, err := parseMetrics([]byte(metricsText), st)
 	if err != nil {
 		t.Fatal(err)

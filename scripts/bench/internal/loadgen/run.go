@@ -42,6 +42,8 @@ type config struct {
 	apiKey      string
 	idPrefix    string
 	fpSeed      uint64
+	batch       int
+	docs        string
 }
 
 // Run parses loadgen's flags from args (without the command name) and
@@ -60,6 +62,8 @@ func Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.apiKey, "api-key", "", "bearer token for writes")
 	fs.StringVar(&c.idPrefix, "id-prefix", "load", "id prefix of inserted documents (vary it to insert new ids in a second run)")
 	fs.Uint64Var(&c.fpSeed, "fp-seed", 0, "seed of the random fingerprints the clients send (0: from the clock; vary it with --id-prefix)")
+	fs.IntVar(&c.batch, "batch", 0, "insert modes: documents per request to /v1/documents/batch (0: single inserts to /v1/documents)")
+	fs.StringVar(&c.docs, "docs", "fp", "insert modes: fp (random fingerprints) or text (~1 KB random texts, half Chinese)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +78,9 @@ func run(ctx context.Context, c config) error {
 	c.warmup = min(c.warmup, 5*time.Minute)
 	if c.concurrency < 1 || c.concurrency > 1024 {
 		return fmt.Errorf("concurrency %d: want 1..1024", c.concurrency)
+	}
+	if c.batch < 0 || c.batch > 10000 {
+		return fmt.Errorf("batch %d: want 0..10000", c.batch)
 	}
 	if c.seed > 0 {
 		if err := seed(ctx, c); err != nil {
