@@ -151,10 +151,45 @@ func (c *Client) locateByServer(ctx context.Context, table string, todo []int, r
 	return batches, retry
 }
 
-// eachServer runs fn for every batch, the servers in parallel, and waits.
-// With one server (the common case of a small Multi) it runs on the
-// caller's goroutine: no goroutine to start and hand the result back.
+// maxRequestActions bounds the actions of one MultiRequest. The region
+// server runs a request in one handler, its actions one after another, so
+// a batch insert's 8,000 band-row reads or writes in one request keep one
+// core busy while the others idle; split into requests of at most this
+// many, sent at once, several handlers share them. Small enough that a
+// large batch uses every core, large enough that the requests' fixed cost
+// stays small beside their actions'.
+const maxRequestActions = 1000
+
+// splitBatches splits every batch of more than max items into batches of
+// at most max items for the same server (contiguous runs, so a region's
+// items mostly stay in one request). The items of a batch call have no
+// order among them (HBase does not order the actions of one request
+// either), so the parts may run concurrently.
+func splitBatches(batches []serverBatch, max int) []serverBatch {
+	n := 0
+	for _, b := range batches {
+		n += (len(b.items) + max - 1) / max
+	}
+	if n == len(batches) {
+		return batches
+	}
+	out := make([]serverBatch, 0, n)
+	for _, b := range batches {
+		for len(b.items) > max {
+			out = append(out, serverBatch{addr: b.addr, items: b.items[:max:max]})
+			b.items = b.items[max:]
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// eachServer runs fn for every batch, the servers (and the parts of a
+// large batch, splitBatches) in parallel, and waits. With one batch (the
+// common case of a small Multi) it runs on the caller's goroutine: no
+// goroutine to start and hand the result back.
 func eachServer(batches []serverBatch, fn func(serverBatch)) {
+	batches = splitBatches(batches, maxRequestActions)
 	if len(batches) == 1 {
 		fn(batches[0])
 		return
@@ -179,7 +214,7 @@ func (c *Client) sendMulti(ctx context.Context, addr string, ras []regionActionE
 	if err != nil {
 		return nil, nil, err
 	}
-	if gets && len(cells) == 0 && !hasNonce && c.cfg.MultiInFlight > 0 {
+	if gets && len(cells) == 0 && !hasNonce && c.cfg.MultiInFlight > 0 && countActions(ras) <= maxCoalescedActions {
 		return c.multiGets(ctx, cn, ras)
 	}
 	bp := multiBufs.Get().(*[]byte)
@@ -206,6 +241,20 @@ func (c *Client) sendMulti(ctx context.Context, addr string, ras []regionActionE
 		cb = &cellBlock{buf: r.cellBlock}
 	}
 	return rars, cb, nil
+}
+
+// maxCoalescedActions: a Multi of gets with more actions than this is sent
+// on its own, never queued to share a request (coalesce.go): its own
+// actions outweigh a request's fixed cost, and the parts of a large read
+// (splitBatches) must not be merged back into one request.
+const maxCoalescedActions = 256
+
+func countActions(ras []regionActionEnc) int {
+	n := 0
+	for _, ra := range ras {
+		n += len(ra.actions)
+	}
+	return n
 }
 
 // multiRound sends the todo actions once and returns those to retry.
