@@ -148,3 +148,14 @@ type Store interface {
 	// Close releases the store. Calls after Close fail with ErrStore.
 	Close() error
 }
+
+// UnorderedMutator is a Store that can apply mutations with no order
+// among them faster than Mutate applies them in order: on HBase, Mutate
+// sends one Multi per table one after another (each waits for its
+// write-ahead-log sync), MutateUnordered sends them all at once. A crash
+// (or an error) may leave any subset of the mutations applied; the
+// caller orders what must be ordered by calling it, and Mutate, in turn.
+// When it returns nil every mutation is durable, as with Mutate.
+type UnorderedMutator interface {
+	MutateUnordered(ctx context.Context, muts []Mutation) error
+}

@@ -297,7 +297,7 @@ func (s *Store) Get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, 
 		groups[g].idx = append(groups[g].idx, i)
 	}
 	cols := []hbase.Column{{Family: s.fam}}
-	for _, gr := range groups {
+	get := func(gr group) error {
 		gets := make([]hbase.Get, len(gr.idx))
 		acts := make([]hbase.Action, len(gr.idx))
 		for j, i := range gr.idx {
@@ -307,13 +307,34 @@ func (s *Store) Get(ctx context.Context, keys []storage.RowKey) ([]storage.Row, 
 		t := gr.t
 		res, err := s.c.Multi(ctx, s.tables[t], acts)
 		if err != nil {
-			return nil, s.wrap(ctx, fmt.Errorf("get from %s: %w", s.tables[t], err))
+			return s.wrap(ctx, fmt.Errorf("get from %s: %w", s.tables[t], err))
 		}
 		for j, i := range gr.idx {
 			if res[j].Err != nil {
-				return nil, s.wrap(ctx, fmt.Errorf("get %s row %q: %w", s.tables[t], keys[i].Key, res[j].Err))
+				return s.wrap(ctx, fmt.Errorf("get %s row %q: %w", s.tables[t], keys[i].Key, res[j].Err))
 			}
 			out[i].Cells = s.cells(res[j].Result, false)
+		}
+		return nil
+	}
+	if len(groups) == 1 {
+		if err := get(groups[0]); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// Reads have no order: the tables' Multis go at once (a lookup with
+	// band rows reads the index and bands tables in one round trip, not
+	// two). Each group fills its own rows of out.
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	for g := range groups {
+		wg.Go(func() { errs[g] = get(groups[g]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -382,15 +403,68 @@ func (s *Store) mutate(ctx context.Context, muts []storage.Mutation, release []h
 	if err := s.check(ctx); err != nil {
 		return false, nil, err
 	}
+	tables, err := s.plan(muts)
+	if err != nil {
+		return false, nil, err
+	}
+	for n, tw := range tables {
+		if len(release) > 0 && n == len(tables)-1 && tw.t == storage.TableMeta && len(tw.second) == 0 && len(tw.first) > 0 {
+			relErrs, err := s.multiReleasing(ctx, tw.first, release)
+			return err == nil || relErrs != nil, relErrs, err
+		}
+		if err := s.writeTable(ctx, tw); err != nil {
+			return false, nil, err
+		}
+	}
+	return false, nil, nil
+}
+
+// MutateUnordered applies muts as Mutate does (coalesced per cell, durable
+// when it returns nil) but with no order among the tables: their Multis
+// go at once, so writes to index, fp and bands cost one round trip (and
+// one write-ahead-log sync wait) instead of three. Within a table a row
+// deleted and written again keeps its order.
+func (s *Store) MutateUnordered(ctx context.Context, muts []storage.Mutation) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	tables, err := s.plan(muts)
+	if err != nil {
+		return err
+	}
+	if len(tables) == 1 {
+		return s.writeTable(ctx, tables[0])
+	}
+	errs := make([]error, len(tables))
+	var wg sync.WaitGroup
+	for n := range tables {
+		wg.Go(func() { errs[n] = s.writeTable(ctx, tables[n]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+var _ storage.UnorderedMutator = (*Store)(nil)
+
+// tableWrites are one table's actions of a Mutate call: first, then second
+// (the writes to rows that first deletes as a whole).
+type tableWrites struct {
+	t             storage.Table
+	first, second []hbase.Action
+}
+
+// plan coalesces muts per cell and turns them into actions per table, the
+// tables in the order they first appear.
+func (s *Store) plan(muts []storage.Mutation) ([]tableWrites, error) {
 	var tableOrder []storage.Table
 	rows := map[storage.Table]map[string]*rowOps{}
 	rowOrder := map[storage.Table][]*rowOps{}
 	for _, m := range muts {
 		if !m.Table.Valid() {
-			return false, nil, fmt.Errorf("%w: hbasestore: bad table %d", storage.ErrStore, m.Table)
+			return nil, fmt.Errorf("%w: hbasestore: bad table %d", storage.ErrStore, m.Table)
 		}
 		if len(m.Row) == 0 {
-			return false, nil, fmt.Errorf("%w: hbasestore: empty row key", storage.ErrStore)
+			return nil, fmt.Errorf("%w: hbasestore: empty row key", storage.ErrStore)
 		}
 		tr := rows[m.Table]
 		if tr == nil {
@@ -411,7 +485,7 @@ func (s *Store) mutate(ctx context.Context, muts []storage.Mutation, release []h
 			continue
 		case storage.Put, storage.DeleteCell, storage.Add:
 		default:
-			return false, nil, fmt.Errorf("%w: hbasestore: bad mutation kind %d", storage.ErrStore, m.Kind)
+			return nil, fmt.Errorf("%w: hbasestore: bad mutation kind %d", storage.ErrStore, m.Kind)
 		}
 		prev := r.cells[q]
 		if prev == nil {
@@ -435,31 +509,34 @@ func (s *Store) mutate(ctx context.Context, muts []storage.Mutation, release []h
 		}
 		r.cells[q] = op
 	}
-	for n, t := range tableOrder {
-		var first, second []hbase.Action
+	out := make([]tableWrites, 0, len(tableOrder))
+	for _, t := range tableOrder {
+		tw := tableWrites{t: t}
 		for _, r := range rowOrder[t] {
 			writes := s.rowActions(r)
 			if r.deleteRow {
-				first = append(first, &hbase.Delete{Row: r.key, Timestamp: deleteTS})
-				second = append(second, writes...)
+				tw.first = append(tw.first, &hbase.Delete{Row: r.key, Timestamp: deleteTS})
+				tw.second = append(tw.second, writes...)
 			} else {
-				first = append(first, writes...)
+				tw.first = append(tw.first, writes...)
 			}
 		}
-		if len(release) > 0 && n == len(tableOrder)-1 && t == storage.TableMeta && len(second) == 0 && len(first) > 0 {
-			relErrs, err := s.multiReleasing(ctx, first, release)
-			return err == nil || relErrs != nil, relErrs, err
+		out = append(out, tw)
+	}
+	return out, nil
+}
+
+// writeTable sends one table's actions: first, then second.
+func (s *Store) writeTable(ctx context.Context, tw tableWrites) error {
+	for _, acts := range [][]hbase.Action{tw.first, tw.second} {
+		if len(acts) == 0 {
+			continue
 		}
-		for _, acts := range [][]hbase.Action{first, second} {
-			if len(acts) == 0 {
-				continue
-			}
-			if err := s.multi(ctx, t, acts); err != nil {
-				return false, nil, err
-			}
+		if err := s.multi(ctx, tw.t, acts); err != nil {
+			return err
 		}
 	}
-	return false, nil, nil
+	return nil
 }
 
 // multiReleasing sends the meta table's writes acts and the lock releases
