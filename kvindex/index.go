@@ -146,7 +146,10 @@ type Config struct {
 	// under HBase's 100 KB read-path sweet spot).
 	MaxCellBytes int
 	// LockStripes is the number of in-process lock stripes for
-	// check-and-insert (default 4096).
+	// check-and-insert (default 65536: as many as the cross-process lock
+	// names of a kind, so operations that share no name share no stripe
+	// either; with fewer, two insert groups of a dozen documents would
+	// wait for each other most of the time although their rows differ).
 	LockStripes int
 	// Locker, when set, makes check-and-insert exclusive across processes
 	// sharing the store (required when several servers write one HBase);
@@ -203,7 +206,7 @@ type Config struct {
 const (
 	DefaultBucketWidth    = 30 * 24 * time.Hour
 	DefaultMaxCellBytes   = 64 << 10
-	DefaultLockStripes    = 4096
+	DefaultLockStripes    = lockBuckets
 	DefaultGroupMax       = 64
 	DefaultGroupsInFlight = 2
 )
