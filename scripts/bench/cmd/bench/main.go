@@ -18,10 +18,16 @@ import (
 	"github.com/simdex/simdex/scripts/bench/internal/bandsel"
 	"github.com/simdex/simdex/scripts/bench/internal/bulkgen"
 	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
+	"github.com/simdex/simdex/scripts/bench/internal/compaction"
 	"github.com/simdex/simdex/scripts/bench/internal/hbattr"
 	"github.com/simdex/simdex/scripts/bench/internal/hbidle"
+	"github.com/simdex/simdex/scripts/bench/internal/hbsrvload"
+	"github.com/simdex/simdex/scripts/bench/internal/index"
+	"github.com/simdex/simdex/scripts/bench/internal/indexcheck"
 	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
 	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
+	"github.com/simdex/simdex/scripts/bench/internal/lsh"
+	"github.com/simdex/simdex/scripts/bench/internal/storelookup"
 )
 
 // subcommand is one tool: its Run and a line of help.
@@ -31,12 +37,18 @@ type subcommand struct {
 }
 
 var subcommands = map[string]subcommand{
-	"bandsel":  {bandsel.Run, "compare LSH band parameters on the quality benchmark's pairs and corpus"},
-	"bulkload": {bulkgen.Run, "write the bulk loader's inputs: precomputed fingerprints or JSON text documents"},
-	"hbattr":   {hbattr.Run, "create simdex tables in a namespace with index-family attributes overridden (or alter them)"},
-	"hbidle":   {hbidle.Run, "time a lookup-shaped HBase Multi with pauses between calls"},
-	"jfrtop":   {jfrtop.Run, "sum a JFR CPU profile of the region server (jfr print on stdin) by thread group and frame"},
-	"loadgen":  {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
+	"bandsel":     {bandsel.Run, "compare LSH band parameters on the quality benchmark's pairs and corpus"},
+	"bulkload":    {bulkgen.Run, "write the bulk loader's inputs: precomputed fingerprints or JSON text documents"},
+	"compaction":  {compaction.Run, "add delta cells to an embedded index, then time one compaction and its bytes"},
+	"hbattr":      {hbattr.Run, "create simdex tables in a namespace with index-family attributes overridden (or alter them)"},
+	"hbidle":      {hbidle.Run, "time a lookup-shaped HBase Multi with pauses between calls"},
+	"hbsrvload":   {hbsrvload.Run, "fill a fresh index (HBase or embedded) with random fingerprints through the bulk path"},
+	"index":       {index.Run, "lookup latency, throughput and bytes of the embedded index against in-memory brute force"},
+	"indexcheck":  {indexcheck.Run, "bytes per fingerprint of a loaded index, and sampled lookups checked against brute force"},
+	"jfrtop":      {jfrtop.Run, "sum a JFR CPU profile of the region server (jfr print on stdin) by thread group and frame"},
+	"loadgen":     {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
+	"storelookup": {storelookup.Run, "store-level lookups (no HTTP) on the embedded store or HBase, closed and open loops, each checked for its document"},
+	"lsh":         {lsh.Run, "what LSH band rows cost in bytes and check latency on the embedded store"},
 }
 
 func usage() {
