@@ -68,8 +68,12 @@ func TestChaos(t *testing.T) {
 	logf("namespace %s (seed %d)", r.ns, seed)
 	createSchema(t, c.zk, r.ns)
 	t.Cleanup(func() { dropSchema(t, c.zk, r.ns) })
+	// One after the other: the first creates the index's metadata rows,
+	// the second opens what the first created.
 	for i := range 2 {
-		r.servers = append(r.servers, startServer(t, c.zk, r.ns, c.base+400+i, requestTimeout))
+		s := startServer(t, c.zk, r.ns, c.base+400+i, requestTimeout)
+		s.waitReady(t)
+		r.servers = append(r.servers, s)
 	}
 	logf("two servers ready; balancing")
 	c.must(t, "balance")
