@@ -124,9 +124,9 @@ go test -race -count=1 -timeout 30m ./... "$@"
 # apart from the suite's HBase. The secured tests (TestSecure*: the client's
 # round trips, error cases, ticket renewal, Java peer and bulk load; the store
 # contract suite; the server end to end; simdexctl schema) run against it, with the suite's
-# plain HBase for the mismatch cases, and fail rather than skip here. About
-# five and a half minutes on a shared 2-core machine (start ~30 s, tests under
-# -race). Needs the HBase install; SIMDEX_SECURE=off skips it outside CI.
+# plain HBase for the mismatch cases, and fail rather than skip here. 4.5 to
+# 5.5 minutes on a shared 2-core machine (start 30-50 s, tests under -race).
+# Needs the HBase install; SIMDEX_SECURE=off skips it outside CI.
 echo "== secured hbase (scripts/hbase/secure.sh)"
 if [ "${CI:-}" != true ] && [ "${SIMDEX_SECURE:-}" = off ]; then
 	echo "== secured hbase: off (SIMDEX_SECURE=off)"
