@@ -2,9 +2,7 @@ package detect_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/detect"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/testmails"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -207,25 +206,6 @@ func TestWithoutTemplateKnowledge(t *testing.T) {
 	}
 }
 
-// listMails reads testdata/list-mails.json: mails whose long template
-// puts them within a few simhash bits of each other.
-func listMails(t *testing.T) (mail func(body string) string, bodies []string, newBody string) {
-	b, err := os.ReadFile("testdata/list-mails.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Footer []string `json:"footer"`
-		Bodies []string `json:"bodies"`
-		New    string   `json:"new"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	footer := strings.Join(f.Footer, "\n")
-	return func(body string) string { return body + "\n\n" + footer + "\n" }, f.Bodies, f.New
-}
-
 // TestStoredPairsSeeTheTemplate: routes that judge two stored documents
 // found within k of each other (a seen filter's near pairs, a load's dedup
 // report) learn the first side's template from its text-key rows, as a
@@ -236,7 +216,8 @@ func listMails(t *testing.T) (mail func(body string) string, bodies []string, ne
 func TestStoredPairsSeeTheTemplate(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	mail, bodies, newBody := listMails(t)
+	m := testmails.Load()
+	mail, bodies, newBody := m.Mail, m.Bodies, m.New
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var stored []kvindex.Document
 	for i, b := range bodies {

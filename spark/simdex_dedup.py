@@ -12,16 +12,22 @@ Spark reads the input, groups, joins and moves rows:
   1. each input partition is piped through `simdex-spark dedup-map`: every
      line is fingerprinted and encoded as a load would store it, and comes
      back as one row: id, fingerprint, its block keys (one per table of the
-     block-permutation layout), its LSH band hashes (--bands) and its docs
-     cell; bad lines come back as rejects;
+     block-permutation layout), its LSH band hashes (--bands), its text keys
+     and its docs cell; bad lines come back as rejects;
   2. the last record of a repeated id wins (input order: files by path,
-     then position), as in a load;
+     then position), as in a load; the documents that keyed each text key
+     are counted (what an index's text-key rows would hold);
   3. candidate pairs: documents are grouped by (table, block key) and paired
      within each group when their fingerprints are within k; a pair is kept
      by the first table whose keys the two share, so it is emitted once
      (with --bands, pairs beyond k are likewise paired by their first shared
-     band);
-  4. candidate pairs, with both docs cells, are piped through
+     band, and pairs beyond k that share no band by the smallest text key
+     they share among those of at most the worker's text_key_max_docs
+     documents: the candidates a check finds through band and text-key
+     rows);
+  4. candidate pairs, with both docs cells and the counts of both
+     documents' text keys (from which the rule learns what of each is
+     template: signatures, footers, site furniture), are piped through
      `simdex-spark dedup-judge`, which keeps the pairs the rule confirms;
   5. connected components of the confirmed pairs: union-find in
      `simdex-spark dedup-components` on the driver when the pairs are few
@@ -36,6 +42,7 @@ docs/OPERATIONS.md, "Batch self-dedup".
 """
 
 import argparse
+import io
 import json
 import os
 import shutil
@@ -66,7 +73,8 @@ def parse_args(argv):
     p.add_argument("--k", type=int, default=3, help="largest Hamming distance of a pair (at most --layout-k)")
     p.add_argument("--layout-b", type=int, default=4, help="blocks of the block-permutation layout")
     p.add_argument("--layout-k", type=int, default=3, help="distance the layout guarantees (C(B, B-K) tables)")
-    p.add_argument("--bands", action="store_true", help="also pairs beyond k that share an LSH band row (texts)")
+    p.add_argument("--bands", action="store_true",
+                   help="also pairs beyond k that share an LSH band row or a text key (texts), as a check finds them")
     p.add_argument("--policy", choices=["copy", "default", "near_identical"], default="copy",
                    help="relations that confirm a pair, in either direction")
     p.add_argument("--components", choices=["auto", "driver", "spark"], default="auto",
@@ -148,7 +156,7 @@ def worker_cmd(cfg, step):
     return [executable(cfg["worker"]), step] + worker_flags(cfg)
 
 
-# Rows of the map stage: (kind, id, order, fp, file, start, line, keys, bands, cell, text).
+# Rows of the map stage: (kind, id, order, fp, file, start, line, keys, bands, cell, text, text keys).
 def dedup_map(cfg):
     """Pipes one input partition through `simdex-spark dedup-map`."""
 
@@ -202,23 +210,32 @@ def dedup_map(cfg):
                 nb = p[i]
                 bands = list(struct.unpack_from(">%dq" % nb, p, i + 1))
                 i += 1 + 8 * nb
+                nt = p[i]
+                tkeys = list(struct.unpack_from(">%dq" % nt, p, i + 1))
+                i += 1 + 8 * nt
                 n, i = uvarint(p, i)
                 docid = p[i:i + n].decode("utf-8")
                 f, start, _ = locate(order)
-                yield ("d", docid, order, fp, f, start, 0, keys, bands, bytes(p[i + n:]), None)
+                yield ("d", docid, order, fp, f, start, 0, keys, bands, bytes(p[i + n:]), None, tkeys)
             elif kind == ord("x"):
                 x = json.loads(p)
                 f, start, line = locate(int(x["where"]))
-                yield ("x", None, 0, 0, f, start, line, None, None, None, x["reason"])
+                yield ("x", None, 0, 0, f, start, line, None, None, None, x["reason"], None)
             elif kind == ord("e"):
                 end = p
         feeder.join()
         rc = proc.wait()
         if rc != 0 or end is None:
             raise RuntimeError("simdex-spark dedup-map exited with status %d (its stderr is in the executor's log)" % rc)
-        yield ("e", None, 0, 0, None, 0, 0, None, None, None, end.decode())
+        yield ("e", None, 0, 0, None, 0, 0, None, None, None, end.decode(), None)
 
     return run
+
+
+def put_keydocs(kd):
+    """A side's text-key counts in a pair frame: uvarint n, then each key (8 bytes) and its count (uvarint)."""
+    kd = kd or []
+    return put_uvarint(len(kd)) + b"".join(struct.pack(">q", r.tk) + put_uvarint(r.n) for r in kd)
 
 
 def dedup_judge(cfg):
@@ -233,6 +250,7 @@ def dedup_judge(cfg):
                 for r in rows:
                     payload = b"".join(put_uvarint(len(x)) + x for x in (
                         r.id_a.encode("utf-8"), bytes(r.cell_a), r.id_b.encode("utf-8"), bytes(r.cell_b)))
+                    payload += put_keydocs(r.kd_a) + put_keydocs(r.kd_b)
                     proc.stdin.write(b"p" + struct.pack(">I", len(payload)) + payload)
             except Exception:  # a dead worker: its exit status says why
                 pass
@@ -305,6 +323,21 @@ def candidate_pairs(docs, column, k, within):
     return j.select("id_a", "id_b")
 
 
+def text_key_pairs(docs, k):
+    """Pairs beyond k that share no band but a text key of column `small`
+    (the keys of at most text_key_max_docs documents), each emitted by the
+    smallest key the two share."""
+    cols = ["id", "fp", "bands", "small", "key"]
+    side = docs.select("id", "fp", "bands", "small", F.explode("small").alias("key"))
+    a = side.select(*[F.col(c).alias(c + "_a") for c in cols])
+    b = side.select(*[F.col(c).alias(c + "_b") for c in cols])
+    dist = F.bit_count(F.col("fp_a").bitwiseXOR(F.col("fp_b")))
+    j = a.join(b, (F.col("key_a") == F.col("key_b")) & (F.col("id_a") < F.col("id_b")))
+    j = j.where(dist > k).where(first_shared(F.col("bands_a"), F.col("bands_b")) < 0)
+    j = j.where(F.array_min(F.array_intersect(F.col("small_a"), F.col("small_b"))) == F.col("key_a"))
+    return j.select("id_a", "id_b")
+
+
 def components_driver(spark, args, pairs, work):
     """Union-find in `simdex-spark dedup-components` on the driver, fed by
     the pairs partition by partition; its output is copied to the work
@@ -371,10 +404,14 @@ def main(argv):
     cfg = {"worker": os.path.basename(worker), "format": "fp" if args.format == "fp" else "docs", "k": args.k,
            "layout_b": args.layout_b, "layout_k": args.layout_k, "bands": args.bands, "policy": args.policy,
            "fail_once": args.fail_once}
-    # The worker checks the settings before any task runs.
-    if subprocess.run([worker, "dedup-judge"] + worker_flags(cfg), input=b"", stdout=subprocess.DEVNULL).returncode != 0:
+    # The worker checks the settings before any task runs; its end frame
+    # says how many documents a text key may have to make pairs.
+    check = subprocess.run([worker, "dedup-judge"] + worker_flags(cfg), input=b"", stdout=subprocess.PIPE)
+    if check.returncode != 0:
         print("simdex-dedup: bad settings (the worker's message is above)", file=sys.stderr)
         return 2
+    judge_end = [json.loads(p) for kind, p in read_frames(io.BytesIO(check.stdout)) if kind == ord("e")][0]
+    text_key_max_docs = judge_end["text_key_max_docs"]
 
     # 1. Map: one row per record, reject and worker.
     df = read_input(spark, args)
@@ -383,9 +420,9 @@ def main(argv):
         T.StructField("id", T.StringType()), T.StructField("order", T.LongType()), T.StructField("fp", T.LongType()),
         T.StructField("file", T.StringType()), T.StructField("start", T.LongType()),
         T.StructField("keys", T.ArrayType(T.LongType())), T.StructField("bands", T.ArrayType(T.LongType())),
-        T.StructField("cell", T.BinaryType())])
+        T.StructField("cell", T.BinaryType()), T.StructField("tkeys", T.ArrayType(T.LongType()))])
     records = spark.createDataFrame(
-        mapped.filter(lambda t: t[0] == "d").map(lambda t: (t[1], t[2], t[3], t[4], t[5], t[7], t[8], t[9])),
+        mapped.filter(lambda t: t[0] == "d").map(lambda t: (t[1], t[2], t[3], t[4], t[5], t[7], t[8], t[9], t[11])),
         doc_schema, verifySchema=False)
     rej_schema = T.StructType([T.StructField("file", T.StringType()), T.StructField("split_start", T.LongType()),
                                T.StructField("line", T.LongType()), T.StructField("reason", T.StringType())])
@@ -403,6 +440,11 @@ def main(argv):
     else:
         docs = records
     docs = docs.persist(StorageLevel.DISK_ONLY)
+    # The number of documents that keyed each text key, per document (its
+    # template; with --bands, its keys that make pairs).
+    tk = docs.select("id", F.explode("tkeys").alias("tk"))
+    keydocs = tk.join(tk.groupBy("tk").agg(F.count("*").alias("n")), "tk") \
+        .groupBy("id").agg(F.collect_list(F.struct("tk", "n")).alias("kd")).persist(StorageLevel.DISK_ONLY)
 
     # 3. Candidate pairs, each once.
     light = docs.select("id", "fp", "keys", "bands")
@@ -410,15 +452,20 @@ def main(argv):
     cands = block.withColumn("by", F.lit("block"))
     if args.bands:
         cands = cands.union(candidate_pairs(light.where(F.size("bands") > 0), "bands", args.k, False).withColumn("by", F.lit("band")))
+        small = keydocs.select("id", F.transform(F.filter("kd", lambda x: x["n"] <= text_key_max_docs), lambda x: x["tk"]).alias("small"))
+        cands = cands.union(text_key_pairs(light.join(small, "id"), args.k).withColumn("by", F.lit("text_key")))
     cands = cands.persist(StorageLevel.DISK_ONLY)
     by = {r["by"]: r["count"] for r in cands.groupBy("by").count().collect()}
     n_cands = sum(by.values())
 
-    # 4. Judge each candidate with both docs cells.
+    # 4. Judge each candidate with both docs cells and the number of
+    # documents that keyed each of their text keys.
     cells = docs.select("id", "cell")
     withcells = cands.join(cells.select(F.col("id").alias("id_a"), F.col("cell").alias("cell_a")), "id_a") \
-        .join(cells.select(F.col("id").alias("id_b"), F.col("cell").alias("cell_b")), "id_b")
-    judged = withcells.select("id_a", "cell_a", "id_b", "cell_b").rdd.mapPartitions(dedup_judge(cfg)) \
+        .join(cells.select(F.col("id").alias("id_b"), F.col("cell").alias("cell_b")), "id_b") \
+        .join(keydocs.select(F.col("id").alias("id_a"), F.col("kd").alias("kd_a")), "id_a", "left") \
+        .join(keydocs.select(F.col("id").alias("id_b"), F.col("kd").alias("kd_b")), "id_b", "left")
+    judged = withcells.select("id_a", "cell_a", "id_b", "cell_b", "kd_a", "kd_b").rdd.mapPartitions(dedup_judge(cfg)) \
         .persist(StorageLevel.DISK_ONLY)
     pair_schema = T.StructType([
         T.StructField("id_a", T.StringType()), T.StructField("id_b", T.StringType()),
@@ -458,6 +505,7 @@ def main(argv):
         "k": args.k, "layout": "B=%d,K=%d" % (args.layout_b, args.layout_k), "bands": args.bands, "policy": args.policy,
         "records": n_records, "rejected": n_rejects, "documents": n_docs, "duplicate_ids": n_records - n_docs,
         "candidate_pairs": n_cands, "block_candidate_pairs": by.get("block", 0), "band_candidate_pairs": by.get("band", 0),
+        "text_key_candidate_pairs": by.get("text_key", 0),
         "confirmed_pairs": n_pairs, "confirmed_beyond_k": pairs.where(F.col("distance") > args.k).count(),
         "clusters": c["clusters"], "clustered_documents": c["docs"], "largest_cluster": c["largest"] or 0,
         "components": mode, "label_propagation_rounds": rounds,

@@ -3,13 +3,13 @@ package bulkload
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/testmails"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -46,23 +46,7 @@ func TestDedupReportJudgedByTheRule(t *testing.T) {
 	if _, err := Run(bg, ix, cfg); err != nil {
 		t.Fatal(err)
 	}
-	var pairs [][2]string
-	for _, l := range readLines(t, cfg.DedupPath) {
-		var line dedupLine
-		if err := json.Unmarshal([]byte(l), &line); err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, v := range line.IDs {
-			ids = append(ids, v...)
-		}
-		slices.Sort(ids)
-		if len(ids) == 2 {
-			pairs = append(pairs, [2]string{ids[0], ids[1]})
-		} else {
-			t.Errorf("report line with %d ids: %s", len(ids), l)
-		}
-	}
+	pairs := reportPairs(t, cfg.DedupPath)
 	slices.SortFunc(pairs, func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) })
 	// The swap is no duplicate of the original; the restyled copy is, and
 	// the swap and the restyled copy differ by the same word.
@@ -72,7 +56,7 @@ func TestDedupReportJudgedByTheRule(t *testing.T) {
 }
 
 // TestDedupReportSeesTheTemplate: one author's mails share a long
-// signature and list footer (detect/testdata/list-mails.json), so a new
+// signature and list footer (internal/testmails), so a new
 // mail lies within k of a stored one; the report judges each document
 // with the template its text-key rows reveal, as a check would, and lists
 // only a restyled copy of a mail.
@@ -81,19 +65,8 @@ func TestDedupReportSeesTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../../detect/testdata/list-mails.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mails struct {
-		Footer []string `json:"footer"`
-		Bodies []string `json:"bodies"`
-		New    string   `json:"new"`
-	}
-	if err := json.Unmarshal(raw, &mails); err != nil {
-		t.Fatal(err)
-	}
-	mail := func(body string) string { return body + "\n\n" + strings.Join(mails.Footer, "\n") + "\n" }
+	mails := testmails.Load()
+	mail := mails.Mail
 	fNew, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.New)})
 	nearest, best := -1, 65
 	type doc struct {
@@ -113,7 +86,7 @@ func TestDedupReportSeesTheTemplate(t *testing.T) {
 		t.Fatalf("test texts: the nearest mail is %d bits from the new one, beyond the report's k", best)
 	}
 	// A copy within the report's k: restyled, a few bits from its original.
-	restyled := strings.ReplaceAll(mail(mails.Bodies[nearest]), ".", " !")
+	restyled := testmails.Restyled(mail(mails.Bodies[nearest]))
 	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.Bodies[nearest])})
 	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
 	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > 3 {
@@ -146,8 +119,18 @@ func TestDedupReportSeesTheTemplate(t *testing.T) {
 	if _, err := Run(bg, ix, cfg); err != nil {
 		t.Fatal(err)
 	}
+	pairs := reportPairs(t, cfg.DedupPath)
+	if want := [][2]string{{"copy", fmt.Sprintf("mail-%d", nearest)}}; !slices.Equal(pairs, want) {
+		t.Errorf("report pairs %v, want %v (the new mail shares only the template)", pairs, want)
+	}
+}
+
+// reportPairs reads a pairs-mode dedup report whose lines each hold two
+// documents, and returns their ids, each pair sorted.
+func reportPairs(t *testing.T, path string) [][2]string {
+	t.Helper()
 	var pairs [][2]string
-	for _, l := range readLines(t, cfg.DedupPath) {
+	for _, l := range readLines(t, path) {
 		var line dedupLine
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
 			t.Fatal(err)
@@ -163,7 +146,5 @@ func TestDedupReportSeesTheTemplate(t *testing.T) {
 			t.Errorf("report line with %d ids: %s", len(ids), l)
 		}
 	}
-	if want := [][2]string{{"copy", fmt.Sprintf("mail-%d", nearest)}}; !slices.Equal(pairs, want) {
-		t.Errorf("report pairs %v, want %v (the new mail shares only the template)", pairs, want)
-	}
+	return pairs
 }

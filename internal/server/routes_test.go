@@ -1,14 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/testmails"
 )
 
 // TestSamePairSameAnswerOnEveryRoute: each pair of documents gets one
@@ -84,25 +83,14 @@ func askEveryRoute(t *testing.T, e *testEnv, user, id, text, orig string) map[st
 
 // TestTemplatePairSameAnswerOnEveryRoute: one author's mails on a list
 // share a long signature and footer, so a new mail is within the seen
-// filter's k of a stored one (detect/testdata/list-mails.json). Every
+// filter's k of a stored one (internal/testmails). Every
 // route learns the template (a check from its query's text-key rows, the
 // seen filter from the stored document's): the new mail is no duplicate
 // anywhere, a restyled copy of a mail is a duplicate everywhere.
 func TestTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	e := newSeenEnv(t, nil)
-	raw, err := os.ReadFile("../../detect/testdata/list-mails.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mails struct {
-		Footer []string `json:"footer"`
-		Bodies []string `json:"bodies"`
-		New    string   `json:"new"`
-	}
-	if err := json.Unmarshal(raw, &mails); err != nil {
-		t.Fatal(err)
-	}
-	mail := func(body string) string { return body + "\n\n" + strings.Join(mails.Footer, "\n") + "\n" }
+	mails := testmails.Load()
+	mail := mails.Mail
 	fpr := sharedFingerprinter(t)
 	fNew, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.New)})
 	nearest, best := -1, 65
@@ -124,7 +112,7 @@ func TestTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	}
 	// The seen filter considers pairs within its k only: the copy is a
 	// restyled one, a few bits from its original.
-	restyled := strings.ReplaceAll(mail(mails.Bodies[nearest]), ".", " !")
+	restyled := testmails.Restyled(mail(mails.Bodies[nearest]))
 	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.Bodies[nearest])})
 	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
 	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > DefaultSeenK {

@@ -20,11 +20,16 @@ package sparkjob
 //     whose prefixes its two fingerprints share (OwnerTable), so it is
 //     emitted once without a distinct; with bands, pairs beyond k that
 //     share a band are emitted by their first shared band.
-//  3. DedupJudge (one worker per partition of candidate pairs): decodes
-//     both docs cells and judges the pair (JudgePair): the rule of package
-//     decide on the two stored documents (detect.SideOf), each side taken
-//     as the query in turn, as a load's self-dedup report judges them.
-//  4. The job labels the connected components of the confirmed pairs with
+//  3. The job counts the documents that keyed each text key (what an
+//     index's text-key rows would hold) and gives each side of a pair the
+//     counts of its keys, from which the judge learns its template, as a
+//     check of its text would.
+//  4. DedupJudge (one worker per partition of candidate pairs): decodes
+//     both docs cells and judges the pair (JudgeSides): the rule of
+//     package decide on the two stored documents, each with its template
+//     (detect.Judge.Template), each side taken as the query in turn, as a
+//     load's self-dedup report judges them.
+//  5. The job labels the connected components of the confirmed pairs with
 //     their smallest document id (Components on the driver, or min-label
 //     propagation on Spark).
 
@@ -37,6 +42,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 
@@ -52,15 +59,18 @@ import (
 //
 //	'd' document  order (8) | fingerprint (8) | tables (1) | a block key (8)
 //	              per table | bands (1) | a band hash (8) per band |
+//	              text keys (1) | a text key (8) per key |
 //	              uvarint length + id | docs cell (the rest)
 //	'p' pair      uvarint length + id, uvarint length + docs cell, for
-//	              each side
+//	              each side; then, for each side, uvarint n and n times a
+//	              text key (8) and uvarint the number of documents that
+//	              keyed it (absent: no counts, no template)
 //	'c' confirmed JSON of a PairRow
 //	'x' reject    JSON {"where": ..., "reason": ...} (frames.go)
 //	'e' end       JSON of the worker's counts (frames.go)
 //
-// Block keys and band hashes are 64-bit values the job compares for
-// equality only.
+// Block keys, band hashes and text keys are 64-bit values the job
+// compares for equality only.
 const (
 	FrameDocument  = 'd'
 	FramePair      = 'p'
@@ -77,7 +87,10 @@ type DedupConfig struct {
 	// Format of the input lines: bulkload.FormatDocs or FormatFingerprints.
 	Format string
 	// Bands makes DedupMap write the LSH band hashes of texts the rule can
-	// relate at any distance (decide.Rule.AnyDistance).
+	// relate at any distance (decide.Rule.AnyDistance), and makes pairs of
+	// the documents beyond k that share a band or a text key held by at
+	// most kvindex.TextKeyMaxDocs documents: the candidates a check finds
+	// through an index's band and text-key rows.
 	Bands bool
 	// Policy says which relations confirm a pair, in either direction
 	// (JudgePair); cmd/simdex-spark's default is DefaultDedupPolicy.
@@ -329,20 +342,18 @@ func (e *dedupEncoder) line(line []byte, w io.Writer, buf []byte, st *DedupMapSt
 	if len(bands) > 0 {
 		st.WithBands++
 	}
-	buf = appendDocFrame(buf[:0], d, BlockKeys(e.perms, d.Doc.Fingerprint), bands)
+	buf = appendDocFrame(buf[:0], d, BlockKeys(e.perms, d.Doc.Fingerprint), bands, d.Doc.Bands.TextKeys())
 	return buf, writeFrame(w, FrameDocument, buf)
 }
 
-func appendDocFrame(b []byte, d DedupDoc, keys, bands []uint64) []byte {
+func appendDocFrame(b []byte, d DedupDoc, keys, bands, textKeys []uint64) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Order)
 	b = binary.BigEndian.AppendUint64(b, uint64(d.Doc.Fingerprint))
-	b = append(b, byte(len(keys)))
-	for _, k := range keys {
-		b = binary.BigEndian.AppendUint64(b, k)
-	}
-	b = append(b, byte(len(bands)))
-	for _, h := range bands {
-		b = binary.BigEndian.AppendUint64(b, h)
+	for _, vs := range [][]uint64{keys, bands, textKeys} {
+		b = append(b, byte(len(vs)))
+		for _, v := range vs {
+			b = binary.BigEndian.AppendUint64(b, v)
+		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(d.ID)))
 	b = append(b, d.ID...)
@@ -351,12 +362,13 @@ func appendDocFrame(b []byte, d DedupDoc, keys, bands []uint64) []byte {
 
 // docFrame is a decoded document frame.
 type docFrame struct {
-	order uint64
-	fp    fingerprint.Fingerprint
-	keys  []uint64
-	bands []uint64
-	id    string
-	cell  []byte
+	order    uint64
+	fp       fingerprint.Fingerprint
+	keys     []uint64
+	bands    []uint64
+	textKeys []uint64
+	id       string
+	cell     []byte
 }
 
 func parseDocFrame(p []byte) (docFrame, error) {
@@ -367,7 +379,7 @@ func parseDocFrame(p []byte) (docFrame, error) {
 	}
 	f.order, f.fp = binary.BigEndian.Uint64(p), fingerprint.Fingerprint(binary.BigEndian.Uint64(p[8:]))
 	p = p[16:]
-	for _, dst := range []*[]uint64{&f.keys, &f.bands} {
+	for _, dst := range []*[]uint64{&f.keys, &f.bands, &f.textKeys} {
 		if len(p) < 1 || len(p) < 1+8*int(p[0]) {
 			return f, bad
 		}
@@ -403,17 +415,21 @@ type PairRow struct {
 	Clause      string  `json:"clause"`
 }
 
-// JudgePair decides whether two documents of a set are duplicates: the
-// rule judges each as the query against the other as stored (both sides
-// are stored documents, detect.SideOf; no template, which only an index's
-// text-key rows reveal), and the pair is confirmed when policy counts
-// either verdict. k is the distance the pairs were found within: a pair
-// found beyond it (through a band) is judged by the clauses that ignore
-// the distance, as a check's band candidates are. a.ID must be below b.ID.
+// JudgePair is JudgeSides without templates (detect.SideOf of each).
 func JudgePair(rule decide.Rule, policy decide.Policy, a, b kvindex.Document, k int) (PairRow, bool) {
+	return JudgeSides(rule, policy, a, b, detect.SideOf(a), detect.SideOf(b), k)
+}
+
+// JudgeSides decides whether two documents of a set are duplicates: the
+// rule judges each as the query (sa, sb: its side with its template,
+// StoredSide) against the other as stored, and the pair is confirmed when
+// policy counts either verdict. k is the distance the pairs were found
+// within: a pair found beyond it (through a band) is judged by the
+// clauses that ignore the distance, as a check's band candidates are.
+// a.ID must be below b.ID.
+func JudgeSides(rule decide.Rule, policy decide.Policy, a, b kvindex.Document, sa, sb decide.Side, k int) (PairRow, bool) {
 	dist := fingerprint.Distance(a.Fingerprint, b.Fingerprint)
 	row := PairRow{IDA: a.ID, IDB: b.ID, Distance: dist}
-	sa, sb := detect.SideOf(a), detect.SideOf(b)
 	if v := rule.Judge(sa, sb, dist, k); v.Duplicate(policy) {
 		row.Resemblance, row.Clause = v.Resemblance, v.Clause
 		switch v.Relation {
@@ -441,18 +457,60 @@ func JudgePair(rule decide.Rule, policy decide.Policy, a, b kvindex.Document, k 
 	return row, false
 }
 
+// StoredSide is the rule's view of document d of a set as a query: its
+// side, with the template learned from keyDocs (the number of the set's
+// documents that keyed each of its text keys), as a check of its text
+// learns it from an index's text-key rows. j.Sketcher nil or keyDocs nil:
+// no template.
+func StoredSide(j detect.Judge, d kvindex.Document, keyDocs map[uint64]int) decide.Side {
+	s := detect.SideOf(d)
+	if keyDocs != nil && d.Text != "" {
+		s.Template, _ = j.Template(d.Text, keyDocs)
+	}
+	return s
+}
+
+// KeyDocs counts, over a set of documents, the documents that keyed each
+// text key (each document's Bands.TextKeys()), as an index's text-key rows
+// would hold them, and returns each document's counts by its position.
+func KeyDocs(docs []kvindex.Document) []map[uint64]int {
+	n := map[uint64]int{}
+	for _, d := range docs {
+		for _, k := range d.Bands.TextKeys() {
+			n[k]++
+		}
+	}
+	out := make([]map[uint64]int, len(docs))
+	for i, d := range docs {
+		ks := d.Bands.TextKeys()
+		if len(ks) == 0 {
+			continue
+		}
+		out[i] = make(map[uint64]int, len(ks))
+		for _, k := range ks {
+			out[i][k] = n[k]
+		}
+	}
+	return out
+}
+
 // DedupJudgeStats are a judge worker's counts, its end frame.
 type DedupJudgeStats struct {
 	Pairs     int64 `json:"pairs"`
 	Confirmed int64 `json:"confirmed"`
-	// BeyondK: pairs judged that are further apart than k (band pairs).
+	// BeyondK: pairs judged that are further apart than k (band and
+	// text-key pairs).
 	BeyondK int64 `json:"beyond_k"`
+	// TextKeyMaxDocs is kvindex.TextKeyMaxDocs: a text key held by more
+	// documents makes no pairs (a check skips such a row). The job reads it
+	// from the end frame of a judge fed nothing.
+	TextKeyMaxDocs int `json:"text_key_max_docs"`
 }
 
 // DedupJudge reads pair frames and writes a confirmed frame per pair the
 // rule confirms (JudgePair under cfg.Policy), then the end frame.
 func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Writer) (DedupJudgeStats, error) {
-	var st DedupJudgeStats
+	st := DedupJudgeStats{TextKeyMaxDocs: kvindex.TextKeyMaxDocs}
 	if err := cfg.Validate(); err != nil {
 		return st, err
 	}
@@ -464,7 +522,10 @@ func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Write
 	if err != nil {
 		return st, err
 	}
-	rule := decide.DefaultRule()
+	j, err := dedupJudge(cfg)
+	if err != nil {
+		return st, err
+	}
 	br := bufio.NewReaderSize(in, 1<<20)
 	bw := bufio.NewWriterSize(out, 1<<20)
 	var buf []byte
@@ -488,10 +549,10 @@ func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Write
 		if err != nil {
 			return st, err
 		}
-		if a.ID > b.ID {
+		if a.doc.ID > b.doc.ID {
 			a, b = b, a
 		}
-		row, ok := JudgePair(rule, cfg.Policy, a, b, cfg.K)
+		row, ok := JudgeSides(j.Rule, cfg.Policy, a.doc, b.doc, StoredSide(j, a.doc, a.keyDocs), StoredSide(j, b.doc, b.keyDocs), cfg.K)
 		if row.Distance > cfg.K {
 			st.BeyondK++
 		}
@@ -513,30 +574,101 @@ func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Write
 	return st, bw.Flush()
 }
 
-// AppendPairFrame appends a pair frame's payload: each side's id and docs
-// cell.
-func AppendPairFrame(b []byte, idA string, cellA []byte, idB string, cellB []byte) []byte {
-	for _, f := range [][]byte{[]byte(idA), cellA, []byte(idB), cellB} {
+// dedupJudge is the judge of a dedup: the default rule, and for texts the
+// fingerprinter that sketches template sentences.
+func dedupJudge(cfg DedupConfig) (detect.Judge, error) {
+	j := detect.Judge{Rule: decide.DefaultRule(), Policy: cfg.Policy}
+	if cfg.Format == bulkload.FormatDocs {
+		newFP := cfg.NewFingerprinter
+		if newFP == nil {
+			newFP = func() (*fingerprint.Fingerprinter, error) { return fingerprint.New(fingerprint.DefaultConfig()) }
+		}
+		fpr, err := newFP()
+		if err != nil {
+			return j, err
+		}
+		j.Sketcher = fpr
+	}
+	return j, nil
+}
+
+// PairSide is one side of a pair frame: the document's id, its docs cell
+// and the number of the set's documents that keyed each of its text keys
+// (nil: none known).
+type PairSide struct {
+	ID      string
+	Cell    []byte
+	KeyDocs map[uint64]int
+}
+
+// AppendPairFrame appends a pair frame's payload.
+func AppendPairFrame(b []byte, x, y PairSide) []byte {
+	for _, f := range [][]byte{[]byte(x.ID), x.Cell, []byte(y.ID), y.Cell} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
+	}
+	for _, kd := range []map[uint64]int{x.KeyDocs, y.KeyDocs} {
+		b = binary.AppendUvarint(b, uint64(len(kd)))
+		for _, k := range slices.Sorted(maps.Keys(kd)) {
+			b = binary.BigEndian.AppendUint64(b, k)
+			b = binary.AppendUvarint(b, uint64(kd[k]))
+		}
 	}
 	return b
 }
 
-func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b kvindex.Document, err error) {
+// pairSide is a decoded side of a pair frame.
+type pairSide struct {
+	doc     kvindex.Document
+	keyDocs map[uint64]int
+}
+
+func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b pairSide, err error) {
+	bad := fmt.Errorf("sparkjob: corrupt pair frame")
 	var f [4][]byte
 	for i := range f {
 		n, k := binary.Uvarint(p)
 		if k <= 0 || n > uint64(len(p)-k) {
-			return a, b, fmt.Errorf("sparkjob: corrupt pair frame")
+			return a, b, bad
 		}
 		f[i], p = p[k:k+int(n)], p[k+int(n):]
 	}
-	if a, err = ix.DecodeDocument(storage.Row{Key: f[0], Cells: []storage.Cell{{Qualifier: docQ, Value: f[1]}}}); err != nil {
+	if a.doc, err = ix.DecodeDocument(storage.Row{Key: f[0], Cells: []storage.Cell{{Qualifier: docQ, Value: f[1]}}}); err != nil {
 		return a, b, err
 	}
-	b, err = ix.DecodeDocument(storage.Row{Key: f[2], Cells: []storage.Cell{{Qualifier: docQ, Value: f[3]}}})
-	return a, b, err
+	if b.doc, err = ix.DecodeDocument(storage.Row{Key: f[2], Cells: []storage.Cell{{Qualifier: docQ, Value: f[3]}}}); err != nil {
+		return a, b, err
+	}
+	for _, side := range []*pairSide{&a, &b} {
+		if len(p) == 0 {
+			break
+		}
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k)/9 {
+			return a, b, bad
+		}
+		p = p[k:]
+		if n == 0 {
+			continue
+		}
+		side.keyDocs = make(map[uint64]int, n)
+		for range n {
+			if len(p) < 9 {
+				return a, b, bad
+			}
+			key := binary.BigEndian.Uint64(p)
+			c, k := binary.Uvarint(p[8:])
+			if k <= 0 || c > math.MaxInt32 {
+				return a, b, bad
+			}
+			side.keyDocs[key] = int(c)
+			p = p[8+k:]
+		}
+	}
+	if len(p) != 0 {
+		return a, b, bad
+	}
+	return a, b, nil
 }
 
 // docsQualifier is the qualifier of ix's docs cells, as the encoder

@@ -17,6 +17,8 @@ import (
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/internal/testmails"
+	"github.com/simdex/simdex/kvindex"
 )
 
 // writeDedupCorpus writes documents with planted near-duplicate groups
@@ -55,10 +57,11 @@ func writeDedupCorpus(t *testing.T, dir string, groups, unrelated int) []string 
 		return s
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	doc := func(id string, sents []string) string {
-		b, _ := json.Marshal(map[string]any{"id": id, "text": strings.Join(sents, " "), "time": t0.Add(time.Duration(r.IntN(1000)) * time.Hour).Format(time.RFC3339)})
+	docText := func(id, text string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "text": text, "time": t0.Add(time.Duration(r.IntN(1000)) * time.Hour).Format(time.RFC3339)})
 		return string(b)
 	}
+	doc := func(id string, sents []string) string { return docText(id, strings.Join(sents, " ")) }
 	var lines [2][]string
 	n := 0
 	add := func(sents []string) {
@@ -78,6 +81,11 @@ func writeDedupCorpus(t *testing.T, dir string, groups, unrelated int) []string 
 		if g%3 == 0 {
 			add(orig[:len(orig)*2/3])
 		}
+		if g%4 == 0 {
+			// A quotation of the original's first sentence: far in
+			// simhash, found through the text key they share.
+			lines[g%2] = append(lines[g%2], doc(fmt.Sprintf("quote-%d", g), orig[:1]))
+		}
 	}
 	for range unrelated {
 		add(text(3 + r.IntN(15)))
@@ -85,6 +93,16 @@ func writeDedupCorpus(t *testing.T, dir string, groups, unrelated int) []string 
 	for i := range 20 {
 		add([]string{"A short note about " + vocab[i] + "."})
 	}
+	// One author's mails on a list (internal/testmails):
+	// one-sentence bodies above a long shared footer, within a few bits of
+	// each other, and a restyled copy of the first; only the copy is a
+	// duplicate once the footer is known for template.
+	mails := testmails.Load()
+	mail := mails.Mail
+	for i, b := range append(slices.Clone(mails.Bodies), mails.New) {
+		lines[i%2] = append(lines[i%2], docText(fmt.Sprintf("mail-%d", i), mail(b)))
+	}
+	lines[1] = append(lines[1], docText("mail-copy", testmails.Restyled(mail(mails.Bodies[0]))))
 	// Repeated ids (the later file's record wins) and bad lines.
 	for i := range 5 {
 		lines[1] = append(lines[1], doc(fmt.Sprintf("d%05d", i*7), text(6)))
@@ -162,6 +180,24 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 	}
 	res.Summary.Documents = int64(len(last))
 	res.Summary.DuplicateIDs = res.Summary.Records - res.Summary.Documents
+	// Each document's text keys with the number of the set's documents
+	// that keyed them, as the job counts them.
+	keyN := map[uint64]int{}
+	for _, f := range last {
+		for _, k := range f.textKeys {
+			keyN[k]++
+		}
+	}
+	// The text keys that make pairs: held by at most TextKeyMaxDocs.
+	small := func(f docFrame) []uint64 {
+		var out []uint64
+		for _, k := range f.textKeys {
+			if keyN[k] <= kvindex.TextKeyMaxDocs {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	// Group by block key; a pair is emitted by its owner table.
 	type gk struct {
 		kind, i int
@@ -174,6 +210,11 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 		}
 		for bi, h := range f.bands {
 			groups[gk{1, bi, h}] = append(groups[gk{1, bi, h}], f)
+		}
+		if cfg.Bands {
+			for _, k := range small(f) {
+				groups[gk{2, 0, k}] = append(groups[gk{2, 0, k}], f)
+			}
 		}
 	}
 	perms := cfg.Layout.Permuters()
@@ -189,6 +230,7 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 				switch {
 				case key.kind == 0 && d <= cfg.K && OwnerTable(perms, a.fp, b.fp) == key.i:
 				case key.kind == 1 && d > cfg.K && firstSharedBand(a.bands, b.bands) == key.i:
+				case key.kind == 2 && d > cfg.K && firstSharedBand(a.bands, b.bands) < 0 && smallestShared(small(a), small(b)) == key.key:
 				default:
 					continue
 				}
@@ -197,12 +239,22 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 		}
 	}
 	res.Summary.CandidatePairs = int64(len(cands))
+	side := func(f docFrame) PairSide {
+		s := PairSide{ID: f.id, Cell: f.cell}
+		if len(f.textKeys) > 0 {
+			s.KeyDocs = map[uint64]int{}
+			for _, k := range f.textKeys {
+				s.KeyDocs[k] = keyN[k]
+			}
+		}
+		return s
+	}
 	var pairs [][2]string
 	for half := range 2 {
 		var in, out bytes.Buffer
 		for i, c := range cands {
 			if i%2 == half {
-				writeFrame(&in, FramePair, AppendPairFrame(nil, c[0].id, c[0].cell, c[1].id, c[1].cell))
+				writeFrame(&in, FramePair, AppendPairFrame(nil, side(c[0]), side(c[1])))
 			}
 		}
 		if _, err := DedupJudge(bg, cfg, &in, &out); err != nil {
@@ -227,6 +279,19 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 	res.Clusters = Components(pairs)
 	res.Summary.summarize(res.Pairs, res.Clusters)
 	return res
+}
+
+// smallestShared is the smallest value in both a and b, as Spark orders
+// them (signed), or 0 when none is.
+func smallestShared(a, b []uint64) uint64 {
+	var out uint64
+	found := false
+	for _, x := range a {
+		if slices.Contains(b, x) && (!found || int64(x) < int64(out)) {
+			out, found = x, true
+		}
+	}
+	return out
 }
 
 func firstSharedBand(a, b []uint64) int {
@@ -267,6 +332,33 @@ func TestDedupJobEqualsReference(t *testing.T) {
 			t.Logf("%+v", s)
 			if s.Rejected != 2 || s.DuplicateIDs != 5 || s.Clusters < 5 || s.LargestCluster < 3 {
 				t.Fatalf("the corpus should give rejects, repeated ids and planted clusters: %+v", s)
+			}
+			// The list mails: the restyled copy pairs with its original;
+			// no two mails pair by their shared footer alone, though some
+			// are within k of each other.
+			copyFound := false
+			for _, p := range want.Pairs {
+				mailA, mailB := strings.HasPrefix(p.IDA, "mail-"), strings.HasPrefix(p.IDB, "mail-")
+				switch {
+				case p.IDA == "mail-0" && p.IDB == "mail-copy":
+					copyFound = true
+				case mailA && mailB:
+					t.Errorf("list mails %s and %s paired (%s, distance %d): they share only the footer", p.IDA, p.IDB, p.Clause, p.Distance)
+				}
+			}
+			if !copyFound {
+				t.Error("the restyled copy of mail-0 is not paired with it")
+			}
+			// With bands, the quotations pair with their originals
+			// (through their shared text key: a short text has no bands).
+			quotes := 0
+			for _, p := range want.Pairs {
+				if strings.HasPrefix(p.IDB, "quote-") || strings.HasPrefix(p.IDA, "quote-") {
+					quotes++
+				}
+			}
+			if tc.bands != (quotes > 0) {
+				t.Errorf("bands %v: %d quotation pairs", tc.bands, quotes)
 			}
 			beyond := 0
 			for _, p := range want.Pairs {

@@ -17,6 +17,7 @@ import (
 	"github.com/simdex/simdex/decide"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/kvindex"
 )
 
 // DedupSummary is a dedup's counts (the job's summary.json holds these
@@ -57,8 +58,11 @@ type DedupResult struct {
 // last record of a repeated id wins, as in the job and in a load), encodes
 // every line as DedupMap does, compares every pair of documents (brute
 // force: within cfg.K, or with cfg.Bands beyond it and sharing an LSH
-// band), judges each candidate with JudgePair and labels the components
-// of the confirmed pairs by union-find (Components). Plain files only.
+// band or a text key of at most kvindex.TextKeyMaxDocs documents), judges
+// each candidate with JudgeSides (each document with the template its
+// text keys' counts over the set reveal, KeyDocs) and labels the
+// components of the confirmed pairs by union-find (Components). Plain
+// files only.
 func DedupReference(ctx context.Context, cfg DedupConfig, paths []string) (DedupResult, error) {
 	var res DedupResult
 	e, err := newDedupEncoder(ctx, cfg)
@@ -105,17 +109,38 @@ func DedupReference(ctx context.Context, cfg DedupConfig, paths []string) (Dedup
 			bands[i] = DedupBands(e.rule, docs[i].Doc)
 		}
 	}
+	j, err := dedupJudge(cfg)
+	if err != nil {
+		return res, err
+	}
+	set := make([]kvindex.Document, len(docs))
+	for i := range docs {
+		set[i] = docs[i].Doc
+	}
+	keyDocs := KeyDocs(set)
+	sides := make([]decide.Side, len(docs))
+	small := make([][]uint64, len(docs)) // with Bands: text keys of at most TextKeyMaxDocs documents
+	for i := range docs {
+		sides[i] = StoredSide(j, docs[i].Doc, keyDocs[i])
+		if cfg.Bands {
+			for k, n := range keyDocs[i] {
+				if n <= kvindex.TextKeyMaxDocs {
+					small[i] = append(small[i], k)
+				}
+			}
+		}
+	}
 	var pairs [][2]string
 	for i := range docs {
 		a := &docs[i]
-		for j := i + 1; j < len(docs); j++ {
-			b := &docs[j]
+		for j2 := i + 1; j2 < len(docs); j2++ {
+			b := &docs[j2]
 			d := fingerprint.Distance(a.Doc.Fingerprint, b.Doc.Fingerprint)
-			if d > cfg.K && !shareBand(bands[i], bands[j]) {
+			if d > cfg.K && !shareBand(bands[i], bands[j2]) && !shareKey(small[i], small[j2]) {
 				continue
 			}
 			res.Summary.CandidatePairs++
-			if row, ok := JudgePair(e.rule, cfg.Policy, a.Doc, b.Doc, cfg.K); ok {
+			if row, ok := JudgeSides(j.Rule, cfg.Policy, a.Doc, b.Doc, sides[i], sides[j2], cfg.K); ok {
 				res.Pairs = append(res.Pairs, row)
 				pairs = append(pairs, [2]string{row.IDA, row.IDB})
 			}
@@ -127,6 +152,16 @@ func DedupReference(ctx context.Context, cfg DedupConfig, paths []string) (Dedup
 	res.Clusters = Components(pairs)
 	res.Summary.summarize(res.Pairs, res.Clusters)
 	return res, nil
+}
+
+// shareKey reports whether a and b hold a common value.
+func shareKey(a, b []uint64) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // shareBand reports whether two band lists hold an equal hash at the same

@@ -10,7 +10,10 @@
 # The batch self-dedup (spark/simdex_dedup.py), on a generated corpus with
 # planted near-duplicate groups (edited copies, copies of copies, a
 # sentence added, truncations) among unrelated documents, short notes,
-# repeated ids and bad lines: its confirmed pairs and cluster ids must
+# one author's mails that share a long footer (only a restyled copy is a
+# duplicate: the footer is template), quotations of a first sentence
+# (found with --bands through the text key they share), repeated ids and
+# bad lines: its confirmed pairs and cluster ids must
 # equal those of the single-process reference (simdex-spark
 # dedup-reference: every pair of documents compared by brute force, judged
 # by the same rule, clusters by union-find), every pair within k; once
@@ -121,9 +124,10 @@ passed=$((passed + 1))
 # The self-dedup's corpus: planted groups (an original, a chain of copies
 # each a word away from the last, a copy with a sentence added, a
 # truncation), unrelated documents, short notes, repeated ids, bad lines.
-"$home/venv/bin/python" - "$tmp" <<'PY'
+"$home/venv/bin/python" - "$tmp" "$repo/internal/testmails/list-mails.json" <<'PY'
 import json, random, sys
 d = sys.argv[1]
+mails = json.load(open(sys.argv[2]))
 r = random.Random(17)
 vocab = ["".join(r.choice("bcdfghjklmnprstvz") + r.choice("aeiou") for _ in range(r.randint(2, 4))) for _ in range(3000)]
 def sentence():
@@ -156,10 +160,20 @@ for g in range(150):
         add(edit(orig) + [sentence()])
     if g % 3 == 0:
         add(orig[: max(2, len(orig) * 2 // 3)])
+    if g % 4 == 0:  # a quotation of the first sentence: found through their text key
+        out[g % 2].append(json.dumps({"id": "quote-%d" % g, "text": orig[0], "time": "2026-04-01T00:00:00Z"}))
 for _ in range(1500):
     add(text(r.randint(3, 20)))
 for i in range(30):
     add(["A short note about %s." % vocab[i]])
+# One author's mails on a list: one-sentence bodies above a long shared
+# footer (within a few bits of each other), and a restyled copy of the
+# first; only the copy is a duplicate, once the footer is template.
+def mail(body):
+    return body + "\n\n" + "\n".join(mails["footer"]) + "\n"
+for i, b in enumerate(mails["bodies"] + [mails["new"]]):
+    out[i % 2].append(json.dumps({"id": "mail-%d" % i, "text": mail(b), "time": "2026-03-01T00:00:00Z"}))
+out[1].append(json.dumps({"id": "mail-copy", "text": mail(mails["bodies"][0]).replace(".", " !"), "time": "2026-03-02T00:00:00Z"}))
 for i in range(8):  # repeated ids: the later file's record wins
     out[1].append(json.dumps({"id": "d%05d" % (i * 11), "text": " ".join(text(6)), "time": "2026-05-01T00:00:00Z"}))
 out[0] += ['{"id":"bad","text":"x","time":"tomorrow"}', "not json"]
@@ -190,7 +204,13 @@ assert s["confirmed_pairs"] >= 500 and s["largest_cluster"] >= 5, "too few plant
 if "spark" in flags:
     assert s["components"] == "spark" and s["label_propagation_rounds"] >= 2, s
 if "--bands" in flags:
-    assert s["confirmed_beyond_k"] > 0 and s["band_candidate_pairs"] > 0, s
+    assert s["confirmed_beyond_k"] > 0 and s["band_candidate_pairs"] > 0 and s["text_key_candidate_pairs"] > 0, s
+import glob
+pairs = [json.loads(l) for f in glob.glob(sys.argv[1].rsplit("/", 1)[0] + "/pairs.jsonl/*.json") for l in open(f)]
+mail = [(p["id_a"], p["id_b"]) for p in pairs if p["id_a"].startswith("mail-")]
+assert mail == [("mail-0", "mail-copy")], "list mails: want only the copy paired with its original: %s" % mail
+quotes = [p for p in pairs if p["id_a"].startswith("quote-") or p["id_b"].startswith("quote-")]
+assert ("--bands" in flags) == (len(quotes) > 0), "quotation pairs %d with flags %s" % (len(quotes), flags)
 PY
 }
 
