@@ -77,8 +77,14 @@ die() {
 }
 
 pid_of() { # ROLE -> pid on stdout if it runs
-	local f="$data/pids/$1.pid"
-	[ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+	local f="$data/pids/$1.pid" pid args
+	[ -s "$f" ] || return 1
+	pid="$(cat "$f")"
+	# The pid must still be this role's JVM (its command line names its log
+	# file), not a process that got the number after it ended.
+	args="$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
+	[[ $'\n'"$args"$'\n' == *$'\n'"-Dsimdex.log.file=$data/logs/$1.log"$'\n'* ]] || return 1
+	echo "$pid"
 }
 
 check_role() {
@@ -231,8 +237,16 @@ launch() {
 	esac
 	setsid java "${flags[@]}" -cp "$data/conf:$(cat "$cp_file")" "$@" \
 		>>"$data/logs/$role.out" 2>&1 </dev/null &
-	echo $! >"$data/pids/$role.pid"
-	echo "cluster.sh: $role started (pid $!)" >&2
+	local pid=$!
+	echo "$pid" >"$data/pids/$role.pid"
+	# Until the forked shell has exec'd the JVM, pid_of does not know it
+	# (it checks the command line): wait for that, up to 10 s.
+	for _ in $(seq 1 100); do
+		pid_of "$role" >/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "cluster.sh: $role started (pid $pid)" >&2
 }
 
 start_role() {
@@ -271,7 +285,10 @@ start_role() {
 
 kill_role() { # ROLE SIGNAL: signal it and wait (up to 120 s) until it is gone
 	local pid
-	pid="$(pid_of "$1")" || return 0
+	if ! pid="$(pid_of "$1")"; then
+		rm -f "$data/pids/$1.pid"
+		return 0
+	fi
 	kill "-$2" "$pid" 2>/dev/null || true
 	for _ in $(seq 1 600); do
 		kill -0 "$pid" 2>/dev/null || break
