@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Client speaks the parts of simdex's REST API (internal/server/
@@ -164,28 +166,56 @@ func merge[T any](out []T, results []*T, errs []itemError, fail func(*T, string)
 	return nil
 }
 
-// post sends body as JSON and returns the response body of a 200 answer.
+// maxTries bounds the attempts of one request answered 503: the server
+// sheds load or its store timed out under a busy machine, and the
+// benchmark's requests (inserts that replace by id, checks) may be sent
+// again.
+const maxTries = 6
+
+// post sends body as JSON and returns the response body of a 200 answer;
+// a 503 is sent again after its Retry-After (1 s when it names none).
 func (c *Client) post(ctx context.Context, path string, body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
+	for try := 1; ; try++ {
+		rb, status, retryAfter, err := c.postOnce(ctx, path, b)
+		if err != nil {
+			return nil, err
+		}
+		if status == http.StatusOK {
+			return rb, nil
+		}
+		if status != http.StatusServiceUnavailable || try == maxTries {
+			return nil, fmt.Errorf("%w: POST %s: %d %s: %.500s", ErrServer, path, status, http.StatusText(status), rb)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retryAfter):
+		}
+	}
+}
+
+func (c *Client) postOnce(ctx context.Context, path string, b []byte) (body []byte, status int, retryAfter time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
+		return nil, 0, 0, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
+		return nil, 0, 0, fmt.Errorf("%w: POST %s: %v", ErrServer, path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: POST %s: %s: %.500s", ErrServer, path, resp.Status, rb)
+	retryAfter = time.Second
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n >= 0 && n <= 60 {
+		retryAfter = time.Duration(n) * time.Second
 	}
-	return rb, nil
+	return rb, resp.StatusCode, retryAfter, nil
 }

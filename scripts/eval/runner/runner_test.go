@@ -223,6 +223,40 @@ func TestClientHTTPError(t *testing.T) {
 	}
 }
 
+// TestClientRetries503: a 503 is sent again after its Retry-After, up to
+// maxTries attempts; then it is the error.
+func TestClientRetries503(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fail    int
+		wantErr bool
+	}{
+		{"two 503s, then 200", 2, false},
+		{"503 every time", maxTries, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				if calls <= tc.fail {
+					w.Header().Set("Retry-After", "0")
+					http.Error(w, `{"kind":"timeout"}`, http.StatusServiceUnavailable)
+					return
+				}
+				w.Write([]byte(`{"results":[{"fingerprint":"0000000000000001"}]}`))
+			}))
+			defer srv.Close()
+			_, err := NewClient(srv.URL, nil).InsertBatch(context.Background(), []Doc{{ID: "a", Text: "x"}})
+			if (err != nil) != tc.wantErr || tc.wantErr && !strings.Contains(err.Error(), "503") {
+				t.Errorf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if want := min(tc.fail+1, maxTries); calls != want {
+				t.Errorf("%d requests, want %d", calls, want)
+			}
+		})
+	}
+}
+
 // TestRealServer builds cmd/server and runs a few pairs through it over
 // loopback: the path the benchmark takes, end to end.
 func TestRealServer(t *testing.T) {
