@@ -1,0 +1,189 @@
+package kvindex
+
+// Reading documents: the stored versions an insert replaces, the
+// candidates it judges, and Documents, Get and DecodeDocument for callers.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/simdex/simdex/storage"
+)
+
+// readDocs reads the stored versions of the documents' ids. A corrupt docs
+// cell is an error of that document alone.
+func (ix *Index) readDocs(ctx context.Context, docs []Document, order []int) (map[string]Document, map[int]error, error) {
+	keys := make([]storage.RowKey, len(order))
+	for n, i := range order {
+		keys[n] = storage.RowKey{Table: storage.TableDocs, Key: []byte(docs[i].ID)}
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	old := make(map[string]Document)
+	errs := make(map[int]error)
+	for n, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		d, err := ix.decodeDocRow(row)
+		if err != nil {
+			errs[order[n]] = err
+			continue
+		}
+		old[d.ID] = d
+	}
+	return old, errs, nil
+}
+
+// candidateDocs reads the docs cells of every document on the candidate
+// fingerprints (one multi-get), for Config.Confirm; known documents (read
+// already) are not read again. A missing or corrupt cell leaves its id out:
+// Confirm then sees the bare fingerprint.
+func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[uint64][]fpEntry, known map[string]Document) (map[string]Document, error) {
+	seen := map[string]bool{}
+	for id := range known {
+		seen[id] = true
+	}
+	var keys []storage.RowKey
+	for _, c := range cands {
+		for _, f := range c {
+			for _, e := range state[f] {
+				if !seen[e.id] {
+					seen[e.id] = true
+					keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
+				}
+			}
+		}
+	}
+	out := make(map[string]Document, len(keys)+len(known))
+	for id, d := range known {
+		out[id] = d
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		if d, err := ix.decodeDocRow(row); err == nil {
+			out[d.ID] = d
+		}
+	}
+	return out, nil
+}
+
+// bandCandidateDocs reads the docs cells of the documents found in band
+// rows (one multi-get) and adds each one's fingerprint to its query's
+// candidates (kept sorted and distinct). A missing docs cell (deleted
+// since) or a corrupt one drops the candidate.
+func (ix *Index) bandCandidateDocs(ctx context.Context, byBand [][]string, cands [][]uint64) (map[string]Document, error) {
+	var keys []storage.RowKey
+	seen := map[string]bool{}
+	for _, ids := range byBand {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(id)})
+			}
+		}
+	}
+	out := make(map[string]Document, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		if d, err := ix.decodeDocRow(row); err == nil {
+			out[d.ID] = d
+		}
+	}
+	for n, ids := range byBand {
+		for _, id := range ids {
+			if d, ok := out[id]; ok && !slices.Contains(cands[n], uint64(d.Fingerprint)) {
+				cands[n] = append(cands[n], uint64(d.Fingerprint))
+			}
+		}
+		slices.Sort(cands[n])
+	}
+	return out, nil
+}
+
+// Documents returns the stored documents with the given ids, read in one
+// multi-get; ids not stored are absent from the map. A corrupt docs cell is
+// an error (wrapping ErrCorrupt).
+func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Document, error) {
+	keys := make([]storage.RowKey, 0, len(ids))
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+		keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(id)})
+	}
+	out := make(map[string]Document, len(ids))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		if len(row.Cells) == 0 {
+			continue
+		}
+		d, err := ix.decodeDocRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out[d.ID] = d
+	}
+	return out, nil
+}
+
+// DecodeDocument decodes a docs-table row (for tools that scan it).
+func (ix *Index) DecodeDocument(row storage.Row) (Document, error) { return ix.decodeDocRow(row) }
+
+func (ix *Index) decodeDocRow(row storage.Row) (Document, error) {
+	for _, c := range row.Cells {
+		if string(c.Qualifier) == string(docQualifier) {
+			d, err := decodeDoc(string(row.Key), c.Value)
+			if err != nil {
+				ix.m.corrupt.Inc()
+				return Document{}, corrupt(storage.TableDocs, row.Key, c.Qualifier, "%v", err)
+			}
+			return d, nil
+		}
+	}
+	ix.m.corrupt.Inc()
+	return Document{}, corrupt(storage.TableDocs, row.Key, docQualifier, "docs row without its cell")
+}
+
+// Get returns the stored document with the id, or an error wrapping
+// ErrNotFound.
+func (ix *Index) Get(ctx context.Context, id string) (Document, error) {
+	if err := ValidateID(id); err != nil {
+		return Document{}, err
+	}
+	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableDocs, Key: []byte(id)}})
+	if err != nil {
+		return Document{}, err
+	}
+	if len(rows[0].Cells) == 0 {
+		return Document{}, fmt.Errorf("%w: document %q", ErrNotFound, id)
+	}
+	return ix.decodeDocRow(rows[0])
+}
