@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-user seen sets (package seen) on the embedded store against Redis
 # holding the same data as one set per user, in the same run
-# (scripts/bench/seen/main.go says what is measured).
+# (scripts/bench/internal/seenbench says what is measured).
 #
 #   scripts/bench/seen.sh [USERS] [ITEMS] [QUERIES] [ROUNDS]   (defaults 100000 1000 4000 5)
 #

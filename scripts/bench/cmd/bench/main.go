@@ -27,6 +27,7 @@ import (
 	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
 	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
 	"github.com/simdex/simdex/scripts/bench/internal/lsh"
+	"github.com/simdex/simdex/scripts/bench/internal/seenbench"
 	"github.com/simdex/simdex/scripts/bench/internal/storelookup"
 )
 
@@ -47,6 +48,7 @@ var subcommands = map[string]subcommand{
 	"indexcheck":  {indexcheck.Run, "bytes per fingerprint of a loaded index, and sampled lookups checked against brute force"},
 	"jfrtop":      {jfrtop.Run, "sum a JFR CPU profile of the region server (jfr print on stdin) by thread group and frame"},
 	"loadgen":     {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
+	"seen":        {seenbench.Run, "seen sets on the embedded store against Redis holding the same data: load, bytes, filters (store, REST, floor, SMISMEMBER), marks"},
 	"storelookup": {storelookup.Run, "store-level lookups (no HTTP) on the embedded store or HBase, closed and open loops, each checked for its document"},
 	"lsh":         {lsh.Run, "what LSH band rows cost in bytes and check latency on the embedded store"},
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 )
 
 // Main runs run with the process's arguments after the first skip ones
@@ -17,6 +18,7 @@ import (
 // succeeds or its flags were asked for help, 1 with "name: error" on
 // stderr otherwise. The context is cancelled on an interrupt.
 func Main(name string, skip int, run func(ctx context.Context, args []string) error) {
+	selfArgs = slices.Clone(os.Args[1:skip])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args[skip:])
 	stop()
@@ -25,3 +27,12 @@ func Main(name string, skip int, run func(ctx context.Context, args []string) er
 		os.Exit(1)
 	}
 }
+
+// selfArgs are the arguments before the tool's own (Main's skip).
+var selfArgs []string
+
+// SelfArgs returns the arguments that run this tool again when passed
+// before its own flags to os.Executable(): none for a tool's command,
+// the subcommand for bench. A tool that starts itself as a child (seen's
+// REST server) uses it.
+func SelfArgs() []string { return slices.Clone(selfArgs) }

@@ -1,4 +1,4 @@
-package main
+package seenbench
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/simdex/simdex/scripts/bench/internal/cmdmain"
 	"io"
 	"log"
 	"log/slog"
@@ -272,7 +273,8 @@ func startServer(dir string, floor bool) (*exec.Cmd, string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	args := []string{"-serve", "-dir", dir}
+	// The child is this tool again: the same command (and subcommand).
+	args := append(cmdmain.SelfArgs(), "-serve", "-dir", dir)
 	if floor {
 		args = append(args, "-serve-floor")
 	}
