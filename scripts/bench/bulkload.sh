@@ -6,7 +6,7 @@
 #      over a year, 2% near-copies): wall time, CPU (user + sys) and CPU per
 #      fingerprint, peak RSS against --memory, bytes per fingerprint per
 #      table, and sampled lookups checked against brute force
-#      (scripts/bench/indexcheck);
+#      (scripts/bench/storelookup -sizes -check);
 #   2. compaction of that index after N/9 online-style inserts (delta cells),
 #      so that 10% of the fingerprints are deltas (scripts/bench/compaction):
 #      time and bytes before/after;
@@ -43,7 +43,7 @@ exec > >(tee "$out") 2>&1
 
 go build -o "$work/bulkload" ./cmd/bulkload
 go build -o "$work/gen" ./scripts/bench/bulkload
-go build -o "$work/indexcheck" ./scripts/bench/indexcheck
+go build -o "$work/storelookup" ./scripts/bench/storelookup
 go build -o "$work/compaction" ./scripts/bench/compaction
 fps="$work/fp$n.csv"
 docs="$work/docs$d.jsonl"
@@ -60,7 +60,7 @@ if step fp; then
 	rm -rf "$work/dfp" "$work/dfp.bulkload"
 	tm "$work/bulkload" --data-dir "$work/dfp" --memory "$mem" --progress none --cpuprofile "$work/fp.prof" --memprofile "$work/fp.mem" "$fps"
 	echo "CPU per fingerprint = (user + sys) / $n"
-	"$work/indexcheck" -data-dir "$work/dfp" -input "$fps" -queries 100
+	"$work/storelookup" -data-dir "$work/dfp" -input "$fps" -sizes -check 100 -goroutines ''
 	echo "(load after: $(uptime))"
 fi
 
@@ -77,11 +77,11 @@ tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --c
 go tool pprof -top -cum "$work/bulkload" "$work/docs.prof" 2>/dev/null |
 	grep -E 'Total samples|fingerprint\.\(\*Fingerprinter\)\.Fingerprint$|processBatch.func1$' || true
 echo "(load after: $(uptime))"
-"$work/indexcheck" -data-dir "$work/ddocs" -input "$docs" | grep -v lookups
+"$work/storelookup" -data-dir "$work/ddocs" -input "$docs" -sizes -goroutines ''
 if [ "${SIMDEX_BENCH_BANDS_AB:-}" = 1 ]; then
 	echo "== $d text documents, --bands off ($(uptime))"
 	rm -rf "$work/ddocs" "$work/ddocs.bulkload"
 	tm "$work/bulkload" --data-dir "$work/ddocs" --memory "$mem" --progress none --bands off "$docs"
-	"$work/indexcheck" -data-dir "$work/ddocs" -input "$docs" | grep -v lookups
+	"$work/storelookup" -data-dir "$work/ddocs" -input "$docs" -sizes -goroutines ''
 	echo "(load after: $(uptime))"
 fi

@@ -23,7 +23,6 @@ import (
 	"github.com/simdex/simdex/scripts/bench/internal/hbidle"
 	"github.com/simdex/simdex/scripts/bench/internal/hbsrvload"
 	"github.com/simdex/simdex/scripts/bench/internal/index"
-	"github.com/simdex/simdex/scripts/bench/internal/indexcheck"
 	"github.com/simdex/simdex/scripts/bench/internal/jfrtop"
 	"github.com/simdex/simdex/scripts/bench/internal/loadgen"
 	"github.com/simdex/simdex/scripts/bench/internal/lsh"
@@ -45,11 +44,10 @@ var subcommands = map[string]subcommand{
 	"hbidle":      {hbidle.Run, "time a lookup-shaped HBase Multi with pauses between calls"},
 	"hbsrvload":   {hbsrvload.Run, "fill a fresh index (HBase or embedded) with random fingerprints through the bulk path"},
 	"index":       {index.Run, "lookup latency, throughput and bytes of the embedded index against in-memory brute force"},
-	"indexcheck":  {indexcheck.Run, "bytes per fingerprint of a loaded index, and sampled lookups checked against brute force"},
 	"jfrtop":      {jfrtop.Run, "sum a JFR CPU profile of the region server (jfr print on stdin) by thread group and frame"},
 	"loadgen":     {loadgen.Run, "drive a running server over loopback: seed documents, then closed or open loops of one request kind"},
 	"seen":        {seenbench.Run, "seen sets on the embedded store against Redis holding the same data: load, bytes, filters (store, REST, floor, SMISMEMBER), marks"},
-	"storelookup": {storelookup.Run, "store-level lookups (no HTTP) on the embedded store or HBase, closed and open loops, each checked for its document"},
+	"storelookup": {storelookup.Run, "store-level lookups (no HTTP) on the embedded store or HBase, closed and open loops, each checked for its document; a loaded index's bytes per fingerprint and lookups against brute force"},
 	"lsh":         {lsh.Run, "what LSH band rows cost in bytes and check latency on the embedded store"},
 }
 

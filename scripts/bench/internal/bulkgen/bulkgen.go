@@ -9,13 +9,13 @@
 //
 // The loader's benchmark (BENCHMARKS.md; benchmarks/*-bulkload.md): load with
 // cmd/bulkload under /usr/bin/time (wall, CPU, peak RSS against --memory),
-// then check with scripts/bench/indexcheck (bytes per fingerprint per
+// then check with scripts/bench/storelookup -sizes -check (bytes per fingerprint per
 // table, sampled lookups against brute force). The times span one year; for
 // the 10^8 run give a NEW index one bucket per row with --bucket 8760h:
 //
 //	go run ./scripts/bench/bulkload -n 100000000 -kind fp -seed 2 > fp100m.csv
 //	/usr/bin/time -f "%e s %U user %M KB" bulkload --data-dir d100 --bucket 8760h --memory 2GiB --progress lines fp100m.csv
-//	go run ./scripts/bench/indexcheck -data-dir d100 -input fp100m.csv -queries 20
+//	go run ./scripts/bench/storelookup -data-dir d100 -input fp100m.csv -sizes -check 20 -goroutines ''
 package bulkgen
 
 import (

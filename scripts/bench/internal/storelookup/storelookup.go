@@ -9,6 +9,12 @@
 // sends through REST (on HBase one Multi of T gets per lookup), here
 // without HTTP, so the two show what REST adds.
 //
+// -sizes prints the index's bytes per fingerprint (and, on the embedded
+// store, each table's bytes on disk); -check N compares N sampled lookups
+// with a brute-force scan of the whole input, hit for hit, before the
+// timed loops (the loops' own check is only that a query's document is
+// among its hits).
+//
 // An open loop sends lookups on a fixed schedule whatever the store does,
 // and a lookup's latency counts from when it was due, not from when a
 // worker got to it: a stall shows as the latency of every lookup it
@@ -17,6 +23,7 @@
 //	go run ./scripts/bench/storelookup -data-dir d1m -input fp1m.csv
 //	go run ./scripts/bench/storelookup -hbase-zk 127.0.0.1:23281 -hbase-namespace b1m -input fp1m.csv
 //	go run ./scripts/bench/storelookup -hbase-zk 127.0.0.1:22181 -hbase-namespace hbrest1000000 -random -goroutines 1,4 -rates 1000,2000 -duration 60s
+//	go run ./scripts/bench/storelookup -data-dir dfp -input fps.csv -sizes -check 100 -goroutines ''
 package storelookup
 
 import (
@@ -60,19 +67,34 @@ func Run(ctx context.Context, args []string) error {
 	ops := fs.Int("ops", 3000, "lookups per goroutine setting")
 	gs := fs.String("goroutines", "1,4,16", "goroutine counts to measure (closed loops; \"\" for none)")
 	warm := fs.Int("warm", 500, "warm-up lookups")
+	sizes := fs.Bool("sizes", false, "print the index's bytes per fingerprint first")
+	checkN := fs.Int("check", 0, "compare this many sampled lookups with a brute-force scan of all of -input first")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 
-	where := open.Store{Kind: "pebble", DataDir: *dataDir, MakeDir: true}
+	where := open.Store{Kind: "pebble", DataDir: *dataDir}
 	if *zk != "" {
 		where = open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: strings.Split(*zk, ","), Namespace: *ns}}
 	}
-	ix, err := open.Index(ctx, where, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true})
+	ix, err := open.Index(ctx, where, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true, NoCreate: true})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
+	if *sizes {
+		if err := printSizes(ctx, ix); err != nil {
+			return err
+		}
+	}
+	if *checkN > 0 {
+		if err := bruteCheck(ctx, ix, *input, *checkN); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(*gs) == "" && strings.TrimSpace(*rates) == "" {
+		return nil
+	}
 
 	r := rand.New(rand.NewPCG(7, 7))
 	var qs []query
