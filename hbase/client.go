@@ -66,9 +66,8 @@ type Config struct {
 	TLS *tls.Config
 	// Kerberos, if not nil, authenticates to the masters and region
 	// servers with SASL GSSAPI (hbase.security.authentication=kerberos);
-	// User is then the principal. ZooKeeper is read without SASL: the
-	// znodes the client reads (master, meta-region-server) stay
-	// world-readable on a secured cluster.
+	// User is then the principal. The client authenticates to ZooKeeper
+	// the same way unless Kerberos.ZooKeeperPlain.
 	Kerberos *Kerberos
 }
 
@@ -326,7 +325,7 @@ func (c *Client) zkGet(ctx context.Context, node string) ([]byte, error) {
 	f := &zkFlight{done: make(chan struct{})}
 	c.zkFlights[node] = f
 	c.mu.Unlock()
-	f.data, f.err = zkLookup(ctx, c.cfg.ZooKeeper, c.cfg.ZNodeParent, node, c.log)
+	f.data, f.err = zkLookup(ctx, c.cfg.ZooKeeper, c.cfg.ZNodeParent, node, c.sec.krb, c.log)
 	c.mu.Lock()
 	delete(c.zkFlights, node)
 	c.mu.Unlock()

@@ -67,8 +67,14 @@ func ParseProtection(s string) (Protection, error) {
 // usual hbase/_HOST (_HOST: the server's host name as HBase names it).
 const DefaultServicePrincipal = "hbase/_HOST"
 
+// DefaultZooKeeperPrincipal is Kerberos.ZooKeeperPrincipal's default,
+// ZooKeeper's usual zookeeper/_HOST (the service part is Java's
+// zookeeper.sasl.client.username).
+const DefaultZooKeeperPrincipal = "zookeeper/_HOST"
+
 // Kerberos configures SASL GSSAPI authentication to the masters and region
-// servers. Either Keytab (with Principal) or CCache is required.
+// servers, and to ZooKeeper. Either Keytab (with Principal) or CCache is
+// required.
 type Kerberos struct {
 	// Principal is the client, user[/instance]@REALM.
 	Principal string
@@ -94,6 +100,18 @@ type Kerberos struct {
 	// several (hbase.rpc.protection listing more than one): integrity
 	// costs less CPU than privacy (default ProtectPrivacy).
 	MaxProtection Protection
+	// ZooKeeperPlain reads ZooKeeper without authenticating. By default
+	// the client authenticates to ZooKeeper by SASL GSSAPI as well, which
+	// a ZooKeeper enforcing authentication requires
+	// (zookeeper.sessionRequireClientSASLAuth, or enforce.auth.enabled
+	// with enforce.auth.schemes=sasl) and which a ZooKeeper with no SASL
+	// login of its own (no JAAS "Server" section) cannot answer.
+	ZooKeeperPlain bool
+	// ZooKeeperPrincipal is ZooKeeper's principal, _HOST standing for
+	// each quorum member's host name; a quorum member given as an IP
+	// address is named by its reverse lookup, as ZooKeeper's Java client
+	// does (default DefaultZooKeeperPrincipal).
+	ZooKeeperPrincipal string
 }
 
 // withDefaults fills the defaults of k.
@@ -106,6 +124,9 @@ func (k Kerberos) withDefaults() Kerberos {
 	}
 	if k.ServicePrincipal == "" {
 		k.ServicePrincipal = DefaultServicePrincipal
+	}
+	if k.ZooKeeperPrincipal == "" {
+		k.ZooKeeperPrincipal = DefaultZooKeeperPrincipal
 	}
 	if k.MinProtection == 0 {
 		k.MinProtection = ProtectAuthentication
@@ -127,6 +148,8 @@ func (k Kerberos) validate() error {
 		return fmt.Errorf("%w: Kerberos protection between %v and %v", ErrInvalidArgument, k.MinProtection, k.MaxProtection)
 	case strings.Count(strings.SplitN(k.ServicePrincipal, "@", 2)[0], "/") != 1:
 		return fmt.Errorf("%w: service principal %q: want service/host[@REALM]", ErrInvalidArgument, k.ServicePrincipal)
+	case strings.Count(strings.SplitN(k.ZooKeeperPrincipal, "@", 2)[0], "/") != 1:
+		return fmt.Errorf("%w: ZooKeeper principal %q: want service/host[@REALM]", ErrInvalidArgument, k.ZooKeeperPrincipal)
 	}
 	return nil
 }
@@ -195,14 +218,20 @@ func (a *kerberosAuth) login() error {
 	return nil
 }
 
-// serviceTicket returns a ticket for the server on host (cached until it
-// expires).
-func (a *kerberosAuth) serviceTicket(host string) (string, messages.Ticket, types.EncryptionKey, error) {
+// servicePrincipal is template (service/_HOST[@REALM]) for the server on
+// host, without the realm: the name gokrb5 asks the KDC for.
+func (a *kerberosAuth) servicePrincipal(template, host string) string {
+	spn, _, _ := strings.Cut(template, "@")
+	return strings.ReplaceAll(spn, "_HOST", strings.ToLower(host))
+}
+
+// serviceTicket returns a ticket for the server on host whose principal is
+// template (cached until it expires).
+func (a *kerberosAuth) serviceTicket(template, host string) (string, messages.Ticket, types.EncryptionKey, error) {
 	if err := a.login(); err != nil {
 		return "", messages.Ticket{}, types.EncryptionKey{}, err
 	}
-	spn, _, _ := strings.Cut(a.cfg.ServicePrincipal, "@")
-	spn = strings.ReplaceAll(spn, "_HOST", strings.ToLower(host))
+	spn := a.servicePrincipal(template, host)
 	tkt, key, err := a.cl.GetServiceTicket(spn)
 	if err != nil {
 		return spn, tkt, key, fmt.Errorf("%w: service ticket for %s as %s: %w", ErrSecurity, spn, a.principal(), err)

@@ -43,55 +43,98 @@ const (
 	layerPrivacy   = 4
 )
 
-// saslHandshake authenticates nc (the preamble already sent) to the server
-// on host and returns the connection to use from then on (nc itself or one
-// that wraps every message) and the protection chosen.
-func saslHandshake(rw *bufio.ReadWriter, nc net.Conn, host string, a *kerberosAuth) (net.Conn, Protection, error) {
-	spn, tkt, key, err := a.serviceTicket(host)
+// saslTokens carries the tokens of one SASL exchange: HBase's preamble
+// framing (hbaseTokens) or ZooKeeper's sasl requests (zkTokens).
+type saslTokens interface {
+	// send sends the client's next token (nil: an empty one).
+	send(tok []byte) error
+	// recv reads the server's next token.
+	recv() ([]byte, error)
+}
+
+// saslGSSAPI runs the initiator's side of SASL GSSAPI (RFC 4752) over t,
+// authenticating a's principal to the server on host whose principal is
+// spnTemplate (_HOST standing for host): the initial token and the
+// acceptor's AP-REP, an empty token, the wrapped security layer offer, and
+// the wrapped choice that pick makes from the offered layers (an error
+// refuses the offer). It returns the context, the layer chosen and the
+// server's largest wrapped message.
+func saslGSSAPI(t saslTokens, a *kerberosAuth, spnTemplate, host string, pick func(offered byte) (byte, error)) (*gssContext, byte, int, error) {
+	spn, tkt, key, err := a.serviceTicket(spnTemplate, host)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	tok, g, err := initialToken(tkt, key, a.cl.Credentials.Domain(), a.cl.Credentials.CName())
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrSecurity, err)
+		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSecurity, err)
 	}
-	if err := writeToken(rw, tok); err != nil {
-		return nil, 0, err
+	if err := t.send(tok); err != nil {
+		return nil, 0, 0, err
 	}
-	rep, err := readChallenge(rw, spn)
+	rep, err := t.recv()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if err := g.acceptReply(rep); err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %w", ErrSecurity, spn, err)
+		return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrSecurity, spn, err)
 	}
-	if err := writeToken(rw, nil); err != nil {
-		return nil, 0, err
+	if err := t.send(nil); err != nil {
+		return nil, 0, 0, err
 	}
-	offerTok, err := readChallenge(rw, spn)
+	offerTok, err := t.recv()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	offer, err := g.unwrap(offerTok)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: security layer offer: %w", ErrSecurity, spn, err)
+		return nil, 0, 0, fmt.Errorf("%w: %s: security layer offer: %w", ErrSecurity, spn, err)
 	}
 	if len(offer) != 4 {
-		return nil, 0, fmt.Errorf("%w: %s: security layer offer of %d bytes", ErrSecurity, spn, len(offer))
+		return nil, 0, 0, fmt.Errorf("%w: %s: security layer offer of %d bytes", ErrSecurity, spn, len(offer))
 	}
-	layer, prot := chooseLayer(offer[0], a.cfg.MinProtection, a.cfg.MaxProtection)
-	if layer == 0 {
-		return nil, 0, fmt.Errorf("%w: %s offers %s (hbase.rpc.protection of the cluster), the client takes %s to %s",
-			ErrSecurity, spn, offeredNames(offer[0]), a.cfg.MinProtection, a.cfg.MaxProtection)
+	layer, err := pick(offer[0])
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%w: %s %w", ErrSecurity, spn, err)
 	}
 	serverMax := int(offer[1])<<16 | int(offer[2])<<8 | int(offer[3])
 	// Our own receive limit is maxSASLToken; no authorization id (the
 	// effective user is the principal itself).
 	reply, err := g.wrap([]byte{layer, byte(maxSASLToken >> 16 & 0xff), byte(maxSASLToken >> 8 & 0xff), byte(maxSASLToken & 0xff)}, false)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrSecurity, err)
+		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSecurity, err)
 	}
-	if err := writeToken(rw, reply); err != nil {
+	if err := t.send(reply); err != nil {
+		return nil, 0, 0, err
+	}
+	return g, layer, serverMax, nil
+}
+
+// hbaseTokens is the SASL framing of HBase's connection preamble.
+type hbaseTokens struct {
+	rw  *bufio.ReadWriter
+	spn string // for errors
+}
+
+func (h hbaseTokens) send(tok []byte) error { return writeToken(h.rw, tok) }
+func (h hbaseTokens) recv() ([]byte, error) { return readChallenge(h.rw, h.spn) }
+
+// saslHandshake authenticates nc (the preamble already sent) to the server
+// on host and returns the connection to use from then on (nc itself or one
+// that wraps every message) and the protection chosen.
+func saslHandshake(rw *bufio.ReadWriter, nc net.Conn, host string, a *kerberosAuth) (net.Conn, Protection, error) {
+	var prot Protection
+	pick := func(offered byte) (byte, error) {
+		var layer byte
+		layer, prot = chooseLayer(offered, a.cfg.MinProtection, a.cfg.MaxProtection)
+		if layer == 0 {
+			return 0, fmt.Errorf("offers %s (hbase.rpc.protection of the cluster), the client takes %s to %s",
+				offeredNames(offered), a.cfg.MinProtection, a.cfg.MaxProtection)
+		}
+		return layer, nil
+	}
+	spn := a.servicePrincipal(a.cfg.ServicePrincipal, host)
+	g, layer, serverMax, err := saslGSSAPI(hbaseTokens{rw: rw, spn: spn}, a, a.cfg.ServicePrincipal, host, pick)
+	if err != nil {
 		return nil, 0, err
 	}
 	if layer == layerNone {

@@ -174,7 +174,8 @@ func TestSecureErrors(t *testing.T) {
 	}
 	if plain := hbasetestPlainZK(); plain != "" {
 		cases = append(cases,
-			tcase{name: "Kerberos to a plain cluster", zk: plain, krb: good(), want: "does not use Kerberos"},
+			tcase{name: "Kerberos to a plain cluster", zk: plain, krb: func() *Kerberos { k := good(); k.ZooKeeperPlain = true; return k }(), want: "does not use Kerberos"},
+			tcase{name: "Kerberos to a plain ZooKeeper", zk: plain, krb: good(), want: "no SASL login"},
 			tcase{name: "TLS to a plaintext cluster", zk: plain, tls: s.TLSConfig(t, false), want: "does not speak TLS"},
 		)
 	}

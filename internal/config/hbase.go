@@ -38,19 +38,25 @@ type HBase struct {
 	// HBaseKerberos*: SASL GSSAPI (--hbase-kerberos-principal with
 	// --hbase-kerberos-keytab, or --hbase-kerberos-ccache; --hbase-krb5-conf,
 	// --hbase-kerberos-service, --hbase-rpc-protection). Kerberos is on
-	// when a keytab or ticket cache is given.
+	// when a keytab or ticket cache is given. With Kerberos the client
+	// authenticates to ZooKeeper by SASL GSSAPI too, unless HBaseZKSASL
+	// is false (--hbase-zk-sasl), to HBaseZKKerberosService
+	// (--hbase-zk-kerberos-service).
 	HBaseKerberosPrincipal string
 	HBaseKerberosKeytab    string
 	HBaseKerberosCCache    string
 	HBaseKrb5Conf          string
 	HBaseKerberosService   string
 	HBaseRPCProtection     string
+	HBaseZKSASL            bool
+	HBaseZKKerberosService string
 }
 
 // DefaultHBase is the HBase configuration of a command line without the
 // HBase flags.
 func DefaultHBase() HBase {
-	return HBase{HBaseNamespace: DefaultHBaseNamespace, HBaseKerberosService: hbase.DefaultServicePrincipal}
+	return HBase{HBaseNamespace: DefaultHBaseNamespace, HBaseKerberosService: hbase.DefaultServicePrincipal,
+		HBaseZKSASL: true, HBaseZKKerberosService: hbase.DefaultZooKeeperPrincipal}
 }
 
 // HBaseSecurityFlags names the TLS and Kerberos flags HBaseFlags declares:
@@ -59,7 +65,7 @@ func DefaultHBase() HBase {
 var HBaseSecurityFlags = []string{
 	"hbase-tls", "hbase-tls-ca", "hbase-tls-cert", "hbase-tls-key", "hbase-tls-server-name",
 	"hbase-kerberos-principal", "hbase-kerberos-keytab", "hbase-kerberos-ccache", "hbase-krb5-conf",
-	"hbase-kerberos-service", "hbase-rpc-protection",
+	"hbase-kerberos-service", "hbase-rpc-protection", "hbase-zk-sasl", "hbase-zk-kerberos-service",
 }
 
 // HBaseFlags declares --hbase-zk and --hbase-namespace on fs, bound to h, and
@@ -83,6 +89,8 @@ func (h *HBase) HBaseFlags(fs *flag.FlagSet, prefix, refusal string) {
 	fs.StringVar(&h.HBaseKrb5Conf, "hbase-krb5-conf", h.HBaseKrb5Conf, prefix+"krb5.conf naming the realm's KDCs (default $KRB5_CONFIG, else /etc/krb5.conf)")
 	fs.StringVar(&h.HBaseKerberosService, "hbase-kerberos-service", h.HBaseKerberosService, prefix+"HBase's service principal, _HOST for each server's host (hbase.regionserver.kerberos.principal)")
 	fs.StringVar(&h.HBaseRPCProtection, "hbase-rpc-protection", h.HBaseRPCProtection, prefix+"weakest Kerberos protection accepted: authentication, integrity or privacy (default: what the cluster asks for)")
+	fs.BoolVar(&h.HBaseZKSASL, "hbase-zk-sasl", h.HBaseZKSASL, prefix+"with Kerberos, authenticate to ZooKeeper by SASL GSSAPI too (false: read it unauthenticated, for a ZooKeeper without SASL)")
+	fs.StringVar(&h.HBaseZKKerberosService, "hbase-zk-kerberos-service", h.HBaseZKKerberosService, prefix+"ZooKeeper's service principal, _HOST for each quorum host (zookeeper.sasl.client.username/_HOST)")
 }
 
 // HBaseQuorum is HBaseZK split at commas, blanks trimmed, empty items
@@ -118,7 +126,8 @@ func (h HBase) HBaseKerberos() *hbase.Kerberos {
 	}
 	prot, _ := hbase.ParseProtection(h.HBaseRPCProtection)
 	return &hbase.Kerberos{Principal: h.HBaseKerberosPrincipal, Keytab: h.HBaseKerberosKeytab, CCache: h.HBaseKerberosCCache,
-		Krb5Conf: h.HBaseKrb5Conf, ServicePrincipal: h.HBaseKerberosService, MinProtection: prot}
+		Krb5Conf: h.HBaseKrb5Conf, ServicePrincipal: h.HBaseKerberosService, MinProtection: prot,
+		ZooKeeperPlain: !h.HBaseZKSASL, ZooKeeperPrincipal: h.HBaseZKKerberosService}
 }
 
 // HBaseClientConfig is the HBase client configuration of h: the quorum

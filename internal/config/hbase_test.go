@@ -15,8 +15,11 @@ import (
 // command declares them.
 func TestHBaseFlags(t *testing.T) {
 	file := writeConfig(t, `{"hbase_zk": "f1:2181", "hbase_namespace": "from_file"}`)
-	secFile := writeConfig(t, `{"hbase_tls": true, "hbase_kerberos_principal": "u@R", "hbase_kerberos_keytab": "/k"}`)
-	def := func(h HBase) HBase { h.HBaseKerberosService = "hbase/_HOST"; return h }
+	secFile := writeConfig(t, `{"hbase_tls": true, "hbase_kerberos_principal": "u@R", "hbase_kerberos_keytab": "/k", "hbase_zk_sasl": false}`)
+	def := func(h HBase) HBase {
+		h.HBaseKerberosService, h.HBaseZKSASL, h.HBaseZKKerberosService = "hbase/_HOST", true, "zookeeper/_HOST"
+		return h
+	}
 	tests := []struct {
 		name    string
 		refusal string
@@ -29,13 +32,24 @@ func TestHBaseFlags(t *testing.T) {
 		{"env", "else refuse", nil, map[string]string{"SIMDEX_HBASE_ZK": "e:1", "SIMDEX_HBASE_NAMESPACE": "ens", "SIMDEX_HBASE_CREATE_TABLES": "true"}, def(HBase{HBaseZK: "e:1", HBaseNamespace: "ens", HBaseCreateTables: true})},
 		{"file under env", "", []string{"--config", file}, map[string]string{"SIMDEX_HBASE_ZK": "e:1"}, def(HBase{HBaseZK: "e:1", HBaseNamespace: "from_file"})},
 		{"security flags", "", []string{"--hbase-tls", "--hbase-tls-ca", "ca.pem", "--hbase-tls-cert", "c.pem", "--hbase-tls-key", "k.pem", "--hbase-tls-server-name", "hb",
-			"--hbase-kerberos-principal", "u@R", "--hbase-kerberos-keytab", "u.keytab", "--hbase-krb5-conf", "k.conf", "--hbase-kerberos-service", "hb/_HOST@R", "--hbase-rpc-protection", "privacy"}, nil,
+			"--hbase-kerberos-principal", "u@R", "--hbase-kerberos-keytab", "u.keytab", "--hbase-krb5-conf", "k.conf", "--hbase-kerberos-service", "hb/_HOST@R", "--hbase-rpc-protection", "privacy",
+			"--hbase-zk-sasl=false", "--hbase-zk-kerberos-service", "zk/_HOST@R"}, nil,
 			HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseTLSCA: "ca.pem", HBaseTLSCert: "c.pem", HBaseTLSKey: "k.pem", HBaseTLSServerName: "hb",
-				HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "u.keytab", HBaseKrb5Conf: "k.conf", HBaseKerberosService: "hb/_HOST@R", HBaseRPCProtection: "privacy"}},
-		{"security env", "", nil, map[string]string{"SIMDEX_HBASE_TLS": "true", "SIMDEX_HBASE_TLS_CA": "ca.pem", "SIMDEX_HBASE_KERBEROS_CCACHE": "/tmp/cc", "SIMDEX_HBASE_RPC_PROTECTION": "integrity"},
-			def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseTLSCA: "ca.pem", HBaseKerberosCCache: "/tmp/cc", HBaseRPCProtection: "integrity"})},
+				HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "u.keytab", HBaseKrb5Conf: "k.conf", HBaseKerberosService: "hb/_HOST@R", HBaseRPCProtection: "privacy",
+				HBaseZKKerberosService: "zk/_HOST@R"}},
+		{"security env", "", nil, map[string]string{"SIMDEX_HBASE_TLS": "true", "SIMDEX_HBASE_TLS_CA": "ca.pem", "SIMDEX_HBASE_KERBEROS_CCACHE": "/tmp/cc", "SIMDEX_HBASE_RPC_PROTECTION": "integrity",
+			"SIMDEX_HBASE_ZK_KERBEROS_SERVICE": "zk/_HOST"},
+			func() HBase {
+				h := def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseTLSCA: "ca.pem", HBaseKerberosCCache: "/tmp/cc", HBaseRPCProtection: "integrity"})
+				h.HBaseZKKerberosService = "zk/_HOST"
+				return h
+			}()},
 		{"security file", "", []string{"--config", secFile}, nil,
-			def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "/k"})},
+			func() HBase {
+				h := def(HBase{HBaseNamespace: "simdex", HBaseTLS: true, HBaseKerberosPrincipal: "u@R", HBaseKerberosKeytab: "/k"})
+				h.HBaseZKSASL = false
+				return h
+			}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +96,7 @@ func TestHBaseValidate(t *testing.T) {
 		{HBase{HBaseZK: "h:1", HBaseKerberosPrincipal: "u@R"}, "need --hbase-kerberos-keytab or --hbase-kerberos-ccache"},
 		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u"}, `principal "u": want user@REALM`},
 		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u@R", HBaseKerberosService: "hbase"}, `service principal "hbase"`},
+		{HBase{HBaseZK: "h:1", HBaseKerberosKeytab: "/k", HBaseKerberosPrincipal: "u@R", HBaseKerberosService: "hbase/_HOST", HBaseZKKerberosService: "zookeeper"}, `ZooKeeper principal "zookeeper"`},
 		{HBase{HBaseZK: "h:1", HBaseTLSCA: "/ca.pem"}, "TLS not enabled"},
 		{HBase{HBaseZK: "h:1", HBaseTLS: true, HBaseTLSCert: "/c.pem"}, "certificate and key go together"},
 		{HBase{HBaseZK: "h:1", HBaseTLS: true, HBaseTLSCA: "/nonexistent/ca.pem"}, "nonexistent/ca.pem"},
@@ -109,6 +124,15 @@ func TestHBaseStoreConfig(t *testing.T) {
 	want := hbasestore.Config{ZooKeeper: []string{"a:1", "b:2"}, Namespace: "ns", CreateTables: true}
 	if got := h.HBaseStoreConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("HBaseStoreConfig = %+v, want %+v", got, want)
+	}
+	sec := DefaultHBase()
+	sec.HBaseKerberosKeytab, sec.HBaseKerberosPrincipal = "/k", "u@R"
+	if k := sec.HBaseKerberos(); k.ZooKeeperPlain || k.ZooKeeperPrincipal != "zookeeper/_HOST" {
+		t.Errorf("default Kerberos: ZooKeeperPlain %v, ZooKeeperPrincipal %q; want SASL to zookeeper/_HOST", k.ZooKeeperPlain, k.ZooKeeperPrincipal)
+	}
+	sec.HBaseZKSASL, sec.HBaseZKKerberosService = false, "zk/_HOST@R"
+	if k := sec.HBaseKerberos(); !k.ZooKeeperPlain || k.ZooKeeperPrincipal != "zk/_HOST@R" {
+		t.Errorf("--hbase-zk-sasl=false: ZooKeeperPlain %v, ZooKeeperPrincipal %q", k.ZooKeeperPlain, k.ZooKeeperPrincipal)
 	}
 	if q := (HBase{}).HBaseQuorum(); q != nil {
 		t.Errorf("empty quorum %q", q)

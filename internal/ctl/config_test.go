@@ -132,7 +132,7 @@ func TestVerbHelp(t *testing.T) {
 	var stderr bytes.Buffer
 	err := seenVerb.Run(context.Background(), &Env{Stderr: &stderr, verb: seenVerb}, []string{"-h"})
 	want := "The flags --data-dir, --hbase-kerberos-ccache, --hbase-kerberos-keytab, --hbase-kerberos-principal, --hbase-kerberos-service, --hbase-krb5-conf, " +
-		"--hbase-namespace, --hbase-rpc-protection, --hbase-tls, --hbase-tls-ca, --hbase-tls-cert, --hbase-tls-key, --hbase-tls-server-name and --hbase-zk can also be set"
+		"--hbase-namespace, --hbase-rpc-protection, --hbase-tls, --hbase-tls-ca, --hbase-tls-cert, --hbase-tls-key, --hbase-tls-server-name, --hbase-zk, --hbase-zk-kerberos-service and --hbase-zk-sasl can also be set"
 	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(strings.Join(strings.Fields(stderr.String()), " "), want) {
 		t.Errorf("seen -h: %v\n%s", err, stderr.String())
 	}

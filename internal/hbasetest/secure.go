@@ -28,6 +28,8 @@ const (
 	EnvSecureShortLife = "SIMDEX_SECURE_SHORT_LIFE"
 	// EnvSecureProtection is its hbase.rpc.protection (a list).
 	EnvSecureProtection = "SIMDEX_SECURE_PROTECTION"
+	// EnvSecureZKSASL is its ZooKeeper's SASL: required, optional or off.
+	EnvSecureZKSASL = "SIMDEX_SECURE_ZK_SASL"
 )
 
 // Realm is the Kerberos realm of the secured HBase.
@@ -48,7 +50,15 @@ type SecureCluster struct {
 	// protection it offers, e.g. "privacy" or
 	// "privacy,integrity,authentication".
 	Protection string
+	// ZKSASL is its ZooKeeper's SASL: "required" (a client must
+	// authenticate by SASL GSSAPI as zookeeper/localhost), "optional"
+	// (it may) or "off" (no SASL login: it cannot).
+	ZKSASL string
 }
+
+// ZKRequiresSASL reports whether the cluster's ZooKeeper refuses clients
+// that do not authenticate by SASL.
+func (s *SecureCluster) ZKRequiresSASL() bool { return s.ZKSASL == "required" }
 
 // Offers reports whether the cluster offers the quality of protection
 // named by HBase's name p (authentication, integrity, privacy).
@@ -77,8 +87,12 @@ func Secure(t testing.TB) *SecureCluster {
 	if err != nil {
 		t.Fatalf("hbasetest: %s: %v", EnvSecureShortLife, err)
 	}
-	return &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second,
-		Protection: os.Getenv(EnvSecureProtection)}
+	sc := &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second,
+		Protection: os.Getenv(EnvSecureProtection), ZKSASL: os.Getenv(EnvSecureZKSASL)}
+	if sc.ZKSASL == "" {
+		sc.ZKSASL = "off" // a secure.env from before ZooKeeper had SASL
+	}
+	return sc
 }
 
 // Path is the file name in the cluster's directory.
@@ -118,9 +132,13 @@ func (s *SecureCluster) TLSConfig(t testing.TB, withCert bool) *tls.Config {
 func (s *SecureCluster) Peer(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	cmd := installedTool(t, "the Java reference peer", "peer.sh", args...)
-	cmd.Env = append(cmd.Env,
-		"SIMDEX_HBASE_PEER_CONF="+s.Path("client-conf"),
-		"SIMDEX_HBASE_PEER_JAVA_OPTS=-Djava.security.krb5.conf="+s.Krb5Conf()+" -Dsun.security.krb5.disableReferrals=true")
+	opts := "-Djava.security.krb5.conf=" + s.Krb5Conf() + " -Dsun.security.krb5.disableReferrals=true"
+	if s.ZKSASL != "off" {
+		// ZooKeeper's Java client logs in with the JAAS Client section.
+		opts += " -Djava.security.auth.login.config=" + s.Path("client-conf/jaas.conf") +
+			" -Dzookeeper.server.principal=zookeeper/localhost@" + Realm
+	}
+	cmd.Env = append(cmd.Env, "SIMDEX_HBASE_PEER_CONF="+s.Path("client-conf"), "SIMDEX_HBASE_PEER_JAVA_OPTS="+opts)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

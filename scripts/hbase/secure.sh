@@ -3,7 +3,10 @@
 # Kerberos KDC with the principals and keytabs simdex's tests need, a CA with a
 # server and a client certificate, and HBase (scripts/hbase/start.sh) with
 # Kerberos (SASL GSSAPI, hbase.rpc.protection=privacy unless set) and HBase's native Netty
-# TLS on its RPC ports.
+# TLS on its RPC ports. Its ZooKeeper (in the master's JVM) authenticates
+# clients by SASL GSSAPI as zookeeper/localhost and, unless told otherwise,
+# requires it (enforce.auth.enabled, schemes sasl): HBase's own servers and the
+# Java peer log in to it with JAAS "Client" sections.
 #
 #   scripts/hbase/secure.sh start   prints the ZooKeeper address as its last line
 #   scripts/hbase/secure.sh stop    stops HBase and the KDC
@@ -13,12 +16,15 @@
 # tests (internal/hbasetest.Secure):
 #   krb5.conf                 realm SIMDEX.TEST, KDC on 127.0.0.1, no DNS
 #   hbase.keytab              hbase/localhost@SIMDEX.TEST (master and region server)
+#   zookeeper.keytab          zookeeper/localhost@SIMDEX.TEST (ZooKeeper's JAAS Server)
+#   jaas.conf                 HBase's JVM: ZooKeeper's Server and HBase's Client login
 #   simdex.keytab             simdex@SIMDEX.TEST, the client
 #   short.keytab              simdex-short@SIMDEX.TEST: tickets live SHORT_LIFE
 #   expired.keytab            simdex-expired@SIMDEX.TEST: the principal has expired
 #   stale.keytab              simdex-stale@SIMDEX.TEST: its key changed after export
 #   ca.pem, server.pem/-key.pem, client.pem/-key.pem   the CA and its certificates
 #   client-conf/hbase-site.xml the Java peer's client configuration
+#   client-conf/jaas.conf     the Java peer's ZooKeeper login (as simdex)
 #
 # MIT krb5-kdc (Debian's krb5-kdc, krb5-admin-server) is installed with apt-get
 # when missing and this runs as root (or with password-less sudo), as
@@ -38,6 +44,10 @@
 #   SIMDEX_HBASE_RPC_PROTECTION hbase.rpc.protection of the servers and the peer:
 #                              one or a comma-separated list of authentication,
 #                              integrity, privacy (privacy)
+#   SIMDEX_HBASE_ZK_SASL       ZooKeeper's SASL: required (clients must
+#                              authenticate), optional (those with Kerberos do)
+#                              or off (no SASL login: plain ZooKeeper)
+#                              (required when strict, else optional)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -50,6 +60,12 @@ export SIMDEX_HBASE_MASTER_PORT="${SIMDEX_HBASE_MASTER_PORT:-24000}"
 export SIMDEX_HBASE_RS_PORT="${SIMDEX_HBASE_RS_PORT:-24020}"
 short_life="${SIMDEX_HBASE_SHORT_LIFE:-30}"
 protection="${SIMDEX_HBASE_RPC_PROTECTION:-privacy}"
+if [ "$strict" = 1 ]; then zk_sasl_default=required; else zk_sasl_default=optional; fi
+zk_sasl="${SIMDEX_HBASE_ZK_SASL:-$zk_sasl_default}"
+case "$zk_sasl" in
+required | optional | off) ;;
+*) echo "secure.sh: SIMDEX_HBASE_ZK_SASL must be required, optional or off" >&2; exit 2 ;;
+esac
 realm=SIMDEX.TEST
 pass=simdex-test # keystore passwords of throwaway test stores
 
@@ -147,6 +163,8 @@ kdb5_util create -s -r "$realm" -P "$(head -c 24 /dev/urandom | base64)" >/dev/n
 kadm() { kadmin.local -r "$realm" -q "$1" >/dev/null; }
 kadm "addprinc -randkey hbase/localhost@$realm"
 kadm "ktadd -k $dir/hbase.keytab hbase/localhost@$realm"
+kadm "addprinc -randkey zookeeper/localhost@$realm"
+kadm "ktadd -k $dir/zookeeper.keytab zookeeper/localhost@$realm"
 kadm "addprinc -randkey simdex@$realm"
 kadm "ktadd -k $dir/simdex.keytab simdex@$realm"
 kadm "addprinc -randkey -maxlife \"$short_life seconds\" -maxrenewlife \"1 day\" simdex-short@$realm"
@@ -239,11 +257,40 @@ for d in "$dir/hbase/conf" "$dir/client-conf"; do
 done
 
 krb_opts="-Djava.security.krb5.conf=$dir/krb5.conf -Dsun.security.krb5.disableReferrals=true"
+
+# --- ZooKeeper's SASL --------------------------------------------------------
+# Standalone HBase runs ZooKeeper in the master's JVM, configured by system
+# properties: the SASL provider, the JAAS file whose Server section is
+# ZooKeeper's login and whose Client section is HBase's own as ZooKeeper's
+# client, and the principal's short name (hbase) as the ACL identity, as the
+# ACLs HBase puts on its znodes (sasl:hbase) expect. Java clients name the
+# server zookeeper/localhost whatever 127.0.0.1 resolves to.
+jaas_entry() { # section, keytab, principal
+	printf '%s {\n  com.sun.security.auth.module.Krb5LoginModule required\n' "$1"
+	printf '  useKeyTab=true\n  keyTab="%s"\n  storeKey=true\n  useTicketCache=false\n  principal="%s";\n};\n' "$2" "$3"
+}
+zk_client_opts="-Dzookeeper.server.principal=zookeeper/localhost@$realm"
+zk_server_opts=""
+peer_zk_opts=""
+if [ "$zk_sasl" != off ]; then
+	{
+		jaas_entry Server "$dir/zookeeper.keytab" "zookeeper/localhost@$realm"
+		jaas_entry Client "$dir/hbase.keytab" "hbase/localhost@$realm"
+	} >"$dir/jaas.conf"
+	jaas_entry Client "$dir/simdex.keytab" "simdex@$realm" >"$dir/client-conf/jaas.conf"
+	zk_server_opts="-Djava.security.auth.login.config=$dir/jaas.conf $zk_client_opts"
+	zk_server_opts+=" -Dzookeeper.authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+	zk_server_opts+=" -Dzookeeper.kerberos.removeHostFromPrincipal=true -Dzookeeper.kerberos.removeRealmFromPrincipal=true"
+	if [ "$zk_sasl" = required ]; then
+		zk_server_opts+=" -Dzookeeper.enforce.auth.enabled=true -Dzookeeper.enforce.auth.schemes=sasl"
+	fi
+	peer_zk_opts="-Djava.security.auth.login.config=$dir/client-conf/jaas.conf $zk_client_opts"
+fi
 export SIMDEX_HBASE_DATA="$dir/hbase"
 export SIMDEX_HBASE_SITE_EXTRA="$dir/site-extra.xml"
-export SIMDEX_HBASE_JAVA_OPTS="${SIMDEX_HBASE_JAVA_OPTS:-} $krb_opts"
+export SIMDEX_HBASE_JAVA_OPTS="${SIMDEX_HBASE_JAVA_OPTS:-} $krb_opts $zk_server_opts"
 export SIMDEX_HBASE_PEER_CONF="$dir/client-conf"
-export SIMDEX_HBASE_PEER_JAVA_OPTS="$krb_opts"
+export SIMDEX_HBASE_PEER_JAVA_OPTS="$krb_opts $peer_zk_opts"
 export SIMDEX_HBASE_HEAP="${SIMDEX_HBASE_HEAP:-768m}"
 if ! zk="$("$here/start.sh" | tail -n 1)"; then
 	echo "secure.sh: HBase did not start; KDC log:" >&2
@@ -257,5 +304,6 @@ export SIMDEX_SECURE_DIR=$dir
 export SIMDEX_SECURE_STRICT=$strict
 export SIMDEX_SECURE_SHORT_LIFE=$short_life
 export SIMDEX_SECURE_PROTECTION=$protection
+export SIMDEX_SECURE_ZK_SASL=$zk_sasl
 EOF
 echo "$zk"

@@ -1,0 +1,109 @@
+package hbase
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/internal/hbasetest"
+)
+
+// zkAuth logs k in for a direct ZooKeeper lookup, destroyed when the test
+// ends.
+func zkAuth(t *testing.T, k *Kerberos) *kerberosAuth {
+	t.Helper()
+	a, err := newKerberosAuth(k.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.destroy)
+	return a
+}
+
+// TestSecureZooKeeperSASL: the secured HBase's ZooKeeper authenticates the
+// client by SASL GSSAPI (as zookeeper/localhost, named from the quorum's
+// 127.0.0.1 by reverse lookup or given as localhost), and the client reads
+// and writes through it; when it requires SASL, a client without Kerberos
+// (or told not to use it for ZooKeeper) gets a clear ErrSecurity at once
+// rather than a hang or retries; a ZooKeeper principal that is not
+// ZooKeeper's is refused, by the KDC or by ZooKeeper, naming it.
+func TestSecureZooKeeperSASL(t *testing.T) {
+	s := hbasetest.Secure(t)
+	if s.ZKSASL == "off" {
+		t.Skip("the secured HBase's ZooKeeper has no SASL login (SIMDEX_HBASE_ZK_SASL=off)")
+	}
+	ctx := testCtx(t)
+	log := slog.New(slog.DiscardHandler)
+	_, port, err := net.SplitHostPort(s.ZK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := keytabAuth(s, "simdex", "simdex.keytab")
+	for _, zk := range []string{s.ZK, net.JoinHostPort("localhost", port)} {
+		data, err := zkLookup(ctx, []string{zk}, "/hbase", "/master", zkAuth(t, good), log)
+		if err != nil {
+			t.Fatalf("authenticated lookup on %s: %v", zk, err)
+		}
+		if sn, err := parseMasterZnode(data); err != nil || sn.Port == 0 {
+			t.Fatalf("master znode on %s: %v %v", zk, sn, err)
+		}
+	}
+	t.Run("reads and writes", func(t *testing.T) {
+		roundTrip(t, secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false)))
+	})
+
+	type tcase struct {
+		name string
+		krb  *Kerberos
+		tls  bool
+		want []string // all in the error message
+	}
+	withZK := func(f func(*Kerberos)) *Kerberos { k := keytabAuth(s, "simdex", "simdex.keytab"); f(k); return k }
+	cases := []tcase{
+		{"unknown ZooKeeper principal", withZK(func(k *Kerberos) { k.ZooKeeperPrincipal = "zookeeper/otherhost" }), true,
+			[]string{"zookeeper/otherhost", "service ticket"}},
+		{"principal that is not ZooKeeper's", withZK(func(k *Kerberos) { k.ZooKeeperPrincipal = "hbase/_HOST" }), true,
+			[]string{"hbase/localhost", "refused the Kerberos", "simdex@SIMDEX.TEST"}},
+	}
+	if s.ZKRequiresSASL() {
+		cases = append(cases,
+			tcase{"no Kerberos", nil, true, []string{"requires SASL", "does the cluster require Kerberos?"}},
+			tcase{"Kerberos but not for ZooKeeper", withZK(func(k *Kerberos) { k.ZooKeeperPlain = true }), true,
+				[]string{"requires SASL", "--hbase-zk-sasl=false"}},
+		)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{ZooKeeper: []string{s.ZK}, Kerberos: tc.krb, TLS: s.TLSConfig(t, false), MaxRetries: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			cctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			start := time.Now()
+			_, err = c.Namespaces(cctx)
+			took := time.Since(start)
+			if err == nil {
+				t.Fatal("Namespaces succeeded")
+			}
+			if !errors.Is(err, ErrSecurity) || IsRetryable(err) || errors.Is(err, ErrRetriesExhausted) {
+				t.Fatalf("Namespaces: %v\nwant a non-retryable ErrSecurity", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("Namespaces: %v\nwant it to say %q", err, w)
+				}
+			}
+			// One ZooKeeper exchange, not a session timeout or retries.
+			if took > 10*time.Second {
+				t.Fatalf("the error took %v", took)
+			}
+			t.Logf("%v (%v)", err, took.Round(time.Millisecond))
+		})
+	}
+}
