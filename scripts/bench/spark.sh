@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The Spark backfill against cmd/bulkload on the same machine and inputs:
 #
-#   1. D ~1 KB text documents (scripts/bench/bulkload's generator: half
-#      Chinese, half English, 2% near-copies), loaded into a new embedded
-#      store by cmd/bulkload, then by the Spark job on local[2] and on
-#      local[1];
-#   2. N precomputed fingerprints ("id,fingerprint,time" lines), the same
-#      three ways.
+#   docs:  D ~1 KB text documents (scripts/bench/bulkload's generator: half
+#          Chinese, half English, 2% near-copies), loaded into a new
+#          embedded store by cmd/bulkload, then by the Spark job on local[2];
+#   fp:    N precomputed fingerprints ("id,fingerprint,time" lines), the
+#          same two ways;
+#   scale: the first S of the D documents by cmd/bulkload and by the Spark
+#          job on local[2] and on local[1] (how the job grows with cores).
 #
-#   scripts/bench/spark.sh [D] [N] [STEPS]
+#   scripts/bench/spark.sh [D] [N] [S] [STEPS]
 #
-# (defaults 1000000, 10000000, docs,fp). Each load reports wall time and the
+# (defaults 1000000, 10000000, 200000, docs,fp,scale). Each load reports wall time and the
 # CPU the whole machine spent meanwhile (busy jiffies of /proc/stat, so the
 # JVM, the Python workers and the Go workers all count; run it on a quiet
 # machine, nothing else beside it), documents per second and CPU per
@@ -25,7 +26,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 d="${1:-1000000}"
 n="${2:-10000000}"
-steps=",${3:-docs,fp},"
+s="${3:-200000}"
+steps=",${4:-docs,fp,scale},"
 step() { [[ "$steps" == *",$1,"* ]]; }
 work="${SIMDEX_BENCH_DIR:-/tmp/simdex-sparkbench}"
 mkdir -p "$work" scripts/bench/out
@@ -64,14 +66,15 @@ measure() {
 		"$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# run KIND INPUT COUNT [SPARK-ARGS...]: the three loads of one input.
+# run KIND INPUT COUNT MASTERS [SPARK-ARGS...]: the loads of one input, by
+# cmd/bulkload and by Spark on local[m] for each m in MASTERS.
 run() {
-	local kind="$1" in="$2" count="$3"
-	shift 3
+	local kind="$1" in="$2" count="$3" masters="$4"
+	shift 4
 	echo "== $kind: $count records from $in ($(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg))"
 	rm -rf "$work/$kind.bulk" "$work/$kind.bulk.bulkload"
 	measure "$kind-bulkload" "$count" "$work/bulkload" --data-dir "$work/$kind.bulk" --progress none "$in"
-	for m in 2 1; do
+	for m in $masters; do
 		rm -rf "$work/$kind.spark$m" "$work/$kind.work$m"
 		SIMDEX_SPARK_MASTER="local[$m]" measure "$kind-spark-local$m" "$count" \
 			scripts/spark/run.sh --data-dir "$work/$kind.spark$m" --work-dir "$work/$kind.work$m" "$@" "$in"
@@ -86,13 +89,19 @@ run() {
 	rm -rf "$work/$kind.bulk" "$work/$kind.bulk.bulkload"
 }
 
-if step docs; then
-	docs="$work/docs$d.jsonl"
+docs="$work/docs$d.jsonl"
+if step docs || step scale; then
 	[ -s "$docs" ] || "$work/gen" -n "$d" -kind docs >"$docs"
-	run docs "$docs" "$d"
+fi
+if step docs; then
+	run docs "$docs" "$d" 2
 fi
 if step fp; then
 	fps="$work/fp$n.csv"
 	[ -s "$fps" ] || "$work/gen" -n "$n" -kind fp >"$fps"
-	run fp "$fps" "$n" --format fp
+	run fp "$fps" "$n" 2 --format fp
+fi
+if step scale; then
+	head -n "$s" "$docs" >"$work/scale$s.jsonl"
+	run scale "$work/scale$s.jsonl" "$s" "2 1"
 fi
