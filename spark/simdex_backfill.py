@@ -1,8 +1,8 @@
 """simdex backfill on Apache Spark.
 
 Loads JSON Lines documents, CSV/TSV lines of precomputed fingerprints or
-Parquet documents into an empty simdex index on the embedded store, as
-cmd/bulkload would load them, cell for cell. The per-record and per-key-range
+Parquet documents into an empty simdex index on the embedded store or on
+HBase, as cmd/bulkload would load them, cell for cell. The per-record and per-key-range
 work runs in simdex's own Go code, the simdex-spark binary shipped with the
 job (internal/sparkjob has the steps):
 
@@ -15,10 +15,12 @@ job (internal/sparkjob has the steps):
   3. Spark shuffles the runs by part; the driver decides which records of
      repeated ids are superseded (the last in input order wins);
   4. each part is piped through `simdex-spark write`, which merges its runs
-     and writes the part's sstables, renamed into place when complete (a
-     retried task writes them again);
-  5. driver: `simdex-spark ingest` ingests every part in one step and adds
-     the counters once.
+     and writes the part's sstables (HFiles for HBase, the parts cut at the
+     tables' regions), renamed into place when complete (a retried task
+     writes them again);
+  5. driver: `simdex-spark ingest` ingests every part in one step (on HBase
+     the region servers bulk-load the HFiles, table by table) and adds the
+     counters once.
 
 Rejects (where, reason) go to WORK/rejects (JSON Lines) and the summary to
 WORK/summary.json; both are printed. Run it with spark-submit (scripts/spark/
@@ -48,7 +50,16 @@ ORDER_SHIFT = 40  # order = partition index << 40 | line within the partition
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="simdex_backfill.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", required=True, help="the embedded store's directory (on the driver's machine)")
+    p.add_argument("--store", choices=["pebble", "hbase"], default="pebble",
+                   help="pebble: the embedded store in --data-dir; hbase: the simdex tables in HBase (--hbase-zk, ...)")
+    p.add_argument("--data-dir", help="the embedded store's directory (on the driver's machine)")
+    p.add_argument("--hbase-zk", help="with --store hbase: ZooKeeper quorum of HBase (or SIMDEX_HBASE_ZK)")
+    p.add_argument("--hbase-namespace", help="with --store hbase: namespace of the simdex tables (default simdex)")
+    p.add_argument("--hbase-create-tables", action="store_true",
+                   help="with --store hbase: create missing tables with the default schema (else refuse)")
+    p.add_argument("--hbase-hfile-remote-dir", default="",
+                   help="with --store hbase: WORK/hfiles as the region servers name it (default: its local path)")
+    p.add_argument("--config", help="JSON file of store settings (TLS, Kerberos, ...), as cmd/bulkload's --config")
     p.add_argument("--work-dir", required=True,
                    help="the job's directory: sstables of the parts, rejects, summary (shared by driver and executors)")
     p.add_argument("--worker", required=True, help="the simdex-spark binary (on the driver; shipped to the executors)")
@@ -63,8 +74,35 @@ def parse_args(argv):
     p.add_argument("--sample", type=int, default=200, help="ids sampled per docs part to cut the docs table")
     p.add_argument("--fail-once", default="",
                    help="testing: the first map and the first write task fail halfway (marker files PATH.map, PATH.write)")
+    p.add_argument("--split-before-import", action="store_true",
+                   help="testing, HBase: split a region of each table between prepare and the import of its HFiles")
     p.add_argument("inputs", nargs="+", help="files, directories or globs, on any file system Spark reads")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.store == "pebble" and not args.data_dir:
+        p.error("--data-dir is required (or --store hbase)")
+    return args
+
+
+def store_args(args):
+    """The store settings of the driver's steps (prepare, ingest)."""
+    if args.store == "pebble":
+        return ["--data-dir", args.data_dir]
+    out = ["--store", "hbase"]
+    if args.hbase_zk:
+        out += ["--hbase-zk", args.hbase_zk]
+    if args.hbase_namespace:
+        out += ["--hbase-namespace", args.hbase_namespace]
+    if args.hbase_create_tables:
+        out += ["--hbase-create-tables"]
+    if args.config:
+        out += ["--config", args.config]
+    return out
+
+
+def store_name(args):
+    if args.store == "pebble":
+        return args.data_dir
+    return "HBase namespace %s" % (args.hbase_namespace or os.environ.get("SIMDEX_HBASE_NAMESPACE") or "simdex")
 
 
 def load_id(args):
@@ -252,25 +290,26 @@ def main(argv):
     lid = load_id(args)
 
     meta_path = os.path.join(work, "meta.json")
-    prep = run_local([worker, "prepare", "--data-dir", args.data_dir, "--load-id", lid, "--meta", meta_path,
+    prep = run_local([worker, "prepare"] + store_args(args) + ["--load-id", lid, "--meta", meta_path,
                       "--layout-b", str(args.layout_b), "--layout-k", str(args.layout_k),
                       "--bucket", args.bucket, "--bands", args.bands])
     if prep["already_loaded"]:
-        print("simdex-backfill: load %s is already in %s; nothing to do" % (lid, args.data_dir))
+        print("simdex-backfill: load %s is already in %s; nothing to do" % (lid, store_name(args)))
         return 0
 
     n = args.partitions or 2 * sc.defaultParallelism
     df = read_input(spark, args)
     parts = {"index": n, "fp": n, "bands": n, "doc_bounds": sample_doc_bounds(df, args, n)}
-    total = 3 * n + len(parts["doc_bounds"]) + 1
     parts_path = os.path.join(work, "parts.json")
     with open(parts_path, "w") as f:
         json.dump(parts, f)
+    # The worker numbers the parts (on HBase also cut at the regions).
+    total = run_local([worker, "parts", "--meta", meta_path, "--parts", parts_path])["total"]
     sc.addFile(worker)
     sc.addFile(meta_path)
     sc.addFile(parts_path)
     cfg = {"worker": os.path.basename(worker), "format": "fp" if args.format == "fp" else "docs",
-           "fail_once": args.fail_once, "out": os.path.join(work, "sst")}
+           "fail_once": args.fail_once, "out": os.path.join(work, "sst" if args.store == "pebble" else "hfiles")}
 
     mapped = df.rdd.mapPartitionsWithIndex(map_partition(cfg)).persist(StorageLevel.DISK_ONLY)
 
@@ -315,8 +354,13 @@ def main(argv):
     runs = mapped.filter(lambda t: t[0] == "b").map(lambda t: (t[1], t[9]))
     written = runs.partitionBy(total, lambda k: k).mapPartitionsWithIndex(write_partition(cfg)).collect()
 
-    ing = run_local([worker, "ingest", "--data-dir", args.data_dir, "--out", out, "--parts", parts_path,
-                     "--load-id", lid, "--documents", str(n_docs), "--fingerprints", str(n_fps)])
+    ing_cmd = [worker, "ingest"] + store_args(args) + ["--meta", meta_path, "--out", out, "--parts", parts_path,
+                                                      "--load-id", lid, "--documents", str(n_docs), "--fingerprints", str(n_fps)]
+    if args.hbase_hfile_remote_dir:
+        ing_cmd += ["--hbase-hfile-remote-dir", args.hbase_hfile_remote_dir]
+    if args.split_before_import:
+        ing_cmd += ["--split-before-import"]
+    ing = run_local(ing_cmd)
     shutil.rmtree(out, ignore_errors=True)
 
     by_table = {}
@@ -327,14 +371,15 @@ def main(argv):
         t["cells"] += w["cells"]
         t["bytes"] += w["bytes"]
     summary = {
-        "load_id": lid, "inputs": args.inputs, "format": args.format, "data_dir": args.data_dir,
+        "load_id": lid, "inputs": args.inputs, "format": args.format, "store": store_name(args),
         "records": n_records, "rejected": n_rejects, "documents": n_docs, "duplicate_ids": n_records - n_docs,
         "fingerprints": n_fps,
         "index_rows": by_table.get("index", {}).get("rows", 0),
         "index_entries": sum(w["entries"] for w in written),
         "bytes_written": sum(w["bytes"] for w in written),
         "input_bytes": sum(e["input_bytes"] for e in ends),
-        "map_tasks": len(ends), "parts": total, "sstables": ing["files"], "tables": by_table,
+        "map_tasks": len(ends), "parts": total, "files": ing["files"], "hfiles_imported": ing.get("hfiles_imported", 0),
+        "tables": by_table,
         "seconds": round(time.time() - t0, 1),
     }
     summary["records_per_second"] = round(n_records / max(summary["seconds"], 1e-9))

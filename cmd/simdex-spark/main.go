@@ -2,27 +2,36 @@
 // backfill (spark/simdex_backfill.py; package internal/sparkjob says what
 // each step does). The job ships this binary to its executors and runs:
 //
-//	simdex-spark prepare --data-dir DIR --load-id ID --meta FILE [--layout-b B --layout-k K --bucket D --bands auto|on|off]
+//	simdex-spark prepare STORE --load-id ID --meta FILE [--layout-b B --layout-k K --bucket D --bands auto|on|off]
+//	simdex-spark parts --meta FILE --parts FILE      (the parts asked for -> the job's parts, cut at HBase's regions)
 //	simdex-spark map --meta FILE --parts FILE --format docs|fp        (stdin: order TAB where TAB line; stdout: frames)
 //	simdex-spark write --meta FILE --parts FILE --part N --out DIR [--superseded FILE]   (stdin: run frames)
-//	simdex-spark ingest --data-dir DIR --out DIR --parts FILE --load-id ID --documents N --fingerprints N
-//	simdex-spark compare DIR1 DIR2
+//	simdex-spark ingest STORE --meta FILE --out DIR --parts FILE --load-id ID --documents N --fingerprints N
+//	simdex-spark compare [HBASE] A B      (A, B: an embedded store's directory or hbase:NAMESPACE)
+//
+// STORE is --data-dir DIR (the embedded store) or --store hbase with the
+// HBase settings cmd/bulkload takes (--hbase-zk, --hbase-namespace,
+// --hbase-create-tables, TLS and Kerberos), also as SIMDEX_* variables or
+// keys of the --config file; HBASE is those settings without --store.
 //
 // and for the batch self-dedup (spark/simdex_dedup.py) the dedup-* steps
 // of dedup.go.
 //
 // SIMDEX_SPARK_FAIL_ONCE=PATH makes the first map and the first write
 // worker that find no PATH.map (PATH.write) create it and fail halfway:
-// for tests of the job's task retries.
+// for tests of the job's task retries. ingest --split-before-import
+// splits, before each table's import, the region holding the table's
+// first file of two or more rows at its last row: for tests of a region
+// that splits between prepare and ingest.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -30,6 +39,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/internal/sparkjob"
 	"github.com/simdex/simdex/kvindex"
 )
@@ -49,13 +59,17 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a step: prepare, map, write, ingest, compare or dedup-*", sparkjob.ErrConfig)
+		return fmt.Errorf("%w: want a step: prepare, parts, map, write, ingest, compare or dedup-*", sparkjob.ErrConfig)
 	}
 	step, args := args[0], args[1:]
 	if strings.HasPrefix(step, "dedup-") {
 		return runDedup(ctx, step, args, stdin, stdout)
 	}
-	fs := flag.NewFlagSet("simdex-spark "+step, flag.ContinueOnError)
+	store := config.DefaultHBase()
+	kind := "pebble"
+	set := config.NewSet("simdex-spark "+step, sparkjob.ErrConfig, os.Stderr, config.Usage{
+		Synopsis: []string{"simdex-spark " + step + " [flags]"}, Text: "A step of the Spark backfill (spark/simdex_backfill.py)."})
+	fs := set.Flags()
 	var (
 		dataDir      = fs.String("data-dir", "", "the embedded store's directory")
 		loadID       = fs.String("load-id", "", "the load's id (its marker cell)")
@@ -63,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		partsPath    = fs.String("parts", "", "the job's parts file")
 		format       = fs.String("format", "docs", "input lines: docs (JSON Lines) or fp (id,fingerprint,time)")
 		part         = fs.Int("part", -1, "the part this write worker writes")
-		out          = fs.String("out", "", "the directory of the parts' sstables")
+		out          = fs.String("out", "", "the directory of the parts' sstables or HFiles")
 		supPath      = fs.String("superseded", "", "the superseded records file")
 		layoutB      = fs.Int("layout-b", fingerprint.DefaultLayout.B, "blocks B of a new index")
 		layoutK      = fs.Int("layout-k", fingerprint.DefaultLayout.K, "distance K of a new index")
@@ -71,9 +85,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		bands        = fs.String("bands", "auto", "LSH band rows: auto, on or off")
 		documents    = fs.Int64("documents", 0, "documents loaded (counter)")
 		fingerprints = fs.Int64("fingerprints", 0, "fingerprints loaded (counter)")
+		remoteDir    = fs.String("hbase-hfile-remote-dir", "", "with --store hbase: --out as the region servers name it, e.g. hdfs://nn:8020/backfill/hfiles (default: its local absolute path)")
+		splitFirst   = fs.Bool("split-before-import", false, "testing: split a region of each table before its HFiles are imported")
 	)
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", sparkjob.ErrConfig, err)
+	fs.StringVar(&kind, "store", kind, "store backend: pebble (embedded, --data-dir) or hbase (--hbase-zk)")
+	store.HBaseFlags(fs, "with --store hbase: ", "else refuse: see `simdexctl schema create`")
+	set.Local("load-id", "meta", "parts", "format", "part", "out", "superseded", "layout-b", "layout-k", "bucket", "bands",
+		"documents", "fingerprints", "split-before-import")
+	if err := set.Parse(args, os.Getenv); err != nil {
+		return err
+	}
+	st := sparkjob.Store{DataDir: *dataDir}
+	switch kind {
+	case "hbase":
+		if err := store.ValidateHBase("--store hbase"); err != nil && step != "compare" {
+			return fmt.Errorf("%w: %w", sparkjob.ErrConfig, err)
+		}
+		hc := store.HBaseStoreConfig()
+		st.HBase = &hc
+	case "pebble":
+		if *dataDir == "" && (step == "prepare" || step == "ingest") {
+			return fmt.Errorf("%w: --data-dir is required (or --store hbase)", sparkjob.ErrConfig)
+		}
+	default:
+		return fmt.Errorf("%w: --store %q: want pebble or hbase", sparkjob.ErrConfig, kind)
 	}
 	failOnce := func(stage string) bool {
 		p := os.Getenv("SIMDEX_SPARK_FAIL_ONCE")
@@ -94,7 +129,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 			return err
 		}
 		cfg := sparkjob.IndexConfig{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, Bands: mode}
-		done, err := sparkjob.Prepare(ctx, *dataDir, cfg, *loadID, *metaPath)
+		done, err := sparkjob.Prepare(ctx, st, cfg, *loadID, *metaPath)
 		if err != nil {
 			return err
 		}
@@ -129,22 +164,53 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(st)
-	case "ingest":
-		var parts sparkjob.Parts
-		if err := readJSON(*partsPath, &parts); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		st, err := sparkjob.Ingest(ctx, *dataDir, *out, parts.Total(), *loadID, sparkjob.Counts{Documents: *documents, Fingerprints: *fingerprints})
+	case "parts":
+		meta, parts, err := readMetaParts(*metaPath, *partsPath)
 		if err != nil {
 			return err
 		}
-		return json.NewEncoder(stdout).Encode(map[string]any{"files": st.Files, "parts": st.Parts, "already_loaded": st.Loaded, "seconds": time.Since(t0).Seconds()})
-	case "compare":
-		if fs.NArg() != 2 {
-			return fmt.Errorf("%w: compare wants two store directories", sparkjob.ErrConfig)
+		if meta.HBase != nil {
+			ix, err := meta.WorkerIndex(ctx)
+			if err != nil {
+				return err
+			}
+			if parts, err = parts.WithRegions(ix.Layout().Permuters(), meta.HBase.RegionStarts()); err != nil {
+				return err
+			}
+		} else if err := parts.Validate(); err != nil {
+			return err
 		}
-		diffs, err := sparkjob.CompareStores(ctx, fs.Arg(0), fs.Arg(1), 20)
+		b, err := json.Marshal(parts)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*partsPath, b, 0o644); err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(map[string]int{"total": parts.Total()})
+	case "ingest":
+		meta, parts, err := readMetaParts(*metaPath, *partsPath)
+		if err != nil {
+			return err
+		}
+		cfg := sparkjob.IngestConfig{Store: st, Meta: meta, OutDir: *out, Parts: parts, LoadID: *loadID,
+			Counts: sparkjob.Counts{Documents: *documents, Fingerprints: *fingerprints}, HFileRemoteDir: *remoteDir,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+		if *splitFirst {
+			cfg.BeforeImport = sparkjob.SplitFirstFile
+		}
+		t0 := time.Now()
+		ist, err := sparkjob.Ingest(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{"files": ist.Files, "parts": ist.Parts, "already_loaded": ist.Loaded,
+			"hfiles_imported": ist.HFilesImported, "seconds": time.Since(t0).Seconds()})
+	case "compare":
+		if len(set.Args()) != 2 {
+			return fmt.Errorf("%w: compare wants two stores (directories or hbase:NAMESPACE)", sparkjob.ErrConfig)
+		}
+		diffs, err := sparkjob.CompareStores(ctx, store.HBaseStoreConfig(), set.Args()[0], set.Args()[1], 20)
 		if err != nil {
 			return err
 		}

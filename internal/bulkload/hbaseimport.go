@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -129,7 +130,8 @@ func (l *loader) hfileCellWriter(ctx context.Context, t storage.Table, kind stri
 	}
 	scfg := st.Config().WithDefaults()
 	hw := &hfileWriter{
-		l: l, c: st.Client(), t: t, table: hbasestore.TableName(scfg.Namespace, t), family: []byte(scfg.Family),
+		l: l, log: l.cfg.Logger, imp: &l.imp, beforeImport: l.cfg.beforeImport,
+		c: st.Client(), t: t, table: hbasestore.TableName(scfg.Namespace, t), family: []byte(scfg.Family),
 		dir: dir, remote: remote, kind: kind, mode: imp.Mode, fileBytes: imp.FileBytes, now: time.Now(),
 	}
 	if hw.regions, err = hw.c.Regions(ctx, hw.table); err != nil {
@@ -170,23 +172,28 @@ func familyBlockSize(ctx context.Context, c *hbase.Client, table, family string)
 
 // hfileWriter is the CellWriter of the HFile import path.
 type hfileWriter struct {
-	l           *loader
-	c           *hbase.Client
-	t           storage.Table
-	table       string
-	family      []byte
-	dir, remote string
-	kind, mode  string
-	fileBytes   int64
-	now         time.Time
-	regions     []hbase.RegionBounds
-	region      int // index in regions of the open file's region
-	cur         *openHFile
-	done        []hfileRange
-	seq         int
-	blockSize   int   // the family's BLOCKSIZE; 0: the writer's default
-	err         error // sticky
-	closed      bool
+	// l is the load the writer belongs to: the auto mode's puts go
+	// through it (nil outside a load: HFileWriter, ImportHFiles).
+	l            *loader
+	log          *slog.Logger
+	imp          *importState
+	beforeImport func(kind string, files []string)
+	c            *hbase.Client
+	t            storage.Table
+	table        string
+	family       []byte
+	dir, remote  string
+	kind, mode   string
+	fileBytes    int64
+	now          time.Time
+	regions      []hbase.RegionBounds
+	region       int // index in regions of the open file's region
+	cur          *openHFile
+	done         []hfileRange
+	seq          int
+	blockSize    int   // the family's BLOCKSIZE; 0: the writer's default
+	err          error // sticky
+	closed       bool
 }
 
 type openHFile struct {
@@ -297,12 +304,12 @@ func (w *hfileWriter) Commit(ctx context.Context) (err error) {
 	if len(w.done) == 0 {
 		return nil
 	}
-	if w.l.cfg.beforeImport != nil {
+	if w.beforeImport != nil {
 		files := make([]string, len(w.done))
 		for i, f := range w.done {
 			files[i] = f.path
 		}
-		w.l.cfg.beforeImport(w.kind, files)
+		w.beforeImport(w.kind, files)
 	}
 	importStart := time.Now()
 	defer func() {
@@ -311,10 +318,16 @@ func (w *hfileWriter) Commit(ctx context.Context) (err error) {
 			for _, f := range w.done {
 				size += f.size
 			}
-			w.l.cfg.Logger.Info("HFiles imported", "table", w.table, "cells", w.kind, "files", len(w.done), "bytes", size,
+			w.log.Info("HFiles imported", "table", w.table, "cells", w.kind, "files", len(w.done), "bytes", size,
 				"write_seconds", importStart.Sub(w.now).Seconds(), "import_seconds", time.Since(importStart).Seconds())
 		}
 	}()
+	return w.importDone(ctx)
+}
+
+// importDone imports every finished file (done), in key order, with one
+// bulk-load token for the table.
+func (w *hfileWriter) importDone(ctx context.Context) error {
 	token, err := w.c.PrepareBulkLoad(ctx, w.table)
 	if err != nil {
 		return fmt.Errorf("bulkload: prepare bulk load of %s: %w", w.table, err)
@@ -324,14 +337,14 @@ func (w *hfileWriter) Commit(ctx context.Context) (err error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if cerr := w.c.CleanupBulkLoad(cctx, w.table, token); cerr != nil {
-			w.l.cfg.Logger.Warn("bulkload: cleanup of the bulk-load staging directory failed", "table", w.table, "err", cerr)
+			w.log.Warn("bulkload: cleanup of the bulk-load staging directory failed", "table", w.table, "err", cerr)
 		}
 	}()
 	for i, f := range w.done {
 		err := w.load(ctx, token, f, 0)
 		if errors.Is(err, hbase.ErrBulkLoadUnreadable) && w.mode == ImportAuto {
-			if w.l.imp.puts.CompareAndSwap(false, true) {
-				w.l.cfg.Logger.Warn("bulkload: HBase cannot read the HFiles; the rest of the load writes puts (see docs/OPERATIONS.md: the region servers need the files on their filesystem)",
+			if w.imp.puts.CompareAndSwap(false, true) {
+				w.log.Warn("bulkload: HBase cannot read the HFiles; the rest of the load writes puts (see docs/OPERATIONS.md: the region servers need the files on their filesystem)",
 					"table", w.table, "path", w.remotePath(f.path), "err", err)
 			}
 			return w.putFiles(ctx, w.done[i:])
@@ -356,13 +369,13 @@ func (w *hfileWriter) remotePath(path string) string {
 func (w *hfileWriter) load(ctx context.Context, token string, f hfileRange, depth int) error {
 	err := w.c.BulkLoadHFiles(ctx, w.table, f.first, f.last, []hbase.FamilyPath{{Family: w.family, Path: w.remotePath(f.path)}}, token)
 	if err == nil {
-		w.l.imp.files.Add(1)
+		w.imp.files.Add(1)
 		return nil
 	}
 	if !errors.Is(err, hbase.ErrBulkLoadSplit) || depth >= 8 {
 		return err
 	}
-	w.l.cfg.Logger.Info("bulkload: a region split or moved since the HFile was cut; cutting it again", "table", w.table, "file", f.path, "err", err)
+	w.log.Info("bulkload: a region split or moved since the HFile was cut; cutting it again", "table", w.table, "file", f.path, "err", err)
 	regions, err := w.c.Regions(ctx, w.table)
 	if err != nil {
 		return err
@@ -389,7 +402,7 @@ func (w *hfileWriter) resplit(f hfileRange, regions []hbase.RegionBounds) ([]hfi
 	if err != nil {
 		return nil, fmt.Errorf("bulkload: re-reading %s: %w", f.path, err)
 	}
-	sub := &hfileWriter{l: w.l, t: w.t, table: w.table, family: w.family, dir: w.dir, fileBytes: w.fileBytes, now: w.now, regions: regions, seq: w.seq, blockSize: w.blockSize}
+	sub := &hfileWriter{l: w.l, log: w.log, imp: w.imp, t: w.t, table: w.table, family: w.family, dir: w.dir, fileBytes: w.fileBytes, now: w.now, regions: regions, seq: w.seq, blockSize: w.blockSize}
 	for _, c := range file.Cells {
 		// The cells keep their timestamps.
 		if sub.cur != nil && !sub.regions[sub.region].Contains(c.Row) {
@@ -459,7 +472,7 @@ func (w *hfileWriter) putFiles(ctx context.Context, files []hfileRange) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		w.l.imp.fallbacks.Add(1)
+		w.imp.fallbacks.Add(1)
 	}
 	return nil
 }

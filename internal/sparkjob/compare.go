@@ -5,25 +5,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
+	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
-// CompareStores compares the embedded stores in dirs a and b cell for cell,
-// every table, and returns up to max differences (none: equal). The meta
-// table's creation time and the load markers' qualifiers (load ids) are
-// not compared; the markers' values are.
-func CompareStores(ctx context.Context, a, b string, max int) ([]string, error) {
+// CompareStores compares two stores cell for cell, every table, and
+// returns up to max differences (none: equal). A store is an embedded
+// store's directory, or "hbase:NAMESPACE": the simdex tables in that
+// namespace of the HBase hc connects to (hc's namespace is replaced). The
+// meta table's creation time and the load markers' qualifiers (load ids)
+// are not compared; the markers' values are. On HBase the index and bands
+// cells' timestamps (their time bucket's start) are compared too; the
+// other tables' are the time of their load.
+func CompareStores(ctx context.Context, hc hbasestore.Config, a, b string, max int) ([]string, error) {
 	var cells [2]map[string]string
-	for i, dir := range []string{a, b} {
-		st, err := pebblestore.Open(dir, pebblestore.Options{CacheBytes: 8 << 20, RowCacheBytes: -1})
-		if err != nil {
-			return nil, err
+	for i, name := range []string{a, b} {
+		var err error
+		if ns, ok := strings.CutPrefix(name, "hbase:"); ok {
+			cfg := hc
+			cfg.Namespace = ns
+			cells[i], err = dumpHBase(ctx, cfg)
+		} else {
+			cells[i], err = dumpPebble(ctx, name)
 		}
-		cells[i], err = dump(ctx, st)
-		if err = errors.Join(err, st.Close()); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, fmt.Errorf("sparkjob: reading %s: %w", name, err)
 		}
 	}
 	var diffs []string
@@ -54,22 +65,41 @@ func CompareStores(ctx context.Context, a, b string, max int) ([]string, error) 
 	return diffs, nil
 }
 
-// dump lists every cell of st as "table/row/qualifier" -> value (hex).
+func dumpPebble(ctx context.Context, dir string) (map[string]string, error) {
+	st, err := pebblestore.Open(dir, pebblestore.Options{CacheBytes: 8 << 20, RowCacheBytes: -1})
+	if err != nil {
+		return nil, err
+	}
+	cells, err := dump(ctx, st)
+	return cells, errors.Join(err, st.Close())
+}
+
+// cellDump gathers cells as "table/row/qualifier" -> value (hex), leaving
+// out the meta row's creation time and naming load markers by their
+// order.
+type cellDump struct {
+	out     map[string]string
+	markers int
+}
+
+func (d *cellDump) add(t storage.Table, row, q []byte, val string) {
+	switch {
+	case t == storage.TableMeta && string(row) == "simdex" && string(q) == "created":
+		return
+	case t == storage.TableMeta && bytes.Equal(row, markerRow):
+		q = fmt.Appendf(nil, "marker-%d", d.markers)
+		d.markers++
+	}
+	d.out[fmt.Sprintf("%s/%x/%x", t, row, q)] = val
+}
+
+// dump lists every cell of st.
 func dump(ctx context.Context, st storage.Store) (map[string]string, error) {
-	out := map[string]string{}
-	markers := 0
+	d := &cellDump{out: map[string]string{}}
 	for _, t := range storage.Tables {
 		err := st.Scan(ctx, t, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
-				q := c.Qualifier
-				switch {
-				case t == storage.TableMeta && string(r.Key) == "simdex" && string(q) == "created":
-					continue
-				case t == storage.TableMeta && bytes.Equal(r.Key, markerRow):
-					q = fmt.Appendf(nil, "marker-%d", markers)
-					markers++
-				}
-				out[fmt.Sprintf("%s/%x/%x", t, r.Key, q)] = fmt.Sprintf("%x", c.Value)
+				d.add(t, r.Key, c.Qualifier, fmt.Sprintf("%x", c.Value))
 			}
 			return nil
 		})
@@ -77,5 +107,37 @@ func dump(ctx context.Context, st storage.Store) (map[string]string, error) {
 			return nil, err
 		}
 	}
-	return out, nil
+	return d.out, nil
+}
+
+// dumpHBase lists every cell of the simdex tables of cfg's namespace,
+// with the timestamps of the index and bands cells.
+func dumpHBase(ctx context.Context, cfg hbasestore.Config) (map[string]string, error) {
+	st, err := hbasestore.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	d := &cellDump{out: map[string]string{}}
+	for _, t := range storage.Tables {
+		sc := st.Client().Scan(hbasestore.TableName(st.Config().WithDefaults().Namespace, t), &hbase.Scan{Caching: 1000})
+		for {
+			r, err := sc.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				sc.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
+			for _, c := range r.Cells {
+				v := fmt.Sprintf("%x", c.Value)
+				if t == storage.TableIndex || t == storage.TableBands {
+					v += fmt.Sprintf("@%d", c.Timestamp)
+				}
+				d.add(t, c.Row, c.Qualifier, v)
+			}
+		}
+	}
+	return d.out, nil
 }

@@ -6,11 +6,12 @@
 //
 // The job, with the step of this package each part runs:
 //
-//  1. Prepare (driver): opens or creates the embedded index as cmd/bulkload
-//     would, checks that its tables are empty, and writes the job's meta
-//     file: the index's meta row, the sstable format and the base-set
-//     chunk limit. Workers build their index from it (they cannot open the
-//     store).
+//  1. Prepare (driver): opens or creates the index (the embedded store or
+//     HBase) as cmd/bulkload would, checks that its tables are empty, and
+//     writes the job's meta file: the index's meta row, the base-set chunk
+//     limit and the sstable format, or on HBase the tables' regions (the
+//     parts are cut at them) and family block sizes. Workers build their
+//     index from it (they do not open the store).
 //  2. Map (one worker per input partition): reads "order TAB where TAB line"
 //     lines, encodes each with bulkload.Encoder (parse, fingerprint, cells)
 //     and writes framed records: one per good record (id, order,
@@ -21,10 +22,13 @@
 //     ids supersede (the last one in input order wins, as in a load).
 //  4. Write (one worker per part): merges the part's runs, leaves out the
 //     superseded records' cells, encodes index rows as base sets and writes
-//     the part's sorted cells as sstables into a directory of its own,
-//     renamed into place when complete (a retried task writes it again).
-//  5. Ingest (driver): ingests every part's sstables into the store in one
-//     step and adds the counters with a marker cell, once.
+//     the part's sorted cells as sstables (or HFiles, on HBase) into a
+//     directory of its own, renamed into place when complete (a retried
+//     task writes it again).
+//  5. Ingest (driver): ingests every part's sstables into the embedded
+//     store in one step, or has HBase's region servers bulk-load the
+//     HFiles table by table (bulkload.ImportHFiles), then adds the
+//     counters with a marker cell, once.
 package sparkjob
 
 import (
@@ -39,8 +43,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
@@ -64,6 +71,52 @@ type Meta struct {
 	TableFormat sstable.TableFormat `json:"table_format"`
 	// MaxCellBytes is the base-set chunk limit the load uses.
 	MaxCellBytes int `json:"max_cell_bytes"`
+	// HBase is set for a load into HBase: the write tasks write HFiles.
+	HBase *HBaseMeta `json:"hbase,omitempty"`
+}
+
+// HBaseMeta is what the write tasks of a load into HBase need to write
+// the HFiles a load's HBase import writes (bulkload.HFileWriter), without
+// a connection of their own.
+type HBaseMeta struct {
+	// Namespace and Family of the simdex tables.
+	Namespace string `json:"namespace"`
+	Family    string `json:"family"`
+	// BlockSizes are the tables' family BLOCKSIZE, by table name (0:
+	// none declared).
+	BlockSizes map[string]int `json:"block_sizes"`
+	// NowMillis stamps the fp and docs cells (a load stamps them with its
+	// writer's start): the time of prepare, so that a retried write task
+	// writes the same files.
+	NowMillis int64 `json:"now_millis"`
+	// Regions are the start keys of each table's regions after the first,
+	// by table name, read at prepare: the parts are cut at them
+	// (Parts.WithRegions).
+	Regions map[string][][]byte `json:"regions"`
+}
+
+// RegionStarts are Regions by table.
+func (h *HBaseMeta) RegionStarts() map[storage.Table][][]byte {
+	out := map[storage.Table][][]byte{}
+	for _, t := range partTables {
+		out[t] = h.Regions[t.String()]
+	}
+	return out
+}
+
+// Store names the store the job loads into: the embedded store in
+// DataDir, or HBase when HBase is set (the settings cmd/bulkload takes,
+// internal/config.HBase).
+type Store struct {
+	DataDir string
+	HBase   *hbasestore.Config
+}
+
+func (s Store) String() string {
+	if s.HBase != nil {
+		return "HBase namespace " + s.HBase.WithDefaults().Namespace
+	}
+	return s.DataDir
 }
 
 // IndexConfig is how the driver opens or creates the index: the settings
@@ -80,24 +133,19 @@ func (c IndexConfig) kv() kvindex.Config {
 	return kvindex.Config{Layout: c.Layout, BucketWidth: c.BucketWidth, Bands: c.Bands, MaxCellBytes: c.MaxCellBytes, RecipeVersion: fingerprint.RecipeVersion}
 }
 
-// openStore opens the embedded store in bulk mode, as cmd/bulkload does.
-func openStore(dir string) (*pebblestore.Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	st, err := pebblestore.Open(dir, pebblestore.Options{Bulk: true, CacheBytes: 32 << 20})
-	if err != nil {
-		return nil, fmt.Errorf("%w (is a server or another load running on this directory? one process at a time)", err)
-	}
-	return st, nil
-}
-
-// openIndex opens the index in st, creating it with cfg when st holds
-// none; an existing index keeps its layout and bucket width.
-func openIndex(ctx context.Context, st storage.Store, cfg IndexConfig) (*kvindex.Index, error) {
+// openIndex opens the store, and the index in it, creating the index with
+// cfg when the store holds none (an existing index keeps its layout and
+// bucket width), as cmd/bulkload does: the embedded store in bulk mode,
+// its directory made if missing, or HBase with its cross-process row
+// locks.
+func openIndex(ctx context.Context, s Store, cfg IndexConfig) (*kvindex.Index, error) {
 	kcfg := cfg.kv()
 	kcfg.AdoptStored = true
-	return kvindex.Open(ctx, st, kcfg)
+	o := open.Store{Kind: "pebble", DataDir: s.DataDir, MakeDir: true, Pebble: pebblestore.Options{Bulk: true, CacheBytes: 32 << 20}}
+	if s.HBase != nil {
+		o = open.Store{Kind: "hbase", HBase: *s.HBase}
+	}
+	return open.Index(ctx, o, kcfg)
 }
 
 // markerRow is the meta row of load markers (bulkload's).
@@ -134,27 +182,24 @@ func empty(ctx context.Context, st storage.Store) (bool, error) {
 	return true, nil
 }
 
-// Prepare opens (creating it when missing) the embedded index in dataDir
-// and writes the job's meta file to metaPath. It fails with ErrNotEmpty
-// when the index holds documents, unless the load loadID is already in it:
+// Prepare opens (creating it when missing) the index in the store and
+// writes the job's meta file to metaPath. It fails with ErrNotEmpty when
+// the index holds documents, unless the load loadID is already in it:
 // then done is true and nothing is written.
-func Prepare(ctx context.Context, dataDir string, cfg IndexConfig, loadID, metaPath string) (done bool, err error) {
-	st, err := openStore(dataDir)
+func Prepare(ctx context.Context, s Store, cfg IndexConfig, loadID, metaPath string) (done bool, err error) {
+	ix, err := openIndex(ctx, s, cfg)
 	if err != nil {
 		return false, err
 	}
-	ix, err := openIndex(ctx, st, cfg)
-	if err != nil {
-		return false, errors.Join(err, st.Close())
-	}
 	defer func() { err = errors.Join(err, ix.Close()) }()
+	st := ix.Store()
 	if done, err := loaded(ctx, st, loadID); err != nil || done {
 		return done, err
 	}
 	if ok, err := empty(ctx, st); err != nil {
 		return false, err
 	} else if !ok {
-		return false, fmt.Errorf("%w: %s (load into a new directory, or use cmd/bulkload, which merges)", ErrNotEmpty, dataDir)
+		return false, fmt.Errorf("%w: %s (load into a new index, or use cmd/bulkload, which merges)", ErrNotEmpty, s)
 	}
 	rows, err := st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: []byte("simdex")}})
 	if err != nil {
@@ -164,10 +209,42 @@ func Prepare(ctx context.Context, dataDir string, cfg IndexConfig, loadID, metaP
 	for _, c := range rows[0].Cells {
 		m.Cells[string(c.Qualifier)] = string(c.Value)
 	}
-	if m.TableFormat, err = st.TableFormat(); err != nil {
-		return false, err
+	switch st := st.(type) {
+	case *pebblestore.Store:
+		if m.TableFormat, err = st.TableFormat(); err != nil {
+			return false, err
+		}
+	case *hbasestore.Store:
+		if m.HBase, err = hbaseMeta(ctx, st, ix.HasBands()); err != nil {
+			return false, err
+		}
 	}
 	return false, writeJSON(metaPath, m)
+}
+
+// hbaseMeta reads what the write tasks of a load into st need: the
+// tables' regions and family block sizes.
+func hbaseMeta(ctx context.Context, st *hbasestore.Store, bands bool) (*HBaseMeta, error) {
+	cfg := st.Config().WithDefaults()
+	h := &HBaseMeta{Namespace: cfg.Namespace, Family: cfg.Family, BlockSizes: map[string]int{}, Regions: map[string][][]byte{},
+		NowMillis: time.Now().UnixMilli()}
+	for _, t := range partTables {
+		if t == storage.TableBands && !bands {
+			continue // never written
+		}
+		name := hbasestore.TableName(cfg.Namespace, t)
+		regions, err := st.Client().Regions(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("sparkjob: regions of %s: %w", name, err)
+		}
+		for _, r := range regions[1:] {
+			h.Regions[t.String()] = append(h.Regions[t.String()], r.Start)
+		}
+		if h.BlockSizes[t.String()], err = bulkload.FamilyBlockSize(ctx, st.Client(), name, cfg.Family); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 // writeJSON writes v to path through a temporary file and a rename.

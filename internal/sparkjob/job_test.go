@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 var bg = context.Background()
@@ -121,14 +123,11 @@ func writeInputs(t *testing.T, dir string) []input {
 	return ins
 }
 
-// bulkLoad loads the inputs as cmd/bulkload does.
-func bulkLoad(t *testing.T, dataDir string, ins []input) bulkload.Summary {
+// bulkLoad loads the inputs as cmd/bulkload does (into HBase through
+// HFiles), its checkpoint in cpDir.
+func bulkLoad(t *testing.T, s Store, cpDir string, ins []input) bulkload.Summary {
 	t.Helper()
-	st, err := openStore(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := openIndex(bg, st, testIndex)
+	ix, err := openIndex(bg, s, testIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +136,13 @@ func bulkLoad(t *testing.T, dataDir string, ins []input) bulkload.Summary {
 		paths = append(paths, in.path)
 	}
 	fpr := sharedFingerprinter(t)
-	sum, err := bulkload.Run(bg, ix, bulkload.Config{Inputs: paths, CheckpointDir: dataDir + ".cp", Memory: bulkload.MinMemory,
-		NewFingerprinter: func() (*fingerprint.Fingerprinter, error) { return fpr, nil }})
+	cfg := bulkload.Config{Inputs: paths, CheckpointDir: cpDir, Memory: bulkload.MinMemory,
+		NewFingerprinter: func() (*fingerprint.Fingerprinter, error) { return fpr, nil }}
+	if s.HBase != nil { // as cmd/bulkload --store hbase --hbase-import hfile
+		cfg.IndexFirst, cfg.InFlight, cfg.ApplyBytes = true, 4, 1<<20
+		cfg.Import = bulkload.ImportConfig{Mode: bulkload.ImportHFile}
+	}
+	sum, err := bulkload.Run(bg, ix, cfg)
 	if err = errors.Join(err, ix.Close()); err != nil {
 		t.Fatal(err)
 	}
@@ -149,16 +153,17 @@ func bulkLoad(t *testing.T, dataDir string, ins []input) bulkload.Summary {
 type jobResult struct {
 	records, rejects int64
 	counts           Counts
+	ingest           IngestStats
 }
 
 // runJob does what the Spark job does, in-process: map partitions (the
 // first input cut in two), decide the superseded records, write every
 // part (the first write of failPart fails halfway and is run again), and
-// ingest.
-func runJob(t *testing.T, dataDir, work string, ins []input, failPart int) jobResult {
+// ingest (beforeImport: IngestConfig.BeforeImport).
+func runJob(t *testing.T, s Store, work string, ins []input, failPart int, beforeImport func(context.Context, *hbase.Client, string, []bulkload.HFile) error) jobResult {
 	t.Helper()
 	metaPath := filepath.Join(work, "meta.json")
-	done, err := Prepare(bg, dataDir, testIndex, "load-1", metaPath)
+	done, err := Prepare(bg, s, testIndex, "load-1", metaPath)
 	if err != nil || done {
 		t.Fatal(done, err)
 	}
@@ -193,6 +198,15 @@ func runJob(t *testing.T, dataDir, work string, ins []input, failPart int) jobRe
 		}
 	}
 	parts := Parts{Index: 3, FP: 2, Bands: 3, DocBounds: DocBoundsOf(ids, 3)}
+	if meta.HBase != nil {
+		ix, err := meta.WorkerIndex(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts, err = parts.WithRegions(ix.Layout().Permuters(), meta.HBase.RegionStarts()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fpr := sharedFingerprinter(t)
 	var res jobResult
 	type rec struct {
@@ -266,7 +280,7 @@ func runJob(t *testing.T, dataDir, work string, ins []input, failPart int) jobRe
 		}
 	}
 	res.counts = Counts{Documents: int64(len(last)), Fingerprints: int64(len(winFPs))}
-	out := filepath.Join(work, "sst")
+	out := filepath.Join(work, "parts")
 	for p := range parts.Total() {
 		cfg := WriteConfig{Meta: meta, Parts: parts, Part: p, Superseded: sup, OutDir: out}
 		if p == failPart {
@@ -285,7 +299,8 @@ func runJob(t *testing.T, dataDir, work string, ins []input, failPart int) jobRe
 			}
 		}
 	}
-	if _, err := Ingest(bg, dataDir, out, parts.Total(), "load-1", res.counts); err != nil {
+	res.ingest, err = Ingest(bg, IngestConfig{Store: s, Meta: meta, OutDir: out, Parts: parts, LoadID: "load-1", Counts: res.counts, BeforeImport: beforeImport})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return res
@@ -301,17 +316,17 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ins := writeInputs(t, dir)
-	sum := bulkLoad(t, filepath.Join(dir, "bulk"), ins)
+	sum := bulkLoad(t, Store{DataDir: filepath.Join(dir, "bulk")}, filepath.Join(dir, "bulk.cp"), ins)
 	if sum.DuplicateIDs == 0 || sum.Rejected == 0 {
 		t.Fatalf("the input should repeat ids and have rejects: %v", sum)
 	}
 	for _, failPart := range []int{-1, 1} {
 		name := fmt.Sprintf("job%d", failPart+1)
-		res := runJob(t, filepath.Join(dir, name), filepath.Join(dir, name+".work"), ins, failPart)
+		res := runJob(t, Store{DataDir: filepath.Join(dir, name)}, filepath.Join(dir, name+".work"), ins, failPart, nil)
 		if res.records != sum.Records || res.rejects != sum.Rejected || res.counts.Documents != sum.Documents || res.counts.Fingerprints != sum.Fingerprints {
 			t.Errorf("job counted %+v, the load %v", res, sum)
 		}
-		diffs, err := CompareStores(bg, filepath.Join(dir, "bulk"), filepath.Join(dir, name), 20)
+		diffs, err := CompareStores(bg, hbasestore.Config{}, filepath.Join(dir, "bulk"), filepath.Join(dir, name), 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,12 +334,8 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 			t.Fatalf("the job's index differs from the load's:\n%s", strings.Join(diffs, "\n"))
 		}
 	}
-	st, err := openStore(filepath.Join(dir, "bulk"))
+	cells, err := dumpPebble(bg, filepath.Join(dir, "bulk"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := dump(bg, st)
-	if err = errors.Join(err, st.Close()); err != nil {
 		t.Fatal(err)
 	}
 	perTable := map[string]int{}
@@ -343,11 +354,7 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 // a load already ingested is reported done.
 func TestPrepareRefusesNonEmpty(t *testing.T) {
 	dir := t.TempDir()
-	st, err := openStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := openIndex(bg, st, testIndex)
+	ix, err := openIndex(bg, Store{DataDir: dir}, testIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,10 +363,10 @@ func TestPrepareRefusesNonEmpty(t *testing.T) {
 	if err = errors.Join(err, ix.Close()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Prepare(bg, dir, testIndex, "other", filepath.Join(dir, "m.json")); !errors.Is(err, ErrNotEmpty) {
+	if _, err := Prepare(bg, Store{DataDir: dir}, testIndex, "other", filepath.Join(dir, "m.json")); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("prepare of a non-empty index: %v", err)
 	}
-	if done, err := Prepare(bg, dir, testIndex, "done-load", filepath.Join(dir, "m.json")); err != nil || !done {
+	if done, err := Prepare(bg, Store{DataDir: dir}, testIndex, "done-load", filepath.Join(dir, "m.json")); err != nil || !done {
 		t.Fatalf("prepare of a loaded load: %v %v", done, err)
 	}
 }

@@ -161,8 +161,9 @@ func (m *mapper) add(rec bulkload.Record, order uint64, st *MapStats) error {
 		q := make([]byte, 12)
 		binary.BigEndian.PutUint32(q, rec.Bucket)
 		binary.BigEndian.PutUint64(q[4:], p.Residual(v))
-		part := m.cfg.Parts.indexPart(m.perms, t, v)
-		m.parts[part] = append(m.parts[part], cell{row: kvindex.IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits), qual: q, order: order})
+		row := kvindex.IndexRowKey(nil, t, p.Prefix(v), p.PrefixBits)
+		part := m.cfg.Parts.indexPart(m.perms, t, v, row)
+		m.parts[part] = append(m.parts[part], cell{row: row, qual: q, order: order})
 	}
 	for _, c := range rec.Cells {
 		if c.Kind != storage.Put {

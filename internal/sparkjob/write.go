@@ -11,10 +11,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/hbasestore"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
@@ -57,17 +60,21 @@ type WriteStats struct {
 	Rows    int64  `json:"rows"`
 	Entries int64  `json:"entries"`
 	Bytes   int64  `json:"bytes"`
+	// HFiles are the part's HFiles (a load into HBase), their paths
+	// relative to the part's directory, in key order.
+	HFiles []bulkload.HFile `json:"hfiles,omitempty"`
 }
 
-// PartDir is where part's sstables are once written.
+// PartDir is where part's sstables or HFiles are once written.
 func PartDir(outDir string, part int) string {
 	return filepath.Join(outDir, fmt.Sprintf("part-%05d", part))
 }
 
 // Write reads the part's run frames from in, merges them and writes the
-// part's cells as sstables into PartDir(OutDir, Part). It works in a
-// temporary directory beside it and renames that into place at the end, so
-// a rerun of the same part (a retried task) replaces it whole.
+// part's cells as sstables (HFiles for HBase) into PartDir(OutDir, Part).
+// It works in a temporary directory beside it and renames that into place
+// at the end, so a rerun of the same part (a retried task) replaces it
+// whole.
 func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, error) {
 	st := WriteStats{Part: cfg.Part}
 	if err := cfg.Parts.Validate(); err != nil {
@@ -101,11 +108,12 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	}
 	defer spool.Close()
 	st.Runs = len(runs)
-	w, err := pebblestore.NewFileWriter(table, tmp, cfg.Meta.TableFormat, 0)
+	w, err := newSink(cfg.Meta, table, tmp)
 	if err != nil {
 		return st, err
 	}
-	pw := &partWriter{cfg: cfg, w: w, st: &st, bw: ix.BulkWriter(), perms: ix.Layout().Permuters(), table: table}
+	pw := &partWriter{cfg: cfg, w: w, st: &st, bw: ix.BulkWriter(), buckets: ix.Buckets(), perms: ix.Layout().Permuters(), table: table}
+	pw.tw, pw.timed = w.(storage.TimedCellPutter)
 	pw.index(cfg.Superseded)
 	if err := mergeRuns(ctx, spool, runs, pw.put); err != nil {
 		return st, errors.Join(err, w.Abort())
@@ -113,11 +121,9 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	if err := pw.flush(); err != nil {
 		return st, errors.Join(err, w.Abort())
 	}
-	paths, err := w.Finish()
-	if err != nil {
+	if st.Files, st.HFiles, err = w.finish(); err != nil {
 		return st, err
 	}
-	st.Files = len(paths)
 	if err := errors.Join(spool.Close(), os.Remove(filepath.Join(tmp, "spool"))); err != nil {
 		return st, err
 	}
@@ -133,6 +139,45 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	}
 	ok = true
 	return st, nil
+}
+
+// sink takes a part's sorted cells: sstables of the embedded store, or
+// on HBase the HFiles a load's import writes (timed: index and band cells
+// carry their time bucket's start).
+type sink interface {
+	storage.CellPutter
+	// finish closes the files and returns how many there are (and the
+	// HFiles, relative to the part's directory).
+	finish() (int, []bulkload.HFile, error)
+	Abort() error
+}
+
+type sstSink struct{ *pebblestore.FileWriter }
+
+func (s sstSink) finish() (int, []bulkload.HFile, error) {
+	paths, err := s.Finish()
+	return len(paths), nil, err
+}
+
+type hfileSink struct{ *bulkload.HFileWriter }
+
+func (s hfileSink) finish() (int, []bulkload.HFile, error) {
+	files, err := s.Finish()
+	for i := range files {
+		files[i].Path = filepath.Base(files[i].Path)
+	}
+	return len(files), files, err
+}
+
+// newSink returns the writer of table's cells into dir.
+func newSink(m Meta, table storage.Table, dir string) (sink, error) {
+	if m.HBase == nil {
+		w, err := pebblestore.NewFileWriter(table, dir, m.TableFormat, 0)
+		return sstSink{w}, err
+	}
+	w, err := bulkload.NewHFileWriter(bulkload.HFileConfig{Table: hbasestore.TableName(m.HBase.Namespace, table),
+		Family: []byte(m.HBase.Family), Dir: dir, BlockSize: m.HBase.BlockSizes[table.String()], Now: time.UnixMilli(m.HBase.NowMillis)})
+	return hfileSink{w}, err
 }
 
 // section is one run's place in the spool file.
@@ -247,7 +292,10 @@ func mergeRuns(ctx context.Context, f *os.File, runs []section, put func(*cell) 
 // without superseded records.
 type partWriter struct {
 	cfg     WriteConfig
-	w       *pebblestore.FileWriter
+	w       sink
+	tw      storage.TimedCellPutter
+	timed   bool
+	buckets storage.Buckets
 	st      *WriteStats
 	bw      *kvindex.BulkWriter
 	perms   []fingerprint.Permuter
@@ -318,13 +366,23 @@ func (pw *partWriter) flushCell() error {
 		pw.st.Rows++
 		pw.row = append(pw.row[:0], p.row...)
 	}
-	val := p.val
-	if pw.table == storage.TableBands {
-		val = nil // the run value is the bucket; the stored cell is empty
-	}
 	pw.st.Cells++
-	pw.st.Bytes += int64(len(p.row) + len(p.qual) + len(val))
-	return pw.w.Put(p.row, p.qual, val)
+	if pw.table == storage.TableBands {
+		// The run value is the document's time bucket; the stored cell
+		// is empty, stamped with the bucket's start where cells carry a
+		// time (HBase: a family TTL expires it with the document's index
+		// cells), as a load writes it.
+		if len(p.val) != 4 {
+			return fmt.Errorf("sparkjob: band cell %x/%x with a value of %d bytes", p.row, p.qual, len(p.val))
+		}
+		pw.st.Bytes += int64(len(p.row) + len(p.qual))
+		if pw.timed {
+			return pw.tw.PutAt(p.row, p.qual, []byte{}, pw.buckets.Start(binary.BigEndian.Uint32(p.val)))
+		}
+		return pw.w.Put(p.row, p.qual, nil)
+	}
+	pw.st.Bytes += int64(len(p.row) + len(p.qual) + len(p.val))
+	return pw.w.Put(p.row, p.qual, p.val)
 }
 
 func (pw *partWriter) lastRow() []byte { return pw.row }
