@@ -323,13 +323,19 @@ func TestRetention(t *testing.T) {
 	for i := range 400 {
 		age := time.Duration(i%20) * 24 * time.Hour // 0..19 days old
 		// LSH band cells and text-key cells (the template counts) expire
-		// with the document: three text keys, one shared by every document.
+		// with the document: three text keys, one shared by every document;
+		// those of a document with a source also scoped to it (every
+		// other document, two sources).
 		bands := make(fingerprint.Bands, fingerprint.NumBands+3)
 		for b := range bands {
 			bands[b] = r.Uint64()
 		}
 		bands[fingerprint.NumBands] = 42
-		docs = append(docs, kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: now.Add(-age), Bands: bands})
+		d := kvindex.Document{ID: fmt.Sprintf("d%d", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: now.Add(-age), Bands: bands}
+		if i%2 == 0 {
+			d.Attrs = map[string]string{kvindex.DefaultSourceAttr: fmt.Sprintf("site%d", i%4)}
+		}
+		docs = append(docs, d)
 	}
 	if _, errs, err := ix.InsertBatch(bg, docs, kvindex.InsertAlways, 3); err != nil || errors.Join(errs...) != nil {
 		t.Fatal(err, errors.Join(errs...))
@@ -365,25 +371,49 @@ func TestRetention(t *testing.T) {
 	if st.Documents != int64(kept) || st.Fingerprints != int64(kept) {
 		t.Errorf("counters %d/%d, want %d", st.Documents, st.Fingerprints, kept)
 	}
-	// Band cells: exactly those of the kept documents are left.
+	// Band cells: exactly those of the kept documents are left, the
+	// scoped text-key cells of the kept documents with a source among them.
 	live := map[string]bool{}
+	keptScoped := 0
 	for _, d := range docs {
 		if ix.Buckets().Of(d.Time) >= cutoff {
 			live[d.ID] = true
+			if d.Attrs != nil {
+				keptScoped += 3
+			}
 		}
 	}
-	bandCells := 0
+	bandCells, scopedCells := 0, 0
 	err = ix.Store().Scan(bg, storage.TableBands, nil, nil, func(row storage.Row) error {
+		band, _, err := kvindex.ParseBandRowKey(row.Key)
+		if err != nil {
+			return err
+		}
 		for _, c := range row.Cells {
 			if !live[string(c.Qualifier)] {
 				return fmt.Errorf("band row %x keeps expired document %s", row.Key, c.Qualifier)
 			}
-			bandCells++
+			if band == kvindex.SourceKeyBand {
+				scopedCells++
+			} else {
+				bandCells++
+			}
 		}
 		return nil
 	})
-	if err != nil || bandCells != kept*(fingerprint.NumBands+3) {
-		t.Errorf("band and text-key cells after retention: %d (%v), want %d", bandCells, err, kept*(fingerprint.NumBands+3))
+	if err != nil || bandCells != kept*(fingerprint.NumBands+3) || scopedCells != keptScoped || keptScoped == 0 {
+		t.Errorf("band and text-key cells after retention: %d and %d scoped (%v), want %d and %d", bandCells, scopedCells, err, kept*(fingerprint.NumBands+3), keptScoped)
+	}
+	// The shared key's count in a source is that source's kept documents.
+	keptSite0 := 0
+	for _, d := range docs {
+		if live[d.ID] && d.Attrs[kvindex.DefaultSourceAttr] == "site0" {
+			keptSite0++
+		}
+	}
+	counts, err := ix.TextKeyCounts(bg, []kvindex.KeyQuery{{Keys: []uint64{42}, Source: "site0"}})
+	if err != nil || counts[0].Docs[42] != kept || counts[0].Source[42] != keptSite0 {
+		t.Errorf("counts of the shared key after retention: %+v (%v), want %d and %d in site0", counts, err, kept, keptSite0)
 	}
 	// No cell of an expired bucket is left.
 	err = ix.Store().Scan(bg, storage.TableIndex, nil, nil, func(r storage.Row) error {

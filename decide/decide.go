@@ -294,6 +294,25 @@ func (r Rule) TemplateKeys(keyDocs map[uint64]int) []uint64 {
 	return out
 }
 
+// SourceTemplateKeys returns the keys that are template overall
+// (TemplateKeys of keyDocs) or in the text's source (TemplateKeys of
+// sourceDocs: the same keys with the number of the source's documents in
+// each row; nil when the text names no source). The source's counts are
+// judged by the same relative rule on their own, so a site's footer that
+// a handful of its articles carry is template for that site even when a
+// sentence quoted across the corpus keeps the overall threshold above the
+// footer's count. Sorted; nil when none is.
+func (r Rule) SourceTemplateKeys(keyDocs, sourceDocs map[uint64]int) []uint64 {
+	all := r.TemplateKeys(keyDocs)
+	src := r.TemplateKeys(sourceDocs)
+	if len(src) == 0 {
+		return all
+	}
+	out := append(all, src...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Relation is how a stored document relates to a query.
 type Relation string
 

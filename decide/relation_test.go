@@ -165,6 +165,36 @@ func TestTemplateKeys(t *testing.T) {
 	}
 }
 
+// TestSourceTemplateKeys: the template of a text from a source is what is
+// template overall or among the source's documents, each judged by the
+// same relative rule on its own counts.
+func TestSourceTemplateKeys(t *testing.T) {
+	r := DefaultRule()
+	for _, tc := range []struct {
+		name      string
+		all, site map[uint64]int
+		want      []uint64
+	}{
+		// A page whose own sentence (1) is quoted once elsewhere: overall a
+		// key is template from 3 x 2 = 6 documents, so the site's footer
+		// (2, 3: in 5) is not; among the site's pages the sentence is in
+		// none, so 5 suffice.
+		{"site footer under a quoted sentence", map[uint64]int{1: 1, 2: 5, 3: 5}, map[uint64]int{1: 0, 2: 5, 3: 5}, []uint64{2, 3}},
+		{"no source: overall only", map[uint64]int{1: 1, 2: 5, 3: 5}, nil, nil},
+		// A notice common across the corpus (4) stays template whatever
+		// the site says.
+		{"overall and site", map[uint64]int{1: 0, 2: 5, 4: 40}, map[uint64]int{1: 0, 2: 5, 4: 0}, []uint64{2, 4}},
+		// A site that syndicates one text many times: its sentences are in
+		// as many of the site's pages as the footer, so nothing is.
+		{"a text with many copies in the site", map[uint64]int{1: 6, 2: 9}, map[uint64]int{1: 6, 2: 9}, nil},
+		{"under TemplateMinDocs in the site", map[uint64]int{1: 2, 2: 4}, map[uint64]int{1: 0, 2: 4}, nil},
+	} {
+		if got := r.SourceTemplateKeys(tc.all, tc.site); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestLowInformationExact: an exact copy of a low-information text counts
 // when the text weighs a keyed sentence (a quote), not when it is a
 // fragment (what normalization left of a page of navigation).

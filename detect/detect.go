@@ -41,12 +41,20 @@ type Judge struct {
 
 // Template returns what of a query's normalized text is template, given
 // the number of stored documents in each of its text-key rows, and the
-// template sentences themselves (for an explanation).
+// template sentences themselves (for an explanation). A query that names
+// a source learns its template with SourceTemplate.
 func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, []string) {
+	return j.SourceTemplate(text, kvindex.KeyCounts{Docs: keyDocs})
+}
+
+// SourceTemplate is Template given the counts of the text's key rows
+// overall and in its source (decide.Rule.SourceTemplateKeys: what many
+// documents share, or many of the source's).
+func (j Judge) SourceTemplate(text string, counts kvindex.KeyCounts) (decide.Template, []string) {
 	if j.Sketcher == nil || text == "" {
 		return decide.Template{}, nil
 	}
-	keys := j.Rule.TemplateKeys(keyDocs)
+	keys := j.Rule.SourceTemplateKeys(counts.Docs, counts.Source)
 	if len(keys) == 0 {
 		return decide.Template{}, nil
 	}
@@ -69,12 +77,12 @@ func (j Judge) Template(text string, keyDocs map[uint64]int) (decide.Template, [
 }
 
 // Confirm is kvindex.Config.Confirm: the new document, its template
-// learned from its key rows, judged against each candidate under the
-// Judge's policy.
-func (j Judge) Confirm(newDoc kvindex.Document, keyDocs map[uint64]int, k int) func(kvindex.Document, int) bool {
+// learned from its key rows (and those scoped to the source its attributes
+// name), judged against each candidate under the Judge's policy.
+func (j Judge) Confirm(newDoc kvindex.Document, counts kvindex.KeyCounts, k int) func(kvindex.Document, int) bool {
 	q := querySide(newDoc.Sketch, newDoc.Chars, newDoc.ExactHash, newDoc.Body, newDoc.Bands.TextKeys(), 1)
 	q.Text = newDoc.Text
-	q.Template, _ = j.Template(newDoc.Body, keyDocs)
+	q.Template, _ = j.SourceTemplate(newDoc.Body, counts)
 	return func(stored kvindex.Document, distance int) bool {
 		return j.Rule.Judge(q, SideOf(stored), distance, k).Duplicate(j.Policy)
 	}
@@ -127,6 +135,11 @@ type Query struct {
 	Bands       fingerprint.Bands
 	// Text is the normalized body.
 	Text string
+	// Source names the query's source (the value a stored document of it
+	// would have in the index's source attribute, kvindex.Index.SourceOf):
+	// its template is then also what many of that source's documents share.
+	// "" for none.
+	Source string
 }
 
 // QueryOf is the query of a fingerprinted text.
@@ -201,7 +214,7 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 	kq := make([]kvindex.Query, len(idx))
 	for n, i := range idx {
 		q := qs[i]
-		kq[n] = kvindex.Query{Fingerprint: q.Fingerprint, ExactHash: q.ExactHash}
+		kq[n] = kvindex.Query{Fingerprint: q.Fingerprint, ExactHash: q.ExactHash, Source: q.Source}
 		if d.Rule.AnyDistance(q.Chars) {
 			kq[n].Bands = fingerprint.QueryBands(q.Bands, q.Chars, q.Text)
 		}
@@ -215,7 +228,7 @@ func (d *Detector) checkText(ctx context.Context, qs []Query, idx []int, opt Opt
 		q := qs[i]
 		side := querySide(q.Sketch, q.Chars, q.ExactHash, q.Text, q.Bands.TextKeys(), len(res[n].Hits))
 		var lines []string
-		side.Template, lines = d.Template(q.Text, res[n].KeyDocs)
+		side.Template, lines = d.SourceTemplate(q.Text, kvindex.KeyCounts{Docs: res[n].KeyDocs, Source: res[n].SourceKeyDocs})
 		shared := templateSentences(q.Text, side.Template.Keys)
 		r := Result{Template: lines, Candidates: res[n].Candidates + res[n].BandCandidates}
 		for _, h := range res[n].Hits {
@@ -363,37 +376,41 @@ func (d *Detector) ConfirmPairs(ctx context.Context, pairs []Pair) ([]bool, erro
 	return out, nil
 }
 
-// KeyCounter reads the number of documents in text-key rows
-// (*kvindex.Index).
+// KeyCounter reads the number of documents in text-key rows, overall and
+// scoped to a source, and says which source a stored document's
+// attributes name (*kvindex.Index).
 type KeyCounter interface {
-	TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error)
+	TextKeyCounts(ctx context.Context, qs []kvindex.KeyQuery) ([]kvindex.KeyCounts, error)
+	SourceOf(attrs map[string]string) string
 }
 
 // StoredSides returns the rule's view of stored documents as queries (by
 // id), for a route that relates stored documents to each other: SideOf
-// each, with the template its text-key rows reveal, as a check of its
-// normalized text learns its template. A document that keeps no text (one
-// of TextChars or more) is judged without one, as its sketch alone
-// cannot tell which of its values are template. One store call.
+// each, with the template its text-key rows reveal (those scoped to the
+// source its stored attributes name among them), as a check of its
+// normalized text naming that source learns its template. A document that
+// keeps no text (one of TextChars or more) is judged without one, as its
+// sketch alone cannot tell which of its values are template. One store
+// call.
 func (j Judge) StoredSides(ctx context.Context, kc KeyCounter, docs []kvindex.Document) (map[string]decide.Side, error) {
 	out := make(map[string]decide.Side, len(docs))
-	keys := make([][]uint64, len(docs))
+	qs := make([]kvindex.KeyQuery, len(docs))
 	for i, doc := range docs {
 		out[doc.ID] = SideOf(doc)
 		if j.Sketcher != nil && doc.Text != "" {
-			keys[i] = doc.Bands.TextKeys()
+			qs[i] = kvindex.KeyQuery{Keys: doc.Bands.TextKeys(), Source: kc.SourceOf(doc.Attrs)}
 		}
 	}
-	counts, err := kc.TextKeyDocs(ctx, keys)
+	counts, err := kc.TextKeyCounts(ctx, qs)
 	if err != nil {
 		return nil, err
 	}
 	for i, doc := range docs {
-		if counts[i] == nil {
+		if counts[i].Docs == nil {
 			continue
 		}
 		s := out[doc.ID]
-		s.Template, _ = j.Template(doc.Text, counts[i])
+		s.Template, _ = j.SourceTemplate(doc.Text, counts[i])
 		out[doc.ID] = s
 	}
 	return out, nil

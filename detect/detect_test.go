@@ -177,7 +177,7 @@ func TestWithoutTemplateKnowledge(t *testing.T) {
 		stored = append(stored, d)
 	}
 	nd, _ := e.doc(t, "new", mail("The meeting about the test farm budget moves to the small room on the third floor."), t0)
-	blind := detect.Judge{Rule: decide.DefaultRule()}.Confirm(nd, nil, 3)
+	blind := detect.Judge{Rule: decide.DefaultRule()}.Confirm(nd, kvindex.KeyCounts{}, 3)
 	n := 0
 	for _, s := range stored {
 		if blind(s, fingerprint.Distance(nd.Fingerprint, s.Fingerprint)) {
@@ -198,7 +198,7 @@ func TestWithoutTemplateKnowledge(t *testing.T) {
 			}
 		}
 	}
-	seeing := detect.Judge{Rule: decide.DefaultRule(), Sketcher: e.fp}.Confirm(nd, keyDocs, 3)
+	seeing := detect.Judge{Rule: decide.DefaultRule(), Sketcher: e.fp}.Confirm(nd, kvindex.KeyCounts{Docs: keyDocs}, 3)
 	for _, s := range stored {
 		if seeing(s, fingerprint.Distance(nd.Fingerprint, s.Fingerprint)) {
 			t.Errorf("with the key counts, the new mail is still a duplicate of %s", s.ID)

@@ -2,10 +2,13 @@ package kvindex
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/storage"
@@ -45,6 +48,48 @@ func appendBandRowHashes(dst []uint64, b fingerprint.Bands) []uint64 {
 // whole text). Each candidate costs a docs-cell read and an alignment.
 const TextKeyMaxDocs = 32
 
+// SourceKeyBand is the band index of source-scoped text-key rows (format
+// 7): the row of SourceTextKey(source, key) holds the documents of that
+// source that keyed the sentence, so its count is the sentence's document
+// frequency within the source. One past fingerprint.TextKeyBand, so a
+// scoped row never collides with a band or an overall text-key row.
+const SourceKeyBand = fingerprint.TextKeyBand + 1
+
+// SourceTextKey is the row hash of text key k scoped to source (a
+// document's Config.SourceAttr value): xxhash64 of the source's length
+// (uvarint), the source and k (big-endian), so two sources, or a source
+// that is a prefix of another, never share a row.
+func SourceTextKey(source string, k uint64) uint64 {
+	var buf [binary.MaxVarintLen64 + 8]byte
+	d := xxhash.New()
+	_, _ = d.Write(binary.AppendUvarint(buf[:0], uint64(len(source))))
+	_, _ = d.WriteString(source)
+	_, _ = d.Write(binary.BigEndian.AppendUint64(buf[:0], k))
+	return d.Sum64()
+}
+
+// SourceAttr is the attribute naming a document's source in this index
+// ("" when it keeps no source-scoped rows: Config.SourceAttr).
+func (ix *Index) SourceAttr() string { return ix.sourceAttr }
+
+// SourceOf is the source a document with these attributes is scoped to
+// ("" for none, or when the index keeps no source-scoped rows).
+func (ix *Index) SourceOf(attrs map[string]string) string {
+	if ix.sourceAttr == "" || len(attrs) == 0 {
+		return ""
+	}
+	return attrs[ix.sourceAttr]
+}
+
+// sourceOfQuery is the source a query's scoped rows are read for: its
+// own, when the index keeps them and it looks up text keys.
+func (ix *Index) sourceOfQuery(source string, b fingerprint.Bands) string {
+	if ix.sourceAttr == "" || len(b) <= fingerprint.NumBands {
+		return ""
+	}
+	return source
+}
+
 // rowKeyMax bounds the length of index and band row keys (keys.go).
 const rowKeyMax = 9
 
@@ -63,20 +108,25 @@ func makeRowKeyID(k []byte) rowKeyID {
 // appendBandKeys appends the band-row keys of every query with a band
 // signature to keys and returns, per query, the positions in keys of its
 // band rows in the order of its Bands (LSH bands, then text keys; none for
-// a query without bands). Rows shared by several queries of a batch are
-// read once. It returns nil when the index has no bands or bands is nil.
-// An index without text keys (format before 4) reads the LSH bands only.
-func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Bands) [][]int {
+// a query without bands), followed, for a query with a source (sources[i],
+// nil for none), by those of its text keys' rows scoped to the source.
+// Rows shared by several queries of a batch are read once. It returns nil
+// when the index has no bands or bands is nil. An index without text keys
+// (format before 4) reads the LSH bands only.
+func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Bands, sources []string) [][]int {
 	if !ix.bands || bands == nil {
 		return nil
 	}
 	pos := make([][]int, len(bands))
 	n, withBands := 0, 0
-	for _, b := range bands {
+	for i, b := range bands {
 		b = ix.queryBands(b)
 		n += len(b)
 		if len(b) > 0 {
 			withBands++
+		}
+		if sources != nil && ix.sourceOfQuery(sources[i], b) != "" {
+			n += len(b) - fingerprint.NumBands
 		}
 	}
 	// One buffer for all keys and positions; a map only when several
@@ -93,10 +143,22 @@ func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Band
 		if len(b) == 0 {
 			continue
 		}
-		pos[i], pbuf = pbuf[:len(b):len(b)], pbuf[len(b):]
-		for j, h := range b {
+		src := ""
+		if sources != nil {
+			src = ix.sourceOfQuery(sources[i], b)
+		}
+		m := len(b)
+		if src != "" {
+			m += len(b) - fingerprint.NumBands
+		}
+		pos[i], pbuf = pbuf[:m:m], pbuf[m:]
+		for j := range m {
 			k := kbuf[:bandRowKeyLen:bandRowKeyLen]
-			putBandRowKey(k, fingerprint.BandOf(j), h)
+			if j < len(b) {
+				putBandRowKey(k, fingerprint.BandOf(j), b[j])
+			} else {
+				putBandRowKey(k, SourceKeyBand, SourceTextKey(src, b[j-len(b)+fingerprint.NumBands]))
+			}
 			s := len(*keys)
 			if slot != nil {
 				id := makeRowKeyID(k)
@@ -129,22 +191,42 @@ func (ix *Index) queryBands(b fingerprint.Bands) fingerprint.Bands {
 	return b
 }
 
+// KeyCounts is the number of stored documents in each text-key row of a
+// text (its document frequency, by key): overall (Docs) and among the
+// documents of the text's source (Source: the rows scoped to it; nil
+// without a source or in an index without scoped rows). The decision rule
+// takes a sentence many documents share for template, and one many of a
+// source's documents share for that source's template.
+type KeyCounts struct {
+	Docs   map[uint64]int
+	Source map[uint64]int
+}
+
 // bandIDs collects, per query, the distinct document ids in its band rows
 // (text-key rows holding more than TextKeyMaxDocs documents skipped) and
-// the number of documents in each of its text-key rows (KeyDocs).
-func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []map[uint64]int, error) {
+// the number of documents in each of its text-key rows, overall and in its
+// source's scoped rows (which name no candidates: their documents are in
+// the overall rows too).
+func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []KeyCounts, error) {
 	n := len(bands)
 	out := make([][]string, n)
-	keyDocs := make([]map[uint64]int, n)
+	keyDocs := make([]KeyCounts, n)
 	for i := range n {
 		var ids []string
 		qb := ix.queryBands(bands[i])
 		if len(qb) > fingerprint.NumBands {
-			keyDocs[i] = make(map[uint64]int, len(qb)-fingerprint.NumBands)
+			keyDocs[i].Docs = make(map[uint64]int, len(qb)-fingerprint.NumBands)
+			if len(pos[i]) > len(qb) {
+				keyDocs[i].Source = make(map[uint64]int, len(qb)-fingerprint.NumBands)
+			}
 		}
 		for j, p := range pos[i] {
+			if j >= len(qb) {
+				keyDocs[i].Source[qb[j-len(qb)+fingerprint.NumBands]] = len(rows[p].Cells)
+				continue
+			}
 			if j >= fingerprint.NumBands {
-				keyDocs[i][qb[j]] = len(rows[p].Cells)
+				keyDocs[i].Docs[qb[j]] = len(rows[p].Cells)
 			}
 			if j >= fingerprint.NumBands && len(rows[p].Cells) > TextKeyMaxDocs {
 				ix.m.boilerplateKeys.Inc()
@@ -165,31 +247,56 @@ func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Ba
 }
 
 // bandPuts returns the band cells of d (none when the index has no bands
-// or d no band signature), stamped with the document's bucket start so a
-// store with TTLs expires them with the document's index cells.
+// or d no band signature), its text keys' rows scoped to its source among
+// them, stamped with the document's bucket start so a store with TTLs
+// expires them with the document's index cells.
 func (ix *Index) bandPuts(d Document, ts time.Time) []storage.Mutation {
 	if !ix.bands || len(d.Bands) == 0 {
 		return nil
 	}
-	muts := make([]storage.Mutation, 0, len(d.Bands))
+	src := ix.SourceOf(d.Attrs)
+	n := len(d.Bands)
+	if src != "" {
+		n += len(d.Bands.TextKeys())
+	}
+	muts := make([]storage.Mutation, 0, n)
 	for i, h := range d.Bands {
 		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
+	}
+	if src != "" {
+		for _, h := range d.Bands.TextKeys() {
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableBands, Row: BandRowKey(SourceKeyBand, SourceTextKey(src, h)), Qualifier: []byte(d.ID), Value: []byte{}, Timestamp: ts})
+		}
 	}
 	return muts
 }
 
-// bandDeletes returns the deletions of old's band cells that the new
-// version (nil for a delete) does not put again.
-func (ix *Index) bandDeletes(old Document, next fingerprint.Bands) []storage.Mutation {
+// bandDeletes returns the deletions of old's band cells (its scoped
+// text-key cells among them) that the new version next (nil for a delete)
+// does not put again.
+func (ix *Index) bandDeletes(old Document, next *Document) []storage.Mutation {
 	if !ix.bands {
 		return nil
 	}
+	var nb fingerprint.Bands
+	var nextSrc string
+	if next != nil {
+		nb, nextSrc = next.Bands, ix.SourceOf(next.Attrs)
+	}
 	var muts []storage.Mutation
 	for i, h := range old.Bands {
-		if keepsBand(next, i, h) {
+		if keepsBand(nb, i, h) {
 			continue
 		}
 		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: BandRowKey(fingerprint.BandOf(i), h), Qualifier: []byte(old.ID)})
+	}
+	if src := ix.SourceOf(old.Attrs); src != "" {
+		for _, h := range old.Bands.TextKeys() {
+			if src == nextSrc && slices.Contains(nb.TextKeys(), h) {
+				continue
+			}
+			muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: BandRowKey(SourceKeyBand, SourceTextKey(src, h)), Qualifier: []byte(old.ID)})
+		}
 	}
 	return muts
 }
@@ -215,6 +322,10 @@ type Query struct {
 	// ExactHash, when not zero, marks hits at distance 0 with the same
 	// stored exact hash as Exact.
 	ExactHash uint64
+	// Source, when set and the index keeps source-scoped rows, also reads
+	// the rows of the query's text keys scoped to this source
+	// (DocLookupResult.SourceKeyDocs).
+	Source string
 }
 
 // DocLookupResult is the answer to one query of LookupDocuments.
@@ -238,6 +349,10 @@ type DocLookupResult struct {
 	// takes a sentence many documents share for template). Nil when the
 	// query looked up no text keys.
 	KeyDocs map[uint64]int
+	// SourceKeyDocs holds, for each of those keys, the number of documents
+	// of the query's Source in its scoped row (a source's own template).
+	// Nil without a source or in an index without scoped rows.
+	SourceKeyDocs map[uint64]int
 }
 
 // LookupDocuments looks up documents for a second check by the caller: it
@@ -262,11 +377,18 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	}
 	fps := make([]fingerprint.Fingerprint, len(qs))
 	bands := make([]fingerprint.Bands, len(qs))
+	var sources []string
 	for i, q := range qs {
 		fps[i], bands[i] = q.Fingerprint, q.Bands
+		if q.Source != "" {
+			if sources == nil {
+				sources = make([]string, len(qs))
+			}
+			sources[i] = q.Source
+		}
 	}
 	win := ix.window(opt.Since, opt.Until)
-	cands, examined, byBand, keyDocs, err := ix.candidates(ctx, fps, bands, opt.K, win)
+	cands, examined, byBand, keyDocs, err := ix.candidates(ctx, fps, bands, sources, opt.K, win)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +430,7 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	for i, q := range qs {
 		r := DocLookupResult{Docs: map[string]Document{}, Candidates: examined[i]}
 		if keyDocs != nil {
-			r.KeyDocs = keyDocs[i]
+			r.KeyDocs, r.SourceKeyDocs = keyDocs[i].Docs, keyDocs[i].Source
 		}
 		add := func(d Document) {
 			if _, dup := r.Docs[d.ID]; dup || !inWindow(d.Time) {
@@ -348,23 +470,73 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 
 // TextKeyDocs returns, for each set of text keys (a stored document's
 // Bands.TextKeys()), the number of documents in each key's row: what
-// LookupDocuments reports as KeyDocs for a query with those keys. A route
-// that judges stored documents against each other (a seen filter's near
-// pairs, a load's dedup report) learns their template from it, as a check
-// learns its query's. One store call; nil maps for empty sets and for an
-// index without text-key rows.
+// LookupDocuments reports as KeyDocs for a query with those keys. Nil maps
+// for empty sets and for an index without text-key rows.
 func (ix *Index) TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error) {
+	qs := make([]KeyQuery, len(keys))
+	for i, ks := range keys {
+		qs[i].Keys = ks
+	}
+	counts, err := ix.TextKeyCounts(ctx, qs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]map[uint64]int, len(keys))
+	for i, c := range counts {
+		out[i] = c.Docs
+	}
+	return out, nil
+}
+
+// KeyQuery is a set of text keys to count (TextKeyCounts) and the source
+// whose scoped rows to count them in ("" for none).
+type KeyQuery struct {
+	Keys   []uint64
+	Source string
+}
+
+// TextKeyCounts returns, for each query (a stored document's
+// Bands.TextKeys() and its SourceOf), the number of documents in each key's
+// row and in its row scoped to the source: what LookupDocuments reports as
+// KeyDocs and SourceKeyDocs for a query with those keys and that source. A
+// route that judges stored documents against each other (a seen filter's
+// near pairs, a load's dedup report) learns their template from it, as a
+// check learns its query's. One store call; nil maps for empty sets, for
+// an index without text-key rows, and (Source) without a source or scoped
+// rows.
+func (ix *Index) TextKeyCounts(ctx context.Context, qs []KeyQuery) ([]KeyCounts, error) {
+	out := make([]KeyCounts, len(qs))
 	if !ix.textKeys {
 		return out, nil
 	}
 	var rks []storage.RowKey
-	at := map[uint64]int{}
-	for _, ks := range keys {
-		for _, h := range ks {
-			if _, ok := at[h]; !ok {
-				at[h] = len(rks)
-				rks = append(rks, storage.RowKey{Table: storage.TableBands, Key: BandRowKey(fingerprint.TextKeyBand, h)})
+	type rowID struct {
+		band int
+		h    uint64
+	}
+	at := map[rowID]int{}
+	row := func(band int, h uint64) int {
+		id := rowID{band, h}
+		p, ok := at[id]
+		if !ok {
+			p = len(rks)
+			at[id] = p
+			rks = append(rks, storage.RowKey{Table: storage.TableBands, Key: BandRowKey(band, h)})
+		}
+		return p
+	}
+	pos := make([][]int, len(qs))
+	for i, q := range qs {
+		src := ""
+		if ix.sourceAttr != "" {
+			src = q.Source
+		}
+		for _, h := range q.Keys {
+			pos[i] = append(pos[i], row(fingerprint.TextKeyBand, h))
+		}
+		if src != "" {
+			for _, h := range q.Keys {
+				pos[i] = append(pos[i], row(SourceKeyBand, SourceTextKey(src, h)))
 			}
 		}
 	}
@@ -375,13 +547,19 @@ func (ix *Index) TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64
 	if err != nil {
 		return nil, err
 	}
-	for i, ks := range keys {
-		if len(ks) == 0 {
+	for i, q := range qs {
+		if len(q.Keys) == 0 {
 			continue
 		}
-		out[i] = make(map[uint64]int, len(ks))
-		for _, h := range ks {
-			out[i][h] = len(rows[at[h]].Cells)
+		out[i].Docs = make(map[uint64]int, len(q.Keys))
+		for j, h := range q.Keys {
+			out[i].Docs[h] = len(rows[pos[i][j]].Cells)
+		}
+		if len(pos[i]) > len(q.Keys) {
+			out[i].Source = make(map[uint64]int, len(q.Keys))
+			for j, h := range q.Keys {
+				out[i].Source[h] = len(rows[pos[i][len(q.Keys)+j]].Cells)
+			}
 		}
 	}
 	return out, nil

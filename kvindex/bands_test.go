@@ -386,7 +386,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"5", "", true},
 		{"6", fingerprint.BandsVersion, true},
 		{"6", "", true},
-		{"7", fingerprint.BandsVersion, false},
+		{"7", fingerprint.BandsVersion, true},
+		{"7", "", true},
+		{"8", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -403,6 +405,10 @@ func TestFormatsBeforeText(t *testing.T) {
 				// Formats 4 and 5 keep the text keys of short documents only.
 				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys"), Value: []byte("sent10-lead16-max12-v1")})
 			}
+			if tc.bands == "" || tc.format < "7" {
+				// Source-scoped rows come with format 7 and bands.
+				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("sources")})
+			}
 			if err := st.Mutate(bg, muts); err != nil {
 				t.Fatal(err)
 			}
@@ -417,8 +423,9 @@ func TestFormatsBeforeText(t *testing.T) {
 			defer ix.Close()
 			wantText := tc.format >= "3"
 			wantKeys := tc.format >= "4" && tc.bands != ""
-			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") || ix.TextKeys() != wantKeys {
-				t.Fatalf("format %s: KeepsText %v HasBands %v TextKeys %v", tc.format, ix.KeepsText(), ix.HasBands(), ix.TextKeys())
+			wantSources := map[bool]string{true: kvindex.DefaultSourceAttr}[tc.format >= "7" && tc.bands != ""]
+			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") || ix.TextKeys() != wantKeys || ix.SourceAttr() != wantSources {
+				t.Fatalf("format %s: KeepsText %v HasBands %v TextKeys %v SourceAttr %q", tc.format, ix.KeepsText(), ix.HasBands(), ix.TextKeys(), ix.SourceAttr())
 			}
 			// Older formats keep their documents' LSH bands only: the text
 			// keys are cut, never half written.

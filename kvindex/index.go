@@ -76,13 +76,21 @@ import (
 //     documents shows (the decision rule's template detection counts the
 //     documents in a query's key rows). Every new index records 6, so a
 //     binary that cannot decode the longer docs cells refuses the index.
+//   - 7: 6 plus source-scoped text-key rows in the bands table (band
+//     index SourceKeyBand, key SourceTextKey(source, text key)) for every
+//     document whose attribute Config.SourceAttr names a source: the
+//     number of a source's documents holding a sentence, from which the
+//     decision rule learns a site's or a list's own template. The meta row
+//     records sources = the attribute's name. Every new index records 7,
+//     so a binary that does not know these rows refuses the index instead
+//     of leaving them stale on a replace or delete.
 //
-// This code opens all six. An index that records 1 to 5 keeps its
-// version: no text (1, 2), no text keys (1-3), no compact cells (1-4) and
-// no text keys of longer documents (1-5) are written into it (its
-// documents are found as before this version), so the binaries that wrote
-// it can still read every cell.
-const FormatVersion = 6
+// This code opens all seven. An index that records 1 to 6 keeps its
+// version: no text (1, 2), no text keys (1-3), no compact cells (1-4), no
+// text keys of longer documents (1-5) and no source-scoped rows (1-6) are
+// written into it (its documents are found as before this version), so
+// the binaries that wrote it can still read every cell.
+const FormatVersion = 7
 
 // The formats of indexes created before version 5 (see FormatVersion).
 const (
@@ -91,6 +99,7 @@ const (
 	formatText     = 3
 	formatTextKeys = 4
 	formatCompact  = 5
+	formatLongKeys = 6
 )
 
 // textKeysShortOnly is the text-key recipe an index of format 4 or 5
@@ -156,17 +165,18 @@ type Config struct {
 	// nil means this process is the only writer.
 	Locker storage.Locker
 	// Confirm, when set, is the second check of insert-if-unique and of
-	// the duplicates an insert reports. Confirm(new, keyDocs, k) is called
+	// the duplicates an insert reports. Confirm(new, keys, k) is called
 	// once per new document and returns its judge: a candidate counts only
-	// when judge(stored, distance) is true. keyDocs holds the number of
+	// when judge(stored, distance) is true. keys holds the number of
 	// documents in each of the new document's text-key rows as read before
-	// it is stored (nil without text keys), from which the decision rule
-	// learns which of its sentences are template; stored carries the
+	// it is stored (nil maps without text keys), overall and scoped to its
+	// source (SourceOf its Attrs), from which the decision rule learns
+	// which of its sentences are template; stored carries the
 	// stored docs cell (its Sketch and Chars; only ID and Fingerprint when
 	// the cell is missing). nil: every document within k counts. Both
 	// must be cheap and must not call the Index. ConfirmEach adapts a
 	// judge of pairs.
-	Confirm func(newDoc Document, keyDocs map[uint64]int, k int) func(stored Document, distance int) bool
+	Confirm func(newDoc Document, keys KeyCounts, k int) func(stored Document, distance int) bool
 	// Bands says whether the index keeps LSH band rows (default BandsAuto:
 	// new indexes do). With bands, every document inserted with a band
 	// signature (Document.Bands: text documents) is also stored in its
@@ -200,7 +210,25 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the index's metrics (nil: not registered).
 	Registerer prometheus.Registerer
+	// SourceAttr is the document attribute that names its source (a site,
+	// a mailing list, a manual's module): a document whose Attrs hold it
+	// also keys its text keys scoped to that source (SourceKeyBand), so a
+	// check can learn a source's own template from the counts. Fixed when
+	// the index is created (meta sources): "" means the index's (for a new
+	// index DefaultSourceAttr), NoSourceAttr creates one without scoped
+	// rows, and an index with another is refused (ErrMetaMismatch). An
+	// index without scoped rows (created so, or of format 6 or older)
+	// keeps none whatever this says.
+	SourceAttr string
 }
+
+// DefaultSourceAttr is the attribute that names a document's source in a
+// new index (Config.SourceAttr).
+const DefaultSourceAttr = "source"
+
+// NoSourceAttr as Config.SourceAttr creates an index without
+// source-scoped text-key rows.
+const NoSourceAttr = "-"
 
 // Defaults.
 const (
@@ -256,6 +284,9 @@ func (c Config) Validate() error {
 	if c.GroupsInFlight < 1 || c.GroupsInFlight > 1000 {
 		return fmt.Errorf("%w: GroupsInFlight %d: want 1..1000", ErrConfig, c.GroupsInFlight)
 	}
+	if len(c.SourceAttr) > MaxAttrKeyBytes {
+		return fmt.Errorf("%w: SourceAttr of %d bytes, at most %d", ErrConfig, len(c.SourceAttr), MaxAttrKeyBytes)
+	}
 	return nil
 }
 
@@ -281,7 +312,11 @@ type Index struct {
 	// cells (format 5); longKeys: documents of any length keep text keys
 	// (format 6 with bands). All from the meta row, fixed after Open.
 	bands, text, textKeys, compact, longKeys bool
-	closed                                   atomic.Bool
+	// sourceAttr names the attribute whose value scopes a document's text
+	// keys to its source ("": the index keeps no source-scoped rows; meta
+	// sources, format 7 with bands).
+	sourceAttr string
+	closed     atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -298,6 +333,7 @@ var (
 	qualFingerprints = []byte("fingerprints")
 	qualBands        = []byte("bands")
 	qualTextKeys     = []byte("textkeys")
+	qualSources      = []byte("sources")
 )
 
 // Open opens the index kept in st, creating its metadata when the store holds
@@ -363,6 +399,9 @@ type MetaValues struct {
 	// TextKeys is the text-key recipe (fingerprint.TextKeysVersion) of an
 	// index with text-key rows, "" for one without.
 	TextKeys string
+	// Sources is the attribute naming a document's source in an index with
+	// source-scoped text-key rows (Config.SourceAttr), "" for one without.
+	Sources string
 }
 
 // wantMeta is the metadata of an index with the given features: bands
@@ -379,13 +418,25 @@ func (ix *Index) wantMeta(bands bool, format int) map[string]string {
 	if bands {
 		m[string(qualBands)] = fingerprint.BandsVersion
 		switch {
-		case format >= FormatVersion:
+		case format >= formatLongKeys:
 			m[string(qualTextKeys)] = fingerprint.TextKeysVersion
 		case format >= formatTextKeys:
 			m[string(qualTextKeys)] = textKeysShortOnly
 		}
 	}
 	return m
+}
+
+// newSourceAttr is the source attribute a new index records ("" for
+// none).
+func (c Config) newSourceAttr() string {
+	switch c.SourceAttr {
+	case "":
+		return DefaultSourceAttr
+	case NoSourceAttr:
+		return ""
+	}
+	return c.SourceAttr
 }
 
 // TextKeys reports whether the index keeps text-key rows (format 4 with
@@ -429,12 +480,16 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: q, Value: []byte(v)})
 			}
 		}
+		if src := ix.cfg.newSourceAttr(); bands && src != "" {
+			ix.sourceAttr = src
+			muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: qualSources, Value: []byte(src)})
+		}
 		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: qualCreated, Value: []byte(time.Now().UTC().Format(time.RFC3339))})
 		if err := ix.mutate(ctx, muts); err != nil {
 			return err
 		}
 		ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = bands, true, bands, true, bands
-		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)], "textkeys", want[string(qualTextKeys)])
+		ix.log.Info("created index", "layout", ix.layout.String(), "recipe", ix.cfg.RecipeVersion, "format", want[string(qualFormat)], "bucket", ix.cfg.BucketWidth.String(), "bands", want[string(qualBands)], "textkeys", want[string(qualTextKeys)], "sources", ix.sourceAttr)
 		return nil
 	}
 	have := map[string]string{}
@@ -458,6 +513,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		format = formatTextKeys
 	case strconv.Itoa(formatCompact):
 		format = formatCompact
+	case strconv.Itoa(formatLongKeys):
+		format = formatLongKeys
 	}
 	hasText := format >= formatText
 	want := ix.wantMeta(hasBands, format)
@@ -473,10 +530,21 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: index has %q, this process wants %q", q, have[q], want[q]))
 		}
 	}
+	// The index decides its source attribute, since every writer must
+	// scope (and a delete unscope) by the same one: a process configured
+	// with another is refused. An index without scoped rows keeps none.
+	src := ""
+	if hasBands && format >= FormatVersion {
+		src = have[string(qualSources)]
+	}
+	if cs := ix.cfg.SourceAttr; cs != "" && src != "" && cs != src {
+		errs = append(errs, fmt.Errorf("sources: index has %q, this process wants %q", src, cs))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
-	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= FormatVersion
+	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= formatLongKeys
+	ix.sourceAttr = src
 	return nil
 }
 
@@ -508,6 +576,8 @@ func ReadMeta(ctx context.Context, st storage.Store) (m MetaValues, ok bool, err
 			m.Bands = v
 		case bytes.Equal(c.Qualifier, qualTextKeys):
 			m.TextKeys = v
+		case bytes.Equal(c.Qualifier, qualSources):
+			m.Sources = v
 		}
 		if err != nil {
 			return m, false, corrupt(storage.TableMeta, metaRow, c.Qualifier, "%v", err)
@@ -668,8 +738,8 @@ func sortInts(a []int) {
 
 // ConfirmEach adapts a judge of pairs that needs no key counts to
 // Config.Confirm.
-func ConfirmEach(f func(newDoc, stored Document, distance int) bool) func(Document, map[uint64]int, int) func(Document, int) bool {
-	return func(newDoc Document, _ map[uint64]int, _ int) func(Document, int) bool {
+func ConfirmEach(f func(newDoc, stored Document, distance int) bool) func(Document, KeyCounts, int) func(Document, int) bool {
+	return func(newDoc Document, _ KeyCounts, _ int) func(Document, int) bool {
 		return func(stored Document, distance int) bool { return f(newDoc, stored, distance) }
 	}
 }

@@ -207,13 +207,13 @@ type insertBatch struct {
 	useBands bool
 
 	// Set by lookup: cands[n] are the candidate fingerprints of
-	// docs[order[n]], keyDocs[n] its text keys' document counts (nil
-	// without band rows), bandDocs the documents found in band rows,
+	// docs[order[n]], keyDocs[n] its text keys' document counts, overall
+	// and in its source (nil without band rows), bandDocs the documents found in band rows,
 	// state the documents carrying each candidate and touched
 	// fingerprint, and before whether a touched fingerprint was carried
 	// before the batch.
 	cands    [][]uint64
-	keyDocs  []map[uint64]int
+	keyDocs  []KeyCounts
 	bandDocs map[string]Document
 	state    map[uint64][]fpEntry
 	before   map[uint64]bool
@@ -340,10 +340,16 @@ func (b *insertBatch) gatherRows() {
 func (b *insertBatch) lookup(ctx context.Context) error {
 	ix := b.ix
 	newBands := b.newBands
+	var sources []string
 	if !b.useBands {
 		newBands = nil
+	} else if ix.sourceAttr != "" {
+		sources = make([]string, len(b.order))
+		for n, i := range b.order {
+			sources[n] = ix.SourceOf(b.docs[i].Attrs)
+		}
 	}
-	cands, _, byBand, keyDocs, err := ix.candidates(ctx, b.newFPs, newBands, b.k, bucketWindow{0, 1<<32 - 1})
+	cands, _, byBand, keyDocs, err := ix.candidates(ctx, b.newFPs, newBands, sources, b.k, bucketWindow{0, 1<<32 - 1})
 	if err != nil {
 		return err
 	}
@@ -382,7 +388,7 @@ func (b *insertBatch) decide(ctx context.Context) error {
 		}
 	}
 	for n, i := range b.order {
-		var keys map[uint64]int
+		var keys KeyCounts
 		if b.keyDocs != nil {
 			keys = b.keyDocs[n]
 		}
@@ -421,7 +427,7 @@ func (b *insertBatch) candidateFPs(d Document, fps []uint64) []uint64 {
 // duplicates are the documents carrying the fingerprints fps (other than
 // d's own id) that Confirm, when set, judges duplicates of d, sorted like
 // lookup hits. keys are d's text keys' document counts, for Confirm.
-func (b *insertBatch) duplicates(d Document, fps []uint64, keys map[uint64]int) []Hit {
+func (b *insertBatch) duplicates(d Document, fps []uint64, keys KeyCounts) []Hit {
 	confirm := b.ix.cfg.Confirm
 	var dups []Hit
 	var judge func(stored Document, distance int) bool
@@ -526,7 +532,7 @@ func (b *insertBatch) replacedCells() (removes []storage.Mutation, newDocs int64
 		if o.Fingerprint != d.Fingerprint {
 			removes = append(removes, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: FPRowKey(uint64(o.Fingerprint)), Qualifier: []byte(d.ID)})
 		}
-		removes = append(removes, b.ix.bandDeletes(o, d.Bands)...)
+		removes = append(removes, b.ix.bandDeletes(o, &d)...)
 	}
 	return removes, newDocs
 }

@@ -142,7 +142,8 @@ const bandRowKeyLen = 1 + 8
 
 // BandRowKey is the bands-table row key of band `band` with hash h: the
 // band index (1 byte: 0..31 an LSH band, fingerprint.TextKeyBand (32) a
-// text key), then h (8 bytes big-endian).
+// text key, SourceKeyBand (33) a text key scoped to a source), then h (8
+// bytes big-endian).
 func BandRowKey(band int, h uint64) []byte {
 	k := make([]byte, bandRowKeyLen)
 	putBandRowKey(k, band, h)
@@ -160,8 +161,8 @@ func ParseBandRowKey(key []byte) (band int, h uint64, err error) {
 	if len(key) != bandRowKeyLen {
 		return 0, 0, fmt.Errorf("band row key %x: %d bytes, want %d", key, len(key), bandRowKeyLen)
 	}
-	if int(key[0]) > fingerprint.TextKeyBand {
-		return 0, 0, fmt.Errorf("band row key %x: band %d of %d (and text keys %d)", key, key[0], fingerprint.NumBands, fingerprint.TextKeyBand)
+	if int(key[0]) > SourceKeyBand {
+		return 0, 0, fmt.Errorf("band row key %x: band %d of %d (and text keys %d, scoped %d)", key, key[0], fingerprint.NumBands, fingerprint.TextKeyBand, SourceKeyBand)
 	}
 	return int(key[0]), binary.BigEndian.Uint64(key[1:]), nil
 }

@@ -99,7 +99,7 @@ func (ix *Index) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint,
 		return nil, fmt.Errorf("%w: until %s is before since %s", ErrBadOptions, opt.Until.Format(time.RFC3339), opt.Since.Format(time.RFC3339))
 	}
 	win := ix.window(opt.Since, opt.Until)
-	cands, examined, _, _, err := ix.candidates(ctx, fps, nil, opt.K, win)
+	cands, examined, _, _, err := ix.candidates(ctx, fps, nil, nil, opt.K, win)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +156,10 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 // tombstones, in buckets of the window), sorted, and the number of residuals
 // examined. When the index has bands and bands is not nil, the same store
 // call reads the band rows of every query with a band signature (bands[i])
-// and byBand[i] lists the distinct document ids found there, sorted.
-func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, keyDocs []map[uint64]int, err error) {
+// and byBand[i] lists the distinct document ids found there, sorted, and
+// keyDocs[i] the counts of its text-key rows (with those scoped to
+// sources[i], when sources is not nil; see appendBandKeys).
+func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, sources []string, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, keyDocs []KeyCounts, err error) {
 	tables := ix.cover[k]
 	keys := make([]storage.RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
 	rowOf := make([]int, len(fps)*len(tables))
@@ -193,7 +195,7 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 		}
 	}
 	nIndex := len(keys)
-	bandRowOf := ix.appendBandKeys(&keys, bands)
+	bandRowOf := ix.appendBandKeys(&keys, bands, sources)
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
 		return nil, nil, nil, nil, err

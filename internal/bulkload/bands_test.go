@@ -126,6 +126,14 @@ func genTexts(seed uint64, prefix string, n int) []textDoc {
 		if i%3 == 0 {
 			d.attrs = map[string]string{"src": fmt.Sprint("feed-", i%5)}
 		}
+		if i%2 == 0 {
+			// A source (kvindex.DefaultSourceAttr): its text keys are also
+			// keyed per source, and a replace moves those cells too.
+			if d.attrs == nil {
+				d.attrs = map[string]string{}
+			}
+			d.attrs["source"] = fmt.Sprint("site-", i%3)
+		}
 		out = append(out, d)
 	}
 	return out
@@ -285,6 +293,9 @@ func TestTextBandsMatchOnlineInserts(t *testing.T) {
 		want := 0
 		if d.Bands != nil {
 			want = len(d.Bands)
+			if d.Attrs["source"] != "" {
+				want += len(d.Bands.TextKeys()) // scoped to the source
+			}
 		}
 		// Two bands of one document can share a row hash only by a 64-bit
 		// collision.

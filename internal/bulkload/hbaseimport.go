@@ -69,6 +69,16 @@ type ImportConfig struct {
 	// FileBytes rolls an HFile at about this size (default 128 MiB): it
 	// bounds the memory a re-split after a region split takes.
 	FileBytes int64
+	// FileMode is the permission of the HFiles (default
+	// DefaultHFileMode); their directories get it with execute bits where
+	// it has read bits. On a Kerberos cluster the region server checks
+	// that the bulk-load caller (the client's principal, by its short
+	// name) may read and write each file, and moves it into its staging
+	// directory as the caller: files whose owner is not that user (on a
+	// local disk, on a mount written as another user) need group or other
+	// read-write, e.g. 0660 with a group the principal's user is in on
+	// the region servers, or 0666.
+	FileMode os.FileMode
 }
 
 func (c ImportConfig) withDefaults(cpDir string) ImportConfig {
@@ -81,6 +91,9 @@ func (c ImportConfig) withDefaults(cpDir string) ImportConfig {
 	if c.FileBytes == 0 {
 		c.FileBytes = 128 << 20
 	}
+	if c.FileMode == 0 {
+		c.FileMode = DefaultHFileMode
+	}
 	return c
 }
 
@@ -92,6 +105,9 @@ func (c ImportConfig) validate() error {
 	}
 	if c.FileBytes < 0 || (c.FileBytes > 0 && c.FileBytes < 1<<20) {
 		return fmt.Errorf("hfile size %d: want at least 1MiB", c.FileBytes)
+	}
+	if c.FileMode != 0 {
+		return checkHFileMode(c.FileMode)
 	}
 	return nil
 }
@@ -122,6 +138,11 @@ func (l *loader) hfileCellWriter(ctx context.Context, t storage.Table, kind stri
 		return nil, true, fmt.Errorf("bulkload: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, true, fmt.Errorf("bulkload: %w", err)
+	}
+	// The files take the directory's mode (createHFile); chmod, as the
+	// umask may have narrowed MkdirAll's.
+	if err := os.Chmod(dir, hfileDirMode(imp.FileMode)); err != nil {
 		return nil, true, fmt.Errorf("bulkload: %w", err)
 	}
 	remote := dir
@@ -262,7 +283,7 @@ func (w *hfileWriter) PutAt(row, qual, val []byte, ts time.Time) error {
 func (w *hfileWriter) open() error {
 	w.seq++
 	path := filepath.Join(w.dir, fmt.Sprintf("%06d.hfile", w.seq))
-	f, err := os.Create(path)
+	f, err := createHFile(path)
 	if err != nil {
 		return fmt.Errorf("bulkload: %w", err)
 	}
@@ -350,7 +371,7 @@ func (w *hfileWriter) importDone(ctx context.Context) error {
 			return w.putFiles(ctx, w.done[i:])
 		}
 		if err != nil {
-			return fmt.Errorf("bulkload: importing %s into %s: %w", f.path, w.table, err)
+			return fmt.Errorf("bulkload: importing %s into %s: %w%s", f.path, w.table, err, unreadableHint(err, f.path))
 		}
 	}
 	return nil

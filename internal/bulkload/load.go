@@ -30,9 +30,11 @@ type Index interface {
 	// Documents reads stored documents by id (the dedup report judges
 	// its pairs by their docs cells).
 	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
-	// TextKeyDocs counts the documents in text-key rows (the dedup report
-	// learns each document's template from them, as a check would).
-	TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error)
+	// TextKeyCounts counts the documents in text-key rows, overall and in
+	// a source (the dedup report learns each document's template from them,
+	// as a check would); SourceOf names a stored document's source.
+	TextKeyCounts(ctx context.Context, qs []kvindex.KeyQuery) ([]kvindex.KeyCounts, error)
+	SourceOf(attrs map[string]string) string
 	// HasBands reports whether the index keeps LSH band rows: text
 	// documents then get band cells.
 	HasBands() bool

@@ -72,17 +72,27 @@ type bandID struct {
 }
 
 // goneBands appends the band cells of old (id's version being replaced)
-// that next (the new version's bands, nil for none) does not put again:
-// what an online replace deletes (kvindex's bandDeletes).
-func goneBands(dst []bandID, id string, old, next fingerprint.Bands) []bandID {
-	for i, h := range old {
+// that next (the new version; its Bands nil for none) does not put again:
+// what an online replace deletes (kvindex's bandDeletes), the text-key
+// cells scoped to old's source (source: the index's SourceOf) among them.
+func goneBands(dst []bandID, id string, old, next kvindex.Document, source func(map[string]string) string) []bandID {
+	for i, h := range old.Bands {
 		switch {
-		case i < fingerprint.NumBands && len(next) >= fingerprint.NumBands && next[i] == h:
+		case i < fingerprint.NumBands && len(next.Bands) >= fingerprint.NumBands && next.Bands[i] == h:
 			continue // the same LSH band
-		case i >= fingerprint.NumBands && slices.Contains(next.TextKeys(), h):
+		case i >= fingerprint.NumBands && slices.Contains(next.Bands.TextKeys(), h):
 			continue // the same text key, wherever it stands among next's
 		}
 		dst = append(dst, bandID{fingerprint.BandOf(i), h, id})
+	}
+	if src := source(old.Attrs); src != "" {
+		same := source(next.Attrs) == src
+		for _, h := range old.Bands.TextKeys() {
+			if same && slices.Contains(next.Bands.TextKeys(), h) {
+				continue
+			}
+			dst = append(dst, bandID{kvindex.SourceKeyBand, kvindex.SourceTextKey(src, h), id})
+		}
 	}
 	return dst
 }
@@ -169,8 +179,8 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		}
 		dropped = append(dropped, d)
 	}
-	var pending []fpID                   // winners whose stored version is to be read
-	var pendingBands []fingerprint.Bands // their bands
+	var pending []fpID                 // winners whose stored version is to be read
+	var pendingDocs []kvindex.Document // their records (bands and attributes)
 	var distinctIDs, existing int64
 	readStored := func() error {
 		if len(pending) == 0 {
@@ -193,7 +203,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 			if err != nil {
 				return err
 			}
-			p.DeleteBand = goneBands(p.DeleteBand, pending[i].ID, old.Bands, pendingBands[i])
+			p.DeleteBand = goneBands(p.DeleteBand, pending[i].ID, old, pendingDocs[i], l.ix.SourceOf)
 			if of := uint64(old.Fingerprint); of != pending[i].FP {
 				p.DeleteFP = append(p.DeleteFP, fpID{of, pending[i].ID})
 				if cands[of] == nil {
@@ -201,7 +211,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 				}
 			}
 		}
-		pending, pendingBands = pending[:0], pendingBands[:0]
+		pending, pendingDocs = pending[:0], pendingDocs[:0]
 		return nil
 	}
 	for {
@@ -229,13 +239,13 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 					cands[d] = &cand{}
 				}
 			}
-			for _, b := range goneBands(nil, id, dd.Bands, w.Bands) {
+			for _, b := range goneBands(nil, id, dd, w, l.ix.SourceOf) {
 				skipBand[b] = true
 			}
 		}
 		if !l.cp.FreshDocs {
 			pending = append(pending, fpID{wfp, id})
-			pendingBands = append(pendingBands, w.Bands)
+			pendingDocs = append(pendingDocs, w)
 			if len(pending) >= getBatch {
 				if err := readStored(); err != nil {
 					return nil, err

@@ -44,7 +44,17 @@ type searchParams struct {
 type checkRequest struct {
 	Policy string `json:"policy"`
 	docInput
+	// Source names the query's source (the value its stored documents
+	// have in the index's source attribute): its template is then also
+	// what many of that source's documents share.
+	Source string `json:"source"`
 	searchParams
+}
+
+// checkItem is one query of a batch check.
+type checkItem struct {
+	docInput
+	Source string `json:"source"`
 }
 
 type hitJSON struct {
@@ -135,8 +145,8 @@ type fingerprintResponse struct {
 }
 
 type batchCheckRequest struct {
-	Items  []docInput `json:"items"`
-	Policy string     `json:"policy"`
+	Items  []checkItem `json:"items"`
+	Policy string      `json:"policy"`
 	searchParams
 }
 
@@ -252,9 +262,17 @@ func (s *Server) resolve(in docInput) (resolved, error) {
 	return resolved{fp: r.Simhash, titleFP: r.TitleSimhash, exact: r.ExactHash, features: r.Features, sketch: r.Sketch, chars: r.Chars, bands: r.Bands, text: r.Text, lowInfo: r.LowInformation}, nil
 }
 
-// query is what package detect checks.
-func (r resolved) query() detect.Query {
-	return detect.Query{Fingerprint: r.fp, ExactHash: r.exact, Sketch: r.sketch, Chars: r.chars, Bands: r.bands, Text: r.text}
+// query is what package detect checks, from a source ("" for none).
+func (r resolved) query(source string) detect.Query {
+	return detect.Query{Fingerprint: r.fp, ExactHash: r.exact, Sketch: r.sketch, Chars: r.chars, Bands: r.bands, Text: r.text, Source: source}
+}
+
+// validSource checks a check's source field (an attribute value).
+func validSource(src string) error {
+	if len(src) > maxAttrValueBytes {
+		return badField("source", "%d bytes: at most %d", len(src), maxAttrValueBytes)
+	}
+	return nil
 }
 
 func validLang(lang string) error {
@@ -349,13 +367,17 @@ func (s *Server) check(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := validSource(req.Source); err != nil {
+		s.fail(c, err)
+		return
+	}
 	policy, err := parsePolicy(req.Policy)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	opt.ExactHash = r.exact
-	res, err := s.detect.Check(c.Request.Context(), []detect.Query{r.query()}, detect.Options{Lookup: opt, Policy: policy})
+	res, err := s.detect.Check(c.Request.Context(), []detect.Query{r.query(req.Source)}, detect.Options{Lookup: opt, Policy: policy})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -510,12 +532,15 @@ func (s *Server) checkBatch(c *gin.Context) {
 	var rs []resolved
 	var qs []detect.Query
 	for i, it := range req.Items {
-		r, err := s.resolve(it)
+		r, err := s.resolve(it.docInput)
+		if err == nil {
+			err = validSource(it.Source)
+		}
 		if err != nil {
 			out.Errors = append(out.Errors, s.itemError(c, i, err))
 			continue
 		}
-		idx, rs, qs = append(idx, i), append(rs, r), append(qs, r.query())
+		idx, rs, qs = append(idx, i), append(rs, r), append(qs, r.query(it.Source))
 	}
 	if len(qs) > 0 {
 		res, err := s.detect.Check(c.Request.Context(), qs, detect.Options{Lookup: opt, Policy: policy})

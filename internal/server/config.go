@@ -70,6 +70,13 @@ type Config struct {
 	// "on" (refuse an index without them) or "off" (a new index without;
 	// refuse one with them).
 	Bands string
+	// SourceAttr is the document attribute that names its source (a site,
+	// a list): documents with it also count their sentences per source, so
+	// a source's own template (a site's footer) is learned
+	// (kvindex.Config.SourceAttr). "" is the index's (a NEW index:
+	// "source"); "-" creates an index without; an index with another is
+	// refused.
+	SourceAttr string
 	// LogFormat is "text" or "json".
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
@@ -264,6 +271,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.IntVar(&c.Layout.B, "layout-b", c.Layout.B, "blocks B of a NEW index's layout (an existing index keeps its own)")
 	fs.IntVar(&c.Layout.K, "layout-k", c.Layout.K, "distance K of a NEW index's layout")
 	fs.StringVar(&c.Bands, "bands", c.Bands, "LSH band rows (near-copies beyond distance K for texts of 200+ characters): auto (a NEW index gets them; an existing one keeps its choice), on (refuse an index without them) or off (a NEW index without them; refuse one with them)")
+	fs.StringVar(&c.SourceAttr, "source-attr", c.SourceAttr, "document attribute naming its source (site, list), whose sentences are counted per source to learn its template: empty is the index's (a NEW index: \"source\"), - a NEW index without; an index recording another is refused")
 	fs.DurationVar(&c.CompactEvery, "compact-every", c.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&c.CompactRetention, "compact-retention", c.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
 	fs.Int64Var(&c.RowCacheBytes, "row-cache-bytes", c.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")

@@ -27,6 +27,8 @@ type explainText struct {
 	Title string `json:"title"`
 	Text  string `json:"text"`
 	Lang  string `json:"lang"`
+	// Source names the query's source, as a check's does.
+	Source string `json:"source"`
 }
 
 // explainSide is one text of an explanation: its normalized text (what
@@ -126,6 +128,10 @@ func (s *Server) explain(c *gin.Context) {
 			s.fail(c, err)
 			return
 		}
+		if err := validSource(req.Query.Source); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	ctx := c.Request.Context()
 	doc, err := s.ix.Get(ctx, req.ID)
@@ -151,13 +157,13 @@ func (s *Server) explain(c *gin.Context) {
 	q.Lead, _ = fingerprint.Sentences(r.text)
 	var lines []string
 	if rule.AnyDistance(r.chars) && len(r.sketch) > 0 {
-		res, err := s.ix.LookupDocuments(ctx, []kvindex.Query{{Fingerprint: r.fp, ExactHash: r.exact, Bands: fingerprint.QueryBands(r.bands, r.chars, r.text)}},
+		res, err := s.ix.LookupDocuments(ctx, []kvindex.Query{{Fingerprint: r.fp, ExactHash: r.exact, Bands: fingerprint.QueryBands(r.bands, r.chars, r.text), Source: req.Query.Source}},
 			kvindex.LookupOptions{K: k, Limit: 1})
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		q.Template, lines = s.detect.Template(r.text, res[0].KeyDocs)
+		q.Template, lines = s.detect.SourceTemplate(r.text, kvindex.KeyCounts{Docs: res[0].KeyDocs, Source: res[0].SourceKeyDocs})
 	}
 	dist := fingerprint.Distance(r.fp, doc.Fingerprint)
 	v := rule.Judge(q, detect.SideOf(doc), dist, k)

@@ -6,7 +6,7 @@ import (
 
 // fastCheckRequest decodes the common shape of a check request without
 // reflection: one JSON object whose keys are exactly "title", "text",
-// "lang", "fingerprint", "k" or "limit", each at most once, with string
+// "lang", "fingerprint", "source", "k" or "limit", each at most once, with string
 // values (escapes other than \u allowed) and small integers. It reports
 // false, leaving req in an unspecified state, for anything else, valid or
 // not; the caller then decodes with decodeBytes, which is the definition of
@@ -66,6 +66,9 @@ func fastCheckRequest(body []byte, req *checkRequest) bool {
 			var v int
 			v, ok = p.smallInt()
 			req.Limit = &v
+		case "source":
+			bit = 64
+			req.Source, ok = p.str()
 		default:
 			return false // unknown fields, case variants, since/until: the general path
 		}

@@ -18,6 +18,7 @@ func TestFastCheckRequestAccepts(t *testing.T) {
 		{" {\n \"title\" : \"T\\\"x\\\\\", \"text\":\"第一段\\n第二段\\t/\\/\", \"lang\":\"zh\",\"k\":2,\"limit\":10 }\r\n",
 			checkRequest{docInput: docInput{Title: `T"x\`, Text: "第一段\n第二段\t//", Lang: "zh"}, searchParams: searchParams{K: &two, Limit: &ten}}},
 		{`{"k":0,"text":"a"}`, checkRequest{docInput: docInput{Text: "a"}, searchParams: searchParams{K: &zero}}},
+		{`{"text":"a","source":"example.com"}`, checkRequest{docInput: docInput{Text: "a"}, Source: "example.com"}},
 		{`{"k":-1}`, checkRequest{searchParams: searchParams{K: &neg}}},
 		{`{}`, checkRequest{}},
 	} {
@@ -55,7 +56,7 @@ func FuzzFastCheckRequest(f *testing.F) {
 		`{"fingerprint":"0123456789abcdef"}`,
 		`{"title":"T","text":"a\nb\"c","lang":"zh","k":3,"limit":5}`,
 		`{"k":-0}`, `{"text":"\/\b\f\r\t"}`, `{"Text":"a"}`, `{"text":"a","text":"b"}`, ` { } `,
-		`{"limit":999999999}`, `{"k":00}`, `{"text":"\u0041"}`,
+		`{"limit":999999999}`, `{"k":00}`, `{"text":"\u0041"}`, `{"text":"a","source":"s","source":"t"}`, `{"source":"\u00e9x"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -52,9 +52,10 @@ func (f *faultyIndex) LookupDocuments(ctx context.Context, qs []kvindex.Query, _
 func (f *faultyIndex) Documents(ctx context.Context, _ []string) (map[string]kvindex.Document, error) {
 	return nil, f.wait(ctx)
 }
-func (f *faultyIndex) TextKeyDocs(ctx context.Context, _ [][]uint64) ([]map[uint64]int, error) {
+func (f *faultyIndex) TextKeyCounts(ctx context.Context, _ []kvindex.KeyQuery) ([]kvindex.KeyCounts, error) {
 	return nil, f.wait(ctx)
 }
+func (f *faultyIndex) SourceOf(map[string]string) string { return "" }
 func (f *faultyIndex) Insert(ctx context.Context, _ kvindex.Document, _ kvindex.InsertMode, _ int) (kvindex.InsertResult, error) {
 	return kvindex.InsertResult{}, f.wait(ctx)
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,14 +58,29 @@ func TestSamePairSameAnswerOnEveryRoute(t *testing.T) {
 // near=true. It leaves text stored as id.
 func askEveryRoute(t *testing.T, e *testEnv, user, id, text, orig string) map[string]bool {
 	t.Helper()
+	return askEveryRouteFrom(t, e, user, id, text, orig, "")
+}
+
+// askEveryRouteFrom is askEveryRoute for a text of a source: the checks
+// name it, the inserts carry it as the source attribute ("" for none).
+func askEveryRouteFrom(t *testing.T, e *testEnv, user, id, text, orig, source string) map[string]bool {
+	t.Helper()
+	check := map[string]any{"text": text}
+	doc := map[string]any{"id": id, "text": text}
+	if source != "" {
+		check["source"] = source
+		doc["attrs"] = map[string]string{"source": source}
+	}
 	var c checkResponse
-	e.do("POST", "/v1/check", map[string]any{"text": text}).json(t, &c)
+	e.do("POST", "/v1/check", check).json(t, &c)
 	var bc batchCheckResponse
-	e.do("POST", "/v1/check/batch", map[string]any{"items": []map[string]any{{"text": text}}}).json(t, &bc)
+	e.do("POST", "/v1/check/batch", map[string]any{"items": []map[string]any{check}}).json(t, &bc)
 	var in insertResponse
-	e.do("POST", "/v1/documents", map[string]any{"id": id, "text": text, "mode": "insert-if-unique"}).json(t, &in)
+	unique := maps.Clone(doc)
+	unique["mode"] = "insert-if-unique"
+	e.do("POST", "/v1/documents", unique).json(t, &in)
 	// The seen filter needs the candidate stored: store it (always).
-	if r := e.do("POST", "/v1/documents", map[string]any{"id": id, "text": text}); r.status/100 != 2 {
+	if r := e.do("POST", "/v1/documents", doc); r.status/100 != 2 {
 		t.Fatalf("store %s: %d %s", id, r.status, r.body)
 	}
 	var f struct {
@@ -126,6 +143,94 @@ func TestTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 		{"restyled-copy", restyled, true},
 	} {
 		for route, got := range askEveryRoute(t, e, "u1", tc.id, tc.text, orig) {
+			if got != tc.dup {
+				t.Errorf("%s: %s says duplicate %v, want %v", tc.id, route, got, tc.dup)
+			}
+		}
+	}
+}
+
+// TestSourceTemplatePairSameAnswerOnEveryRoute: a site's pages share a
+// header and a long footer (internal/testmails' signature and list
+// footer), so a new page is within the seen filter's k of a stored one.
+// Five pages of the site carry them; the new page's own sentence is also
+// quoted on another site's longer page. Overall, the new page's rarest key
+// is then in one document, so a sentence is template only from 3 x 2 = 6
+// documents, and the footer (5) is not: checked without a source, the new
+// page is a duplicate of its neighbour by the footer alone. Named as the
+// site's, its template is also what the site's pages share, judged by the
+// same rule over the site's counts (its own sentence: 0 there, so 5
+// suffice): the new page is no duplicate on any route, and a restyled copy
+// of a page is a duplicate on every one.
+func TestSourceTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
+	e := newSeenEnv(t, nil)
+	mails := testmails.Load()
+	const site = "builders.example.org"
+	const header = "Builders mailing list message from the release engineering team."
+	page := func(body string) string { return header + "\n" + mails.Mail(body) }
+	fpr := sharedFingerprinter(t)
+	fNew, _ := fpr.Fingerprint(fingerprint.Document{Body: page(mails.New)})
+	// The site's five pages nearest the new one (the seen filter needs one
+	// within its k).
+	dist := func(b string) int {
+		f, _ := fpr.Fingerprint(fingerprint.Document{Body: page(b)})
+		return fingerprint.Distance(fNew.Simhash, f.Simhash)
+	}
+	bodies := slices.Clone(mails.Bodies)
+	slices.SortStableFunc(bodies, func(a, b string) int { return dist(a) - dist(b) })
+	bodies = bodies[:5]
+	nearest, best := -1, 65
+	for i, b := range bodies {
+		if r := e.do("POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("page-%d", i), "text": page(b), "attrs": map[string]string{"source": site}}); r.status != http.StatusCreated {
+			t.Fatalf("insert: %d %s", r.status, r.body)
+		}
+		f, _ := fpr.Fingerprint(fingerprint.Document{Body: page(b)})
+		if d := fingerprint.Distance(fNew.Simhash, f.Simhash); d < best {
+			nearest, best = i, d
+		}
+	}
+	if best > DefaultSeenK {
+		t.Fatalf("test texts: the nearest stored page is %d bits from the new one; the seen filter only considers pairs within %d", best, DefaultSeenK)
+	}
+	quote := "The weekly roundup of the regional software cooperatives collects what their lists discussed.\n" +
+		"Two projects announced new maintainers and one retired its old mirror network.\n" +
+		"On the builders list one message stood out among the many about failing machines.\n" +
+		mails.New + "\n" +
+		"The translation teams asked for more reviewers before the spring release.\n" +
+		"Next week the roundup covers the documentation sprint and the accessibility audit.\n"
+	if r := e.do("POST", "/v1/documents", map[string]any{"id": "roundup", "text": quote, "attrs": map[string]string{"source": "roundup.example.net"}}); r.status != http.StatusCreated {
+		t.Fatalf("insert: %d %s", r.status, r.body)
+	}
+	orig := fmt.Sprintf("page-%d", nearest)
+	if r := e.do("POST", "/v1/users/u1/seen", map[string]any{"items": []map[string]any{{"id": "item-" + orig, "doc_id": orig}}}); r.status/100 != 2 {
+		t.Fatalf("mark: %d %s", r.status, r.body)
+	}
+	// The overall counts alone leave the footer in: without the source the
+	// new page is its neighbour's duplicate (what the source changes).
+	var blind checkResponse
+	e.do("POST", "/v1/check", map[string]any{"text": page(mails.New)}).json(t, &blind)
+	if !blind.Duplicate || len(blind.Template) != 0 {
+		t.Fatalf("test corpus: without a source the new page is duplicate %v with template %q; want a duplicate by the footer, no template", blind.Duplicate, blind.Template)
+	}
+	var named checkResponse
+	e.do("POST", "/v1/check", map[string]any{"text": page(mails.New), "source": site}).json(t, &named)
+	if !slices.Contains(named.Template, strings.ToLower(mails.Footer[len(mails.Footer)-1])) || slices.ContainsFunc(named.Template, func(l string) bool { return strings.Contains(l, "roundup") }) {
+		t.Errorf("template with the source: %q", named.Template)
+	}
+	restyled := testmails.Restyled(page(bodies[nearest]))
+	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: page(bodies[nearest])})
+	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
+	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > DefaultSeenK {
+		t.Fatalf("test texts: the restyled copy is %d bits from its original, beyond the seen filter's %d", d, DefaultSeenK)
+	}
+	for _, tc := range []struct {
+		id, text string
+		dup      bool
+	}{
+		{"new-page", page(mails.New), false},
+		{"restyled-copy", restyled, true},
+	} {
+		for route, got := range askEveryRouteFrom(t, e, "u1", tc.id, tc.text, orig, site) {
 			if got != tc.dup {
 				t.Errorf("%s: %s says duplicate %v, want %v", tc.id, route, got, tc.dup)
 			}

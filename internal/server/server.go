@@ -40,7 +40,8 @@ type Index interface {
 	LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt kvindex.LookupOptions) ([]kvindex.LookupResult, error)
 	LookupDocuments(ctx context.Context, qs []kvindex.Query, opt kvindex.LookupOptions) ([]kvindex.DocLookupResult, error)
 	Documents(ctx context.Context, ids []string) (map[string]kvindex.Document, error)
-	TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error)
+	TextKeyCounts(ctx context.Context, qs []kvindex.KeyQuery) ([]kvindex.KeyCounts, error)
+	SourceOf(attrs map[string]string) string
 	Insert(ctx context.Context, doc kvindex.Document, mode kvindex.InsertMode, k int) (kvindex.InsertResult, error)
 	InsertBatch(ctx context.Context, docs []kvindex.Document, mode kvindex.InsertMode, k int) ([]kvindex.InsertResult, []error, error)
 	Get(ctx context.Context, id string) (kvindex.Document, error)

@@ -40,6 +40,8 @@ type Config struct {
 	HBaseImport    string
 	HFileDir       string
 	HFileRemoteDir string
+	// HFileMode is the HFiles' permission, octal ("": 0644).
+	HFileMode string
 	// CheckpointDir defaults to DataDir + ".bulkload".
 	CheckpointDir string
 	Format        string
@@ -64,6 +66,10 @@ type Config struct {
 	MemProfile    string
 	// Bands is "auto", "on" or "off" ("" is auto).
 	Bands string
+	// SourceAttr is the attribute naming a document's source, whose text
+	// keys are also counted per source (kvindex.Config.SourceAttr; "" is
+	// the index's, for a new one "source"; "-" a new index without).
+	SourceAttr string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
 	// Inputs are the files, globs or "-" to load.
@@ -160,6 +166,7 @@ func newSet(cfg *Config, out io.Writer) *config.Set {
 	fs.StringVar(&cfg.HBaseImport, "hbase-import", cfg.HBaseImport, "with --store hbase: hfile (bulk-load HFiles), puts (batched puts) or auto (HFiles, puts if HBase cannot read them)")
 	fs.StringVar(&cfg.HFileDir, "hbase-hfile-dir", cfg.HFileDir, "with --store hbase: where HFiles are written until imported (default CHECKPOINT-DIR/hfiles)")
 	fs.StringVar(&cfg.HFileRemoteDir, "hbase-hfile-remote-dir", cfg.HFileRemoteDir, "with --store hbase: --hbase-hfile-dir as the region servers name it, e.g. hdfs://nn:8020/staging/simdex (default: its local absolute path)")
+	fs.StringVar(&cfg.HFileMode, "hbase-hfile-mode", cfg.HFileMode, "with --store hbase: permission of the HFiles, octal (default 0644); on a Kerberos cluster the principal's user must be able to read and write them, e.g. 0660 or 0666 where it does not own them")
 	fs.StringVar(&cfg.CheckpointDir, "checkpoint-dir", cfg.CheckpointDir, "checkpoint, sorted runs and rejects (default DIR.bulkload; required with --store hbase)")
 	fs.StringVar(&cfg.Format, "format", cfg.Format, "input format: auto (by name: .jsonl/.json/.ndjson are documents), docs or fp")
 	fs.StringVar(&cfg.Memory, "memory", cfg.Memory, "memory bound, e.g. 2GiB (default a quarter of RAM)")
@@ -177,6 +184,7 @@ func newSet(cfg *Config, out io.Writer) *config.Set {
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", cfg.CPUProfile, "write a CPU profile to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", cfg.MemProfile, "write an allocation profile (every allocation of the load, sampled) to this file at the end")
 	fs.StringVar(&cfg.Bands, "bands", cfg.Bands, "LSH band rows: auto (a NEW index gets them, as the server creates it; an existing one keeps its choice), on (refuse an existing index without them) or off (a NEW index without them; refuse one with them)")
+	fs.StringVar(&cfg.SourceAttr, "source-attr", cfg.SourceAttr, "document attribute naming its source (site, list), whose sentences are counted per source to learn its template, as the server's flag: empty is the index's (a NEW index: \"source\"), - a NEW index without; an index recording another is refused")
 	fs.DurationVar(&cfg.ProgressEvery, "progress-every", cfg.ProgressEvery, "interval of progress lines when not on a terminal")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug (adds each spill and each table's merge time), info, warn, error")
 	return s
@@ -266,6 +274,11 @@ func (c Config) loadConfig(stdin io.Reader, stderr io.Writer, log *slog.Logger) 
 		}
 		cfg.ApplyBytes = 1 << 20
 		cfg.Import = bulkload.ImportConfig{Mode: c.HBaseImport, Dir: c.HFileDir, RemoteDir: c.HFileRemoteDir}
+		mode, err := bulkload.ParseHFileMode(c.HFileMode)
+		if err != nil {
+			return cfg, fmt.Errorf("%w: --hbase-hfile-mode: %w", bulkload.ErrConfig, err)
+		}
+		cfg.Import.FileMode = mode
 	}
 	if c.BatchBytes != "" {
 		b, err := bulkload.ParseBytes(c.BatchBytes)

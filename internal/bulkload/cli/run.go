@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writer) err
 	defer stopProfiles()
 	debug.SetMemoryLimit(lcfg.Memory)
 	kcfg := kvindex.Config{Layout: fingerprint.Layout{B: cfg.LayoutB, K: cfg.LayoutK}, BucketWidth: cfg.BucketWidth,
-		RecipeVersion: fingerprint.RecipeVersion, Logger: log, Bands: mode}
+		RecipeVersion: fingerprint.RecipeVersion, Logger: log, Bands: mode, SourceAttr: cfg.SourceAttr}
 	ix, err := cfg.openIndex(ctx, kcfg, blockCache(lcfg.Memory))
 	if err != nil {
 		return err
