@@ -15,13 +15,14 @@
 # KINDS (comma-separated, default all), PER_CELL (default 250),
 # OUT (default docs/QUALITY.md), SERVER_BIN (a cmd/server binary to measure
 # instead of building the work tree's), SPOTSIGS (default 1; 0 leaves the
-# SpotSigs peer out).
+# SpotSigs peer out), SOURCES (default 1: stored documents and checks name
+# their source; 0 for a server without per-source templates).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 cache="scripts/eval/.cache"
 seed="${SEED:-1}" split="${SPLIT:-all}" kinds="${KINDS:-}" per_cell="${PER_CELL:-250}" out="${OUT:-docs/QUALITY.md}"
-spotsigs="${SPOTSIGS:-1}"
+spotsigs="${SPOTSIGS:-1}" sources="${SOURCES:-1}"
 bash scripts/eval/install.sh
 mkdir -p "$cache"
 go build -o "$cache/simdex-eval" ./scripts/eval/cmd/simdex-eval
@@ -31,7 +32,9 @@ go build -o "$cache/simdex-eval" ./scripts/eval/cmd/simdex-eval
 	-whole "$cache/whole-$seed-$split.jsonl"
 peer="-spotsigs" nopeer=""
 if [ "$spotsigs" = 0 ]; then peer="" nopeer=" SPOTSIGS=0"; fi
-cmdline="SEED=$seed SPLIT=$split PER_CELL=$per_cell${kinds:+ KINDS=$kinds}$nopeer OUT=$out scripts/eval/run.sh"
+nosources=""
+if [ "$sources" = 0 ]; then nosources=" SOURCES=0"; fi
+cmdline="SEED=$seed SPLIT=$split PER_CELL=$per_cell${kinds:+ KINDS=$kinds}$nopeer$nosources OUT=$out scripts/eval/run.sh"
 "$cache/simdex-eval" run -pairs "$cache/pairs-$seed-$split.jsonl" -out "$out" \
 	-outcomes "$cache/outcomes-$seed-$split.jsonl" -command "$cmdline" \
-	${SERVER_BIN:+-server-bin "$SERVER_BIN"} -whole "$cache/whole-$seed-$split.jsonl" -wrong-hits "$cache/wrong-hits-$seed-$split.jsonl" $peer
+	${SERVER_BIN:+-server-bin "$SERVER_BIN"} -whole "$cache/whole-$seed-$split.jsonl" -wrong-hits "$cache/wrong-hits-$seed-$split.jsonl" -sources="$([ "$sources" = 0 ] && echo false || echo true)" $peer

@@ -162,6 +162,9 @@ func Generate(docs []corpus.Doc, cfg Config) ([]Pair, error) {
 					p.ID = d.ID + "|" + k.name
 					p.Kind, p.Duplicate = k.name, k.positive
 					p.Lang, p.Source, p.Topic, p.Bucket, p.Doc = d.Lang, d.Source, d.Topic, d.Bucket(), d.ID
+					// A query made from another document (a negative's
+					// partner) is of the same source and topic as d.
+					p.OriginalSource, p.QuerySource = textSource(p.Original, p.Detail, false, d), textSource(p.Query, p.Detail, true, d)
 					switch {
 					case k.positive:
 						p.QueryDoc = d.ID

@@ -71,6 +71,11 @@ type Pair struct {
 	// Original goes into the index; Query is checked against it.
 	Original Text `json:"original"`
 	Query    Text `json:"query"`
+	// OriginalSource and QuerySource are the sources a publisher would
+	// name for each side (DocSource; "" for none): the original is stored
+	// with it as its source attribute, the query checked naming it.
+	OriginalSource string `json:"original_source,omitempty"`
+	QuerySource    string `json:"query_source,omitempty"`
 }
 
 // SizeClass groups Size for reports: "tiny" (< 0.05), "small" (< 0.2),

@@ -40,6 +40,8 @@ type Stored struct {
 	Lang   string `json:"lang"`
 	Source string `json:"source"`
 	Bucket string `json:"bucket"`
+	// SourceKey is the source a publisher would name for it (DocSource).
+	SourceKey string `json:"source_key,omitempty"`
 }
 
 // Probe is a whole-corpus query made from a never-stored document.
@@ -54,6 +56,9 @@ type Probe struct {
 	Source string `json:"source"`
 	Bucket string `json:"bucket"`
 	Query  Text   `json:"query"`
+	// SourceKey is the source a publisher would name for the query
+	// (DocSource; the site's for a page on the site).
+	SourceKey string `json:"source_key,omitempty"`
 }
 
 // WholeSet is what the whole-corpus benchmark adds to the pairs.
@@ -96,7 +101,7 @@ func Whole(docs []corpus.Doc, cfg Config, ps []Pair, wc WholeConfig) WholeSet {
 				quotes[d.Lang] = append(quotes[d.Lang], d)
 			}
 			if !have[d.ID] {
-				set.Stored = append(set.Stored, Stored{Text: raw(d), Doc: d.ID, Lang: d.Lang, Source: d.Source, Bucket: d.Bucket()})
+				set.Stored = append(set.Stored, Stored{Text: raw(d), Doc: d.ID, Lang: d.Lang, Source: d.Source, Bucket: d.Bucket(), SourceKey: DocSource(d)})
 			}
 			continue
 		}
@@ -110,7 +115,7 @@ func Whole(docs []corpus.Doc, cfg Config, ps []Pair, wc WholeConfig) WholeSet {
 		r := rand.New(rand.NewPCG(cfg.Seed, xxhash.Sum64String("probe:"+cell)))
 		r.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
 		for _, d := range ds[:min(len(ds), wc.PerCell)] {
-			pr := Probe{ID: d.ID + "|" + ProbeUnstored, Kind: ProbeUnstored, Doc: d.ID, Lang: d.Lang, Source: d.Source, Bucket: d.Bucket(), Query: raw(d)}
+			pr := Probe{ID: d.ID + "|" + ProbeUnstored, Kind: ProbeUnstored, Doc: d.ID, Lang: d.Lang, Source: d.Source, Bucket: d.Bucket(), Query: raw(d), SourceKey: DocSource(d)}
 			set.Probes = append(set.Probes, pr)
 			switch d.Source {
 			case "mail", "site", "man":
@@ -118,6 +123,7 @@ func Whole(docs []corpus.Doc, cfg Config, ps []Pair, wc WholeConfig) WholeSet {
 			default:
 				site := NewSite(d.Lang, siteSplit(cfg.Split, d.ID))
 				pr.ID, pr.Kind = d.ID+"|"+ProbeUnstoredSite, ProbeUnstoredSite
+				pr.SourceKey = siteSource(d.Lang, siteSplit(cfg.Split, d.ID))
 				pr.Query = Text{ID: d.ID + "@site", Title: d.Title, Body: site.Page(r, d.Title, d.Body, nil)}
 				set.Probes = append(set.Probes, pr)
 			}
@@ -138,7 +144,7 @@ func Whole(docs []corpus.Doc, cfg Config, ps []Pair, wc WholeConfig) WholeSet {
 			ins := lead + q.Body
 			body := strings.Join(slices.Insert(slices.Clone(ps), at, ins), "\n")
 			set.Probes = append(set.Probes, Probe{ID: fmt.Sprintf("%s|%s#%d", h.ID, ProbeQuoted, i), Kind: ProbeQuoted, Doc: h.ID, Quote: q.ID,
-				Lang: lang, Source: h.Source, Bucket: h.Bucket(), Query: Text{ID: h.ID + "+quote", Title: h.Title, Body: body}})
+				Lang: lang, Source: h.Source, Bucket: h.Bucket(), Query: Text{ID: h.ID + "+quote", Title: h.Title, Body: body}, SourceKey: DocSource(h)})
 		}
 	}
 	return set

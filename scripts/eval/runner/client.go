@@ -31,12 +31,26 @@ type Doc struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	Text  string `json:"text"`
+	// Attrs carries the document's source ("source"), when it has one.
+	Attrs map[string]string `json:"attrs,omitempty"`
 }
 
 // Query is a text to check.
 type Query struct {
 	Title string `json:"title"`
 	Text  string `json:"text"`
+	// Source names the query's source (a check's "source"), when it has
+	// one.
+	Source string `json:"source,omitempty"`
+}
+
+// sourceAttrs is the attributes of a document of source src (nil for
+// none): the service's default source attribute.
+func sourceAttrs(src string) map[string]string {
+	if src == "" {
+		return nil
+	}
+	return map[string]string{"source": src}
 }
 
 // Hit is one stored document a check returned.

@@ -28,10 +28,15 @@ type Config struct {
 	Limit int
 	// Logger gets progress; nil discards it.
 	Logger *slog.Logger
+	// Sources sends each text's source (pairs.DocSource): stored
+	// documents carry it as their source attribute and checks name it, so
+	// the service learns each source's template. Off for a server that
+	// does not know a check's source field.
+	Sources bool
 }
 
 // DefaultConfig returns the settings the benchmark runs with.
-func DefaultConfig() Config { return Config{Batch: 250, Limit: 1000} }
+func DefaultConfig() Config { return Config{Batch: 250, Limit: 1000, Sources: true} }
 
 // Validate reports the first unusable setting.
 func (c Config) Validate() error {
@@ -80,19 +85,25 @@ func EvaluateWhole(ctx context.Context, svc Service, ps []pairs.Pair, set pairs.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	source := func(s string) string {
+		if !cfg.Sources {
+			return ""
+		}
+		return s
+	}
 	var docs []Doc
 	docOf := map[string]string{} // stored id -> corpus document it was made from
 	for _, p := range ps {
 		if _, ok := docOf[p.Original.ID]; !ok {
 			docOf[p.Original.ID] = p.Doc
-			docs = append(docs, Doc{ID: p.Original.ID, Title: p.Original.Title, Text: p.Original.Body})
+			docs = append(docs, Doc{ID: p.Original.ID, Title: p.Original.Title, Text: p.Original.Body, Attrs: sourceAttrs(source(p.OriginalSource))})
 		}
 	}
 	originals := len(docs)
 	for _, d := range set.Stored {
 		if _, ok := docOf[d.ID]; !ok {
 			docOf[d.ID] = d.Doc
-			docs = append(docs, Doc{ID: d.ID, Title: d.Title, Text: d.Body})
+			docs = append(docs, Doc{ID: d.ID, Title: d.Title, Text: d.Body, Attrs: sourceAttrs(source(d.SourceKey))})
 		}
 	}
 	stored := make(map[string]Inserted, len(docs))
@@ -114,7 +125,7 @@ func EvaluateWhole(ctx context.Context, svc Service, ps []pairs.Pair, set pairs.
 		chunk := ps[i:min(i+cfg.Batch, len(ps))]
 		qs := make([]Query, len(chunk))
 		for j, p := range chunk {
-			qs[j] = Query{Title: p.Query.Title, Text: p.Query.Body}
+			qs[j] = Query{Title: p.Query.Title, Text: p.Query.Body, Source: source(p.QuerySource)}
 		}
 		res, err := svc.CheckBatch(ctx, qs, -1, cfg.Limit)
 		if err != nil {
@@ -146,7 +157,7 @@ func EvaluateWhole(ctx context.Context, svc Service, ps []pairs.Pair, set pairs.
 		chunk := set.Probes[i:min(i+cfg.Batch, len(set.Probes))]
 		qs := make([]Query, len(chunk))
 		for j, p := range chunk {
-			qs[j] = Query{Title: p.Query.Title, Text: p.Query.Body}
+			qs[j] = Query{Title: p.Query.Title, Text: p.Query.Body, Source: source(p.SourceKey)}
 		}
 		res, err := svc.CheckBatch(ctx, qs, -1, cfg.Limit)
 		if err != nil {

@@ -46,6 +46,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 	contentOut := fs.String("content-hits", "", "with -whole, write every hit judged by content (not provenance), both texts whole, as JSON Lines here (for choosing thresholds and labelling)")
 	peer := fs.Bool("spotsigs", false, "with -whole, also run the SpotSigs peer (scripts/eval/spotsigs) on the same stored documents and queries, judge its hits the same way and report it beside the service")
 	wrongOut := fs.String("wrong-hits", "", "with -whole, write every wrong hit (ids, relations, both texts' first 300 characters) as JSON Lines here")
+	sources := fs.Bool("sources", def.Sources, "send each text's source (a site, a list, a help module): stored documents carry it as their source attribute and checks name it; false for a server without per-source templates")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		base = srv.URL
 	}
 	cfg := def
-	cfg.Batch, cfg.Logger = *batch, log
+	cfg.Batch, cfg.Logger, cfg.Sources = *batch, log, *sources
 	start := time.Now()
 	res, err := runner.EvaluateWhole(ctx, runner.NewClient(base, &http.Client{Timeout: 5 * time.Minute}), ps, set, cfg)
 	if err != nil {
@@ -119,7 +120,7 @@ func cmdRun(ctx context.Context, log *slog.Logger, args []string) (err error) {
 		Command: cmdline, Machine: machine(), Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		Commit: commit(ctx, *repo, *out), Recipe: fmt.Sprint(fingerprint.RecipeVersion), DefaultK: res.K, CurveMax: *curveMax,
 		Pairs: len(ps), Stored: res.Stored, Method: method,
-		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored+res.Background, len(ps)+len(set.Probes), cfg.Batch)},
+		Notes: []string{fmt.Sprintf("Run time: %s for %d inserts and %d checks in batches of %d.", time.Since(start).Round(time.Second), res.Stored+res.Background, len(ps)+len(set.Probes), cfg.Batch), sourcesNote(cfg.Sources)},
 	}
 	if *wholeIn != "" {
 		wc := newWholeCorpus(ps, set)
@@ -217,4 +218,12 @@ func commit(ctx context.Context, repo, report string) string {
 		c += "-dirty"
 	}
 	return c
+}
+
+// sourcesNote says whether the run named the texts' sources.
+func sourcesNote(sent bool) string {
+	if sent {
+		return "Sources: stored documents carry their source (a site, a mailing list, a help module or manual section; none for Brown texts, speeches and quotations) and checks name it (pairs.DocSource), so each source's template is learned."
+	}
+	return "Sources: not sent (-sources=false): templates are learned from the overall counts only."
 }
