@@ -60,11 +60,12 @@ func openSecureIndex(t *testing.T, s *hbasetest.SecureCluster) *kvindex.Index {
 
 // stagingEntries lists HBase's bulk-load staging directory (one
 // subdirectory per PrepareBulkLoad token until CleanupBulkLoad) of the
-// secured standalone HBase, whose root directory is on the local disk.
+// secured standalone HBase, whose root directory is on the local disk (the
+// region server makes the staging directory when it starts).
 func stagingEntries(t *testing.T, s *hbasetest.SecureCluster) []string {
 	t.Helper()
 	des, err := os.ReadDir(s.Path("hbase/root/staging"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
