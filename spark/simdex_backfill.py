@@ -1,8 +1,10 @@
 """simdex backfill on Apache Spark.
 
 Loads JSON Lines documents, CSV/TSV lines of precomputed fingerprints or
-Parquet documents into an empty simdex index on the embedded store or on
-HBase, as cmd/bulkload would load them, cell for cell. The per-record and per-key-range
+Parquet documents into a simdex index on the embedded store or on HBase,
+as cmd/bulkload would load them, cell for cell: into an empty index, or
+into one that holds documents (index rows merged into the stored ones;
+ids already stored are refused: cmd/bulkload replaces those). The per-record and per-key-range
 work runs in simdex's own Go code, the simdex-spark binary shipped with the
 job (internal/sparkjob has the steps):
 
@@ -378,6 +380,7 @@ def main(argv):
         "index_entries": sum(w["entries"] for w in written),
         "bytes_written": sum(w["bytes"] for w in written),
         "input_bytes": sum(e["input_bytes"] for e in ends),
+        "new_documents": ing["counted"]["documents"], "new_fingerprints": ing["counted"]["fingerprints"],
         "map_tasks": len(ends), "parts": total, "files": ing["files"], "hfiles_imported": ing.get("hfiles_imported", 0),
         "tables": by_table,
         "seconds": round(time.time() - t0, 1),

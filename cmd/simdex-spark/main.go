@@ -205,7 +205,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"files": ist.Files, "parts": ist.Parts, "already_loaded": ist.Loaded,
-			"hfiles_imported": ist.HFilesImported, "seconds": time.Since(t0).Seconds()})
+			"hfiles_imported": ist.HFilesImported, "merged_bytes": ist.MergedBytes, "counted": ist.Counted, "seconds": time.Since(t0).Seconds()})
 	case "compare":
 		if len(set.Args()) != 2 {
 			return fmt.Errorf("%w: compare wants two stores (directories or hbase:NAMESPACE)", sparkjob.ErrConfig)

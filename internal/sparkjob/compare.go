@@ -75,11 +75,11 @@ func dumpPebble(ctx context.Context, dir string) (map[string]string, error) {
 }
 
 // cellDump gathers cells as "table/row/qualifier" -> value (hex), leaving
-// out the meta row's creation time and naming load markers by their
-// order.
+// out the meta row's creation time; load markers, whose qualifiers are
+// load ids, are counted by value.
 type cellDump struct {
 	out     map[string]string
-	markers int
+	markers map[string]int
 }
 
 func (d *cellDump) add(t storage.Table, row, q []byte, val string) {
@@ -87,15 +87,17 @@ func (d *cellDump) add(t storage.Table, row, q []byte, val string) {
 	case t == storage.TableMeta && string(row) == "simdex" && string(q) == "created":
 		return
 	case t == storage.TableMeta && bytes.Equal(row, markerRow):
-		q = fmt.Appendf(nil, "marker-%d", d.markers)
-		d.markers++
+		k := fmt.Sprintf("%s/%x/marker=%s", t, row, val)
+		d.markers[k]++
+		d.out[k] = fmt.Sprintf("%d markers", d.markers[k])
+		return
 	}
 	d.out[fmt.Sprintf("%s/%x/%x", t, row, q)] = val
 }
 
 // dump lists every cell of st.
 func dump(ctx context.Context, st storage.Store) (map[string]string, error) {
-	d := &cellDump{out: map[string]string{}}
+	d := &cellDump{out: map[string]string{}, markers: map[string]int{}}
 	for _, t := range storage.Tables {
 		err := st.Scan(ctx, t, nil, nil, func(r storage.Row) error {
 			for _, c := range r.Cells {
@@ -118,7 +120,7 @@ func dumpHBase(ctx context.Context, cfg hbasestore.Config) (map[string]string, e
 		return nil, err
 	}
 	defer st.Close()
-	d := &cellDump{out: map[string]string{}}
+	d := &cellDump{out: map[string]string{}, markers: map[string]int{}}
 	for _, t := range storage.Tables {
 		sc := st.Client().Scan(hbasestore.TableName(st.Config().WithDefaults().Namespace, t), &hbase.Scan{Caching: 1000})
 		for {

@@ -87,6 +87,9 @@ func TestJobEqualsBulkLoadHBase(t *testing.T) {
 		return nil
 	}
 	res := runJob(t, job, filepath.Join(dir, "job.work"), ins, 1, split)
+	if res.ingestErr != nil {
+		t.Fatal(res.ingestErr)
+	}
 	if res.records != sum.Records || res.rejects != sum.Rejected || res.counts.Documents != sum.Documents || res.counts.Fingerprints != sum.Fingerprints {
 		t.Errorf("job counted %+v, the load %v", res, sum)
 	}
@@ -115,7 +118,7 @@ func TestJobEqualsBulkLoadHBase(t *testing.T) {
 		}
 	}
 	// The job run again finds the load's marker and does nothing.
-	if done, err := Prepare(bg, job, testIndex, "load-1", filepath.Join(dir, "again.json")); err != nil || !done {
+	if done, err := Prepare(bg, job, testIndex, "load-job.work", filepath.Join(dir, "again.json")); err != nil || !done {
 		t.Fatalf("prepare after the load: %v %v", done, err)
 	}
 }

@@ -33,6 +33,12 @@ type IngestStats struct {
 	// HFilesImported counts the HFiles HBase loaded (a file cut again
 	// after a region split counts once per piece).
 	HFilesImported int64 `json:"hfiles_imported,omitempty"`
+	// MergedBytes are the bytes of the index cells merged into stored
+	// rows (Meta.MergeIndex).
+	MergedBytes int64 `json:"merged_bytes,omitempty"`
+	// Counted is what the counters got: the documents and fingerprints
+	// new to the index.
+	Counted Counts `json:"counted"`
 }
 
 // IngestConfig configures Ingest.
@@ -44,6 +50,9 @@ type IngestConfig struct {
 	OutDir string
 	Parts  Parts
 	LoadID string
+	// Counts are the load's distinct ids and fingerprints: the counters'
+	// additions into an empty index (with Meta.CheckStored they are
+	// counted against the stored rows).
 	Counts Counts
 	// HFileRemoteDir is OutDir as HBase's region servers name it (default
 	// OutDir's absolute path, right for a standalone HBase on this
@@ -76,7 +85,9 @@ func SplitFirstFile(ctx context.Context, c *hbase.Client, table string, files []
 
 // Ingest makes every part under OutDir part of the store, then adds the
 // counters with the load's marker cell (meta row "bulkload", qualifier
-// LoadID), as cmd/bulkload does. Every part must be there, complete.
+// LoadID), as cmd/bulkload does. Every part must be there, complete. Into
+// an index that held rows at prepare (merge.go), it first refuses ids
+// already stored, then merges the index rows into the stored ones.
 //
 // On the embedded store every part's sstables are ingested in one step.
 // It is safe to run again after a failure: a load whose marker is there is
@@ -105,6 +116,21 @@ func Ingest(ctx context.Context, cfg IngestConfig) (st IngestStats, err error) {
 		}
 		st.Parts++
 	}
+	counts := cfg.Counts
+	if cfg.Meta.CheckStored {
+		ck, err := checkStored(ctx, store, cfg)
+		if err != nil {
+			return st, err
+		}
+		counts = Counts{Documents: ck.Documents, Fingerprints: ck.Fingerprints}
+	}
+	if cfg.Meta.MergeIndex {
+		// First, as cmd/bulkload writes every index row before the other
+		// tables' cells.
+		if st.MergedBytes, err = mergeIndexRows(ctx, ix, cfg); err != nil {
+			return st, err
+		}
+	}
 	switch s := store.(type) {
 	case *hbasestore.Store:
 		if err := ingestHBase(ctx, cfg, s, done, &st); err != nil {
@@ -127,9 +153,10 @@ func Ingest(ctx context.Context, cfg IngestConfig) (st IngestStats, err error) {
 	default:
 		return st, fmt.Errorf("%w: a store of type %T", ErrConfig, store)
 	}
-	muts := ix.BulkWriter().Counters(cfg.Counts.Documents, cfg.Counts.Fingerprints)
+	st.Counted = counts
+	muts := ix.BulkWriter().Counters(counts.Documents, counts.Fingerprints)
 	muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: markerRow, Qualifier: []byte(cfg.LoadID),
-		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=0/1", cfg.Counts.Documents, cfg.Counts.Fingerprints)})
+		Value: fmt.Appendf(nil, "documents=%d fingerprints=%d shard=0/1", counts.Documents, counts.Fingerprints)})
 	if err := ix.BulkWriter().Apply(ctx, muts); err != nil {
 		return st, err
 	}

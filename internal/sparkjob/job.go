@@ -7,7 +7,7 @@
 // The job, with the step of this package each part runs:
 //
 //  1. Prepare (driver): opens or creates the index (the embedded store or
-//     HBase) as cmd/bulkload would, checks that its tables are empty, and
+//     HBase) as cmd/bulkload would, notes whether its tables hold rows, and
 //     writes the job's meta file: the index's meta row, the base-set chunk
 //     limit and the sstable format, or on HBase the tables' regions (the
 //     parts are cut at them) and family block sizes. Workers build their
@@ -28,7 +28,10 @@
 //  5. Ingest (driver): ingests every part's sstables into the embedded
 //     store in one step, or has HBase's region servers bulk-load the
 //     HFiles table by table (bulkload.ImportHFiles), then adds the
-//     counters with a marker cell, once.
+//     counters with a marker cell, once. Into an index that held rows,
+//     the write tasks leave the index rows to it, which it merges into
+//     the stored rows as cmd/bulkload does, and it refuses ids already
+//     stored (merge.go).
 package sparkjob
 
 import (
@@ -54,9 +57,10 @@ import (
 // ErrConfig is wrapped by errors of the job's configuration and inputs.
 var ErrConfig = errors.New("sparkjob: bad config")
 
-// ErrNotEmpty: the index already holds documents; the job only loads into
-// an empty index (cmd/bulkload merges into a non-empty one).
-var ErrNotEmpty = errors.New("sparkjob: the index is not empty")
+// ErrNotEmpty: the load would replace documents the index holds (ids it
+// loads are stored already), which the job does not do (cmd/bulkload
+// does); loads of new ids into a non-empty index are merged.
+var ErrNotEmpty = errors.New("sparkjob: the load replaces stored documents")
 
 // MetaVersion is the version of the job's meta file.
 const MetaVersion = 1
@@ -73,6 +77,14 @@ type Meta struct {
 	MaxCellBytes int `json:"max_cell_bytes"`
 	// HBase is set for a load into HBase: the write tasks write HFiles.
 	HBase *HBaseMeta `json:"hbase,omitempty"`
+	// MergeIndex: the index table held rows at prepare, so index rows are
+	// merged into what they hold (by the driver, at ingest, as
+	// cmd/bulkload merges them) rather than written as files.
+	MergeIndex bool `json:"merge_index,omitempty"`
+	// CheckStored: the docs or fp table held rows at prepare, so ingest
+	// refuses loads of ids already stored (ErrNotEmpty) and counts only the
+	// fingerprints new to the index.
+	CheckStored bool `json:"check_stored,omitempty"`
 }
 
 // HBaseMeta is what the write tasks of a load into HBase need to write
@@ -168,9 +180,9 @@ func loaded(ctx context.Context, st storage.Store, loadID string) (bool, error) 
 // errStop ends a scan at its first row.
 var errStop = errors.New("stop")
 
-// empty reports whether the index, fp, docs and bands tables hold no row.
-func empty(ctx context.Context, st storage.Store) (bool, error) {
-	for _, t := range []storage.Table{storage.TableIndex, storage.TableFP, storage.TableDocs, storage.TableBands} {
+// empty reports whether tables hold no row.
+func empty(ctx context.Context, st storage.Store, tables ...storage.Table) (bool, error) {
+	for _, t := range tables {
 		err := st.Scan(ctx, t, nil, nil, func(storage.Row) error { return errStop })
 		if errors.Is(err, errStop) {
 			return false, nil
@@ -183,9 +195,11 @@ func empty(ctx context.Context, st storage.Store) (bool, error) {
 }
 
 // Prepare opens (creating it when missing) the index in the store and
-// writes the job's meta file to metaPath. It fails with ErrNotEmpty when
-// the index holds documents, unless the load loadID is already in it:
-// then done is true and nothing is written.
+// writes the job's meta file to metaPath. When the load loadID is already
+// in the index, done is true and nothing is written. An index that holds
+// rows is noted in the meta file, as cmd/bulkload notes it when a load
+// starts: its index rows are merged (MergeIndex), and the ids loaded are
+// checked against the stored documents (CheckStored).
 func Prepare(ctx context.Context, s Store, cfg IndexConfig, loadID, metaPath string) (done bool, err error) {
 	ix, err := openIndex(ctx, s, cfg)
 	if err != nil {
@@ -196,16 +210,20 @@ func Prepare(ctx context.Context, s Store, cfg IndexConfig, loadID, metaPath str
 	if done, err := loaded(ctx, st, loadID); err != nil || done {
 		return done, err
 	}
-	if ok, err := empty(ctx, st); err != nil {
+	m := Meta{Version: MetaVersion, Cells: map[string]string{}, MaxCellBytes: ix.Config().MaxCellBytes}
+	fresh, err := empty(ctx, st, storage.TableIndex)
+	if err != nil {
 		return false, err
-	} else if !ok {
-		return false, fmt.Errorf("%w: %s (load into a new index, or use cmd/bulkload, which merges)", ErrNotEmpty, s)
 	}
+	m.MergeIndex = !fresh
+	if fresh, err = empty(ctx, st, storage.TableDocs, storage.TableFP); err != nil {
+		return false, err
+	}
+	m.CheckStored = !fresh
 	rows, err := st.Get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: []byte("simdex")}})
 	if err != nil {
 		return false, err
 	}
-	m := Meta{Version: MetaVersion, Cells: map[string]string{}, MaxCellBytes: ix.Config().MaxCellBytes}
 	for _, c := range rows[0].Cells {
 		m.Cells[string(c.Qualifier)] = string(c.Value)
 	}

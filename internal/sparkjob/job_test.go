@@ -154,6 +154,7 @@ type jobResult struct {
 	records, rejects int64
 	counts           Counts
 	ingest           IngestStats
+	ingestErr        error
 }
 
 // runJob does what the Spark job does, in-process: map partitions (the
@@ -163,7 +164,8 @@ type jobResult struct {
 func runJob(t *testing.T, s Store, work string, ins []input, failPart int, beforeImport func(context.Context, *hbase.Client, string, []bulkload.HFile) error) jobResult {
 	t.Helper()
 	metaPath := filepath.Join(work, "meta.json")
-	done, err := Prepare(bg, s, testIndex, "load-1", metaPath)
+	loadID := "load-" + filepath.Base(work)
+	done, err := Prepare(bg, s, testIndex, loadID, metaPath)
 	if err != nil || done {
 		t.Fatal(done, err)
 	}
@@ -299,10 +301,7 @@ func runJob(t *testing.T, s Store, work string, ins []input, failPart int, befor
 			}
 		}
 	}
-	res.ingest, err = Ingest(bg, IngestConfig{Store: s, Meta: meta, OutDir: out, Parts: parts, LoadID: "load-1", Counts: res.counts, BeforeImport: beforeImport})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res.ingest, res.ingestErr = Ingest(bg, IngestConfig{Store: s, Meta: meta, OutDir: out, Parts: parts, LoadID: loadID, Counts: res.counts, BeforeImport: beforeImport})
 	return res
 }
 
@@ -323,6 +322,9 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 	for _, failPart := range []int{-1, 1} {
 		name := fmt.Sprintf("job%d", failPart+1)
 		res := runJob(t, Store{DataDir: filepath.Join(dir, name)}, filepath.Join(dir, name+".work"), ins, failPart, nil)
+		if res.ingestErr != nil {
+			t.Fatal(res.ingestErr)
+		}
 		if res.records != sum.Records || res.rejects != sum.Rejected || res.counts.Documents != sum.Documents || res.counts.Fingerprints != sum.Fingerprints {
 			t.Errorf("job counted %+v, the load %v", res, sum)
 		}
@@ -350,9 +352,10 @@ func TestJobEqualsBulkLoad(t *testing.T) {
 	}
 }
 
-// TestPrepareRefusesNonEmpty: the job loads into an empty index only, and
-// a load already ingested is reported done.
-func TestPrepareRefusesNonEmpty(t *testing.T) {
+// TestPrepareNotesNonEmpty: prepare notes what an index that holds rows
+// needs (a docs row: the loaded ids are checked; no index row: the index
+// rows are written as files), and reports a load already ingested done.
+func TestPrepareNotesNonEmpty(t *testing.T) {
 	dir := t.TempDir()
 	ix, err := openIndex(bg, Store{DataDir: dir}, testIndex)
 	if err != nil {
@@ -363,10 +366,14 @@ func TestPrepareRefusesNonEmpty(t *testing.T) {
 	if err = errors.Join(err, ix.Close()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Prepare(bg, Store{DataDir: dir}, testIndex, "other", filepath.Join(dir, "m.json")); !errors.Is(err, ErrNotEmpty) {
-		t.Fatalf("prepare of a non-empty index: %v", err)
+	metaPath := filepath.Join(dir, "m.json")
+	if done, err := Prepare(bg, Store{DataDir: dir}, testIndex, "other", metaPath); err != nil || done {
+		t.Fatalf("prepare of a non-empty index: %v %v", done, err)
 	}
-	if done, err := Prepare(bg, Store{DataDir: dir}, testIndex, "done-load", filepath.Join(dir, "m.json")); err != nil || !done {
+	if m, err := ReadMeta(metaPath); err != nil || !m.CheckStored || m.MergeIndex {
+		t.Fatalf("meta of an index with a docs row and no index row: %+v %v", m, err)
+	}
+	if done, err := Prepare(bg, Store{DataDir: dir}, testIndex, "done-load", metaPath); err != nil || !done {
 		t.Fatalf("prepare of a loaded load: %v %v", done, err)
 	}
 }

@@ -45,8 +45,9 @@ type WriteConfig struct {
 	// OutDir is the job's directory of parts: the part's sstables end up
 	// in OutDir/part-NNNNN (PartDir), renamed there when complete.
 	OutDir string
-	// FailAfter, when positive, makes Write fail after that many cells,
-	// as a killed task would (for tests of the job's retries).
+	// FailAfter, when positive, makes Write fail after merging that many
+	// cells of its runs, as a killed task would (for tests of the job's
+	// retries).
 	FailAfter int64
 }
 
@@ -115,11 +116,34 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	pw := &partWriter{cfg: cfg, w: w, st: &st, bw: ix.BulkWriter(), buckets: ix.Buckets(), perms: ix.Layout().Permuters(), table: table}
 	pw.tw, pw.timed = w.(storage.TimedCellPutter)
 	pw.index(cfg.Superseded)
+	// Into a non-empty index: the index rows go to the driver, which
+	// merges them into the stored rows; the ids and fingerprints to the
+	// driver's check against the stored documents.
+	var side *os.File
+	sideName := ""
+	switch {
+	case table == storage.TableIndex && cfg.Meta.MergeIndex:
+		sideName = MergeRowsFile
+	case (table == storage.TableDocs || table == storage.TableFP) && cfg.Meta.CheckStored:
+		sideName = RowKeysFile
+	}
+	if sideName != "" {
+		if side, err = os.Create(filepath.Join(tmp, sideName)); err != nil {
+			return st, errors.Join(err, w.Abort())
+		}
+		defer side.Close()
+		pw.side = bufio.NewWriterSize(side, 1<<20)
+	}
 	if err := mergeRuns(ctx, spool, runs, pw.put); err != nil {
 		return st, errors.Join(err, w.Abort())
 	}
 	if err := pw.flush(); err != nil {
 		return st, errors.Join(err, w.Abort())
+	}
+	if side != nil {
+		if err := errors.Join(pw.side.Flush(), side.Sync(), side.Close()); err != nil {
+			return st, errors.Join(err, w.Abort())
+		}
 	}
 	if st.Files, st.HFiles, err = w.finish(); err != nil {
 		return st, err
@@ -140,6 +164,20 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	ok = true
 	return st, nil
 }
+
+// The files a write task leaves for the driver in a load into a non-empty
+// index (Meta.MergeIndex, Meta.CheckStored), runs in the frames' run
+// encoding (order 0):
+//
+//   - MergeRowsFile, of an index part: the part's index rows, a cell per
+//     row and bucket, its qualifier the bucket (4 bytes), its value the
+//     bucket's residuals, sorted and distinct (8 bytes each);
+//   - RowKeysFile, of a docs or fp part: each row key written (the ids,
+//     the fingerprints), a cell with an empty qualifier and value.
+const (
+	MergeRowsFile = "merge-rows.run"
+	RowKeysFile   = "row-keys.run"
+)
 
 // sink takes a part's sorted cells: sstables of the embedded store, or
 // on HBase the HFiles a load's import writes (timed: index and band cells
@@ -302,6 +340,12 @@ type partWriter struct {
 	table   storage.Table
 	skip    map[RecordRef]bool
 	noIndex map[uint64]bool
+	// merged counts the cells of the runs merged so far.
+	merged int64
+	// side is the file for the driver (MergeRowsFile, RowKeysFile), nil
+	// without one; rec its record buffer.
+	side *bufio.Writer
+	rec  []byte
 
 	// index rows: the row and bucket being gathered and its residuals.
 	row       []byte
@@ -328,9 +372,10 @@ func (pw *partWriter) index(s Superseded) {
 }
 
 func (pw *partWriter) put(c *cell) error {
-	if pw.cfg.FailAfter > 0 && pw.st.Cells >= pw.cfg.FailAfter {
+	if pw.cfg.FailAfter > 0 && pw.merged >= pw.cfg.FailAfter {
 		return ErrFailAsked
 	}
+	pw.merged++
 	if pw.table == storage.TableIndex {
 		return pw.putEntry(c)
 	}
@@ -365,6 +410,12 @@ func (pw *partWriter) flushCell() error {
 	if !bytes.Equal(p.row, pw.lastRow()) {
 		pw.st.Rows++
 		pw.row = append(pw.row[:0], p.row...)
+		if pw.side != nil {
+			pw.rec = appendCell(pw.rec[:0], &cell{row: p.row})
+			if _, err := pw.side.Write(pw.rec); err != nil {
+				return err
+			}
+		}
 	}
 	pw.st.Cells++
 	if pw.table == storage.TableBands {
@@ -426,6 +477,19 @@ func (pw *partWriter) putEntry(c *cell) error {
 // flushSet writes the gathered bucket set of the current row.
 func (pw *partWriter) flushSet() error {
 	if len(pw.residuals) == 0 {
+		return nil
+	}
+	if pw.side != nil {
+		c := cell{row: pw.row, qual: binary.BigEndian.AppendUint32(nil, pw.bucket)}
+		for _, r := range pw.residuals {
+			c.val = binary.BigEndian.AppendUint64(c.val, r)
+		}
+		pw.rec = appendCell(pw.rec[:0], &c)
+		if _, err := pw.side.Write(pw.rec); err != nil {
+			return err
+		}
+		pw.st.Entries += int64(len(pw.residuals))
+		pw.residuals = pw.residuals[:0]
 		return nil
 	}
 	cells, bytes, err := pw.bw.PutBaseSets(pw.w, pw.row, []kvindex.BucketSet{{Bucket: pw.bucket, Residuals: pw.residuals}})
