@@ -30,12 +30,11 @@ func zkAuth(t *testing.T, k *Kerberos) *kerberosAuth {
 // and writes through it; when it requires SASL, a client without Kerberos
 // (or told not to use it for ZooKeeper) gets a clear ErrSecurity at once
 // rather than a hang or retries; a ZooKeeper principal that is not
-// ZooKeeper's is refused, by the KDC or by ZooKeeper, naming it.
+// ZooKeeper's is refused, by the KDC or by ZooKeeper, naming it. A
+// ZooKeeper without SASL (SIMDEX_HBASE_ZK_SASL=off) is read unauthenticated,
+// and a Kerberos client is told to read it so.
 func TestSecureZooKeeperSASL(t *testing.T) {
 	s := hbasetest.Secure(t)
-	if s.ZKSASL == "off" {
-		t.Skip("the secured HBase's ZooKeeper has no SASL login (SIMDEX_HBASE_ZK_SASL=off)")
-	}
 	ctx := testCtx(t)
 	log := slog.New(slog.DiscardHandler)
 	_, port, err := net.SplitHostPort(s.ZK)
@@ -43,6 +42,25 @@ func TestSecureZooKeeperSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := keytabAuth(s, "simdex", "simdex.keytab")
+	data, err := zkLookup(ctx, []string{s.ZK}, "/hbase", "/master", nil, log)
+	if s.ZKRequiresSASL() {
+		if !errors.Is(err, ErrSecurity) {
+			t.Fatalf("unauthenticated lookup on a ZooKeeper requiring SASL: %v, want ErrSecurity", err)
+		}
+	} else if _, perr := parseMasterZnode(data); err != nil || perr != nil {
+		t.Fatalf("unauthenticated lookup on a ZooKeeper not requiring SASL: %v %v", err, perr)
+	}
+	if s.ZKSASL == "off" {
+		_, err := zkLookup(ctx, []string{s.ZK}, "/hbase", "/master", zkAuth(t, good), log)
+		if !errors.Is(err, ErrSecurity) || !strings.Contains(err.Error(), "no SASL login") || !strings.Contains(err.Error(), "--hbase-zk-sasl=false") {
+			t.Fatalf("Kerberos lookup on a ZooKeeper without SASL: %v\nwant ErrSecurity saying it has no SASL login", err)
+		}
+		t.Logf("%v", err)
+		plain := keytabAuth(s, "simdex", "simdex.keytab")
+		plain.ZooKeeperPlain = true
+		roundTrip(t, secureClient(t, s.ZK, plain, s.TLSConfig(t, false)))
+		return
+	}
 	for _, zk := range []string{s.ZK, net.JoinHostPort("localhost", port)} {
 		data, err := zkLookup(ctx, []string{zk}, "/hbase", "/master", zkAuth(t, good), log)
 		if err != nil {

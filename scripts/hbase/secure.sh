@@ -46,7 +46,9 @@
 #                              integrity, privacy (privacy)
 #   SIMDEX_HBASE_ZK_SASL       ZooKeeper's SASL: required (clients must
 #                              authenticate), optional (those with Kerberos do)
-#                              or off (no SASL login: plain ZooKeeper)
+#                              or off (no SASL login: plain ZooKeeper, for
+#                              TestSecureZooKeeperSASL's checks of one; the
+#                              other secured tests' clients use SASL)
 #                              (required when strict, else optional)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
