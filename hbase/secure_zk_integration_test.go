@@ -70,6 +70,19 @@ func TestSecureZooKeeperSASL(t *testing.T) {
 			t.Fatalf("master znode on %s: %v %v", zk, sn, err)
 		}
 	}
+	// A member that refuses connections is passed over, whichever member
+	// the lookup starts with.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	for range 4 {
+		if _, err := zkLookup(ctx, []string{dead, s.ZK}, "/hbase", "/master", zkAuth(t, good), log); err != nil {
+			t.Fatalf("lookup on a quorum with a dead member: %v", err)
+		}
+	}
 	t.Run("reads and writes", func(t *testing.T) {
 		roundTrip(t, secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false)))
 	})

@@ -2,11 +2,16 @@ package hbase
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 // encodeZKConnectResponse is the ConnectResponse message r, as a server
@@ -181,4 +186,34 @@ func FuzzZKFrame(f *testing.F) {
 			t.Fatalf("re-framed %x from %x", got, in)
 		}
 	})
+}
+
+// TestZKLookupUnreachable: a quorum none of whose members accepts a
+// connection fails with a retryable ErrConnection naming each member, at
+// once rather than after a session timeout.
+func TestZKLookupUnreachable(t *testing.T) {
+	var quorum []string
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		quorum = append(quorum, l.Addr().String())
+		l.Close() // nothing listens there now: connections are refused
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := zkLookup(ctx, quorum, "/hbase", "/master", nil, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, ErrConnection) || !IsRetryable(err) || errors.Is(err, ErrSecurity) {
+		t.Fatalf("lookup on a dead quorum: %v, want a retryable ErrConnection", err)
+	}
+	for _, a := range quorum {
+		if !strings.Contains(err.Error(), a) {
+			t.Errorf("error %v does not name %s", err, a)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
 }
