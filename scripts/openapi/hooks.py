@@ -6,7 +6,8 @@ otherwise send schema-valid requests that the server refuses as the
 document says it does:
 
 - limits in bytes of UTF-8 (document, item and user ids 256, attribute
-  names 128, attribute values 4096): maxLength counts characters, and
+  names 128, attribute values and a check's source 4096): maxLength
+  counts characters, and
   OpenAPI 3.0 cannot constrain the names of an object's properties. A
   generated string within maxLength but over the byte limit gets its
   characters from U+00A0 up replaced by "x" until it fits; a string over
@@ -51,6 +52,7 @@ ID_FIELDS = {"id", "doc_id", "user", "item", "ids"}
 ID_BYTES, ID_CHARS = 256, 256
 ATTR_NAME_BYTES = 128
 ATTR_VALUE_BYTES, ATTR_VALUE_CHARS = 4096, 4096
+SOURCE_FIELDS = {"source"}
 PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
@@ -92,6 +94,8 @@ def _map(value: Any, key: str | None = None) -> Any:
         return [_map(v, "ids" if key == "ids" else None) for v in value]
     if isinstance(value, str) and key in ID_FIELDS:
         return _fit(value, ID_BYTES, ID_CHARS)
+    if isinstance(value, str) and key in SOURCE_FIELDS:
+        return _fit(value, ATTR_VALUE_BYTES, ATTR_VALUE_CHARS)
     return value
 
 
