@@ -52,6 +52,7 @@ type requestMaker struct {
 	mode   string
 	head   []byte // request line and fixed headers, up to "Content-Length: "
 	text   []byte // check-text: the JSON string of the base text, without its closing quote
+	end    []byte // check-text: the body's end after the text (lang, and source when named)
 	want   int    // expected status
 	want2  int    // a second accepted status (0: none); insert-if-unique answers 200 for a duplicate
 	id     []byte // insert modes: the body's start up to the id's variable part
@@ -81,6 +82,14 @@ func newRequestMaker(c config) (*requestMaker, error) {
 			return nil, err
 		}
 		m.text = q[:len(q)-1]
+		m.end = []byte(`。","lang":"zh"}`)
+		if c.source != "" {
+			src, err := json.Marshal(c.source)
+			if err != nil {
+				return nil, err
+			}
+			m.end = append(append([]byte(`。","lang":"zh","source":`), src...), '}')
+		}
 		m.prefix = []byte(`{"fingerprint":"`)
 	case "insert", "insert-if-unique":
 		prefix := c.idPrefix
@@ -132,7 +141,7 @@ func (m *requestMaker) appendRequest(dst, body []byte, r *rand.Rand, w, i int) (
 		body = strconv.AppendInt(body, int64(w), 10)
 		body = append(body, '-')
 		body = strconv.AppendInt(body, int64(i), 10)
-		body = append(body, `。","lang":"zh"}`...)
+		body = append(body, m.end...)
 	case "insert", "insert-if-unique":
 		if m.batch > 0 {
 			body = append(body, `{"mode":"`...)

@@ -99,8 +99,9 @@ func FuzzReadResponse(f *testing.F) {
 // every 10th one and closes the connection every 7th; the counts must add
 // up.
 func TestDrive(t *testing.T) {
-	for _, mode := range []string{"check-fp", "check-text", "insert", "insert-if-unique"} {
+	for _, mode := range []string{"check-fp", "check-text", "check-text/source", "insert", "insert-if-unique"} {
 		t.Run(mode, func(t *testing.T) {
+			mode, source, _ := strings.Cut(mode, "/")
 			var served, failed atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				n := served.Add(1)
@@ -111,7 +112,7 @@ func TestDrive(t *testing.T) {
 				}
 				switch {
 				case mode == "check-fp" && len(body["fingerprint"]) != 16,
-					mode == "check-text" && (!strings.HasPrefix(body["text"], "正文") || body["lang"] != "zh"),
+					mode == "check-text" && (!strings.HasPrefix(body["text"], "正文") || body["lang"] != "zh" || body["source"] != source),
 					insert && (!strings.HasPrefix(body["id"], "load-") || r.Header.Get("Authorization") != "Bearer k"),
 					mode == "insert" && body["mode"] != "",
 					mode == "insert-if-unique" && body["mode"] != "insert-if-unique":
@@ -143,7 +144,7 @@ func TestDrive(t *testing.T) {
 			if err := os.WriteFile(text, []byte("正文\n\"quoted\""), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k"})
+			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k", source: source})
 			// Every request sent is read to the end before the deadline is
 			// checked, so the counts are exact.
 			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() {

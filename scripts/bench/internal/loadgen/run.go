@@ -44,6 +44,7 @@ type config struct {
 	fpSeed      uint64
 	batch       int
 	docs        string
+	source      string
 }
 
 // Run parses loadgen's flags from args (without the command name) and
@@ -64,6 +65,7 @@ func Run(ctx context.Context, args []string) error {
 	fs.Uint64Var(&c.fpSeed, "fp-seed", 0, "seed of the random fingerprints the clients send (0: from the clock; vary it with --id-prefix)")
 	fs.IntVar(&c.batch, "batch", 0, "insert modes: documents per request to /v1/documents/batch (0: single inserts to /v1/documents)")
 	fs.StringVar(&c.docs, "docs", "fp", "insert modes: fp (random fingerprints) or text (~1 KB random texts, half Chinese)")
+	fs.StringVar(&c.source, "source", "", "check-text: name this source in every check (the server then also reads the text keys' rows scoped to it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
