@@ -4,6 +4,7 @@
 # simdex-spark worker when needed, then passes every argument to the job.
 #
 #   scripts/spark/run.sh --data-dir simdex-data --work-dir backfill.work 'archive/*.jsonl'
+#   scripts/spark/run.sh --store hbase --hbase-zk HOST:PORT --work-dir backfill.work 'archive/*.jsonl'
 #
 # Env: SIMDEX_SPARK_MASTER (default local[2,4]: two cores, a failed task is
 # tried up to 4 times), SIMDEX_SPARK_DRIVER_MEMORY (default 1g),
