@@ -3,7 +3,8 @@
 // insert-if-unique (through kvindex.Config.Confirm). It takes the
 // candidates the index finds (simhash rows within k, LSH band rows and
 // text-key rows at any distance), reads the stored documents, learns from
-// the query's text-key rows which of its sentences are template, and lets
+// the query's text-key rows (overall, and scoped to its source when it
+// names one) which of its sentences are template, and lets
 // the rule (package decide) say how each stored document relates to the
 // query; a policy says which relations make a duplicate. One pair gets one
 // answer on every route, and a Go program embedding simdex gets the

@@ -344,6 +344,10 @@ func (b *insertBatch) lookup(ctx context.Context) error {
 	if !b.useBands {
 		newBands = nil
 	} else if ix.sourceAttr != "" {
+		// The rows scoped to each document's source are read for their
+		// counts, not locked: they name no candidates (the overall rows,
+		// locked, do), so a racing insert of the same source can only be
+		// one document short in a count.
 		sources = make([]string, len(b.order))
 		for n, i := range b.order {
 			sources[n] = ix.SourceOf(b.docs[i].Attrs)
