@@ -121,11 +121,13 @@ go test -race -count=1 -timeout 30m ./... "$@"
 # Kerberos (offering privacy, integrity and authentication, so that the client
 # is tested with each) and TLS, with a local MIT KDC (krb5-kdc, installed with
 # apt-get as root when missing) and a CA of its own, on ports 24100-24288
-# apart from the suite's HBase. The secured tests (TestSecure*: the client's
-# round trips, error cases, ticket renewal, Java peer and bulk load; the store
-# contract suite; the server end to end; simdexctl schema) run against it, with the suite's
-# plain HBase for the mismatch cases, and fail rather than skip here. 4.5 to
-# 5.5 minutes on a shared 2-core machine (start 30-50 s, tests under -race).
+# apart from the suite's HBase; its ZooKeeper requires SASL too. The secured
+# tests (TestSecure*: the client's round trips, error cases, ticket renewal,
+# ZooKeeper SASL, Java peer and bulk load; the store contract suite; the
+# server end to end; simdexctl schema; cmd/bulkload's HFile import) run
+# against it, with the suite's plain HBase for the mismatch cases, and fail
+# rather than skip here. 4.5 to 5.5 minutes on a shared 2-core machine (start
+# 30-50 s, tests under -race).
 # Needs the HBase install; SIMDEX_SECURE=off skips it outside CI.
 echo "== secured hbase (scripts/hbase/secure.sh)"
 if [ "${CI:-}" != true ] && [ "${SIMDEX_SECURE:-}" = off ]; then
@@ -146,7 +148,7 @@ elif [ -n "$hbase_log" ] || [ "${CI:-}" = true ]; then
 		# shellcheck disable=SC1091 # written by secure.sh
 		. "$SIMDEX_HBASE_SECURE_DIR/secure.env"
 		SIMDEX_SECURE_REQUIRED=1 go test -race -count=1 -timeout 15m -run 'TestSecure' \
-			./hbase/ ./storage/hbasestore/ ./internal/server/ ./internal/ctl/
+			./hbase/ ./storage/hbasestore/ ./internal/server/ ./internal/ctl/ ./internal/bulkload/
 	)
 else
 	echo "== secured hbase: no HBase install; skipped"

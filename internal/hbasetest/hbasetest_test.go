@@ -1,11 +1,12 @@
 package hbasetest
 
 import (
-	"bytes"
+	"context"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/simdex/simdex/hbase"
 )
 
 func TestDecide(t *testing.T) {
@@ -35,25 +36,26 @@ func TestDecide(t *testing.T) {
 }
 
 // TestHBaseRegistered checks the HBase that scripts/test.sh started is the
-// one the tests talk to: its ZooKeeper holds an active master znode in the
-// serialized form (magic 0xFF, id length, id, "PBUF", protobuf).
+// one the tests talk to: its ZooKeeper names an active master (the client
+// reads /hbase/master to reach it), and that master answers with HBase's
+// two built-in namespaces.
 func TestHBaseRegistered(t *testing.T) {
 	addr := ZK(t)
-	conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := hbase.New(hbase.Config{ZooKeeper: []string{addr}})
 	if err != nil {
-		t.Fatalf("zk connect %s: %v", addr, err)
+		t.Fatalf("hbase client for %s: %v", addr, err)
 	}
-	defer conn.Close()
-	data, _, err := conn.Get("/hbase/master")
+	defer c.Close()
+	ns, err := c.Namespaces(ctx)
 	if err != nil {
-		t.Fatalf("zk get /hbase/master at %s: %v", addr, err)
+		t.Fatalf("namespaces from the master that %s names: %v", addr, err)
 	}
-	if len(data) < 9 || data[0] != 0xFF {
-		t.Fatalf("/hbase/master: not a serialized HBase znode: % x", data)
-	}
-	idLen := int(data[1])<<24 | int(data[2])<<16 | int(data[3])<<8 | int(data[4])
-	if 5+idLen+4 > len(data) || !bytes.Equal(data[5+idLen:5+idLen+4], []byte("PBUF")) {
-		t.Fatalf("/hbase/master: no PBUF marker after id of %d bytes: % x", idLen, data)
+	for _, want := range []string{"default", "hbase"} {
+		if !slices.Contains(ns, want) {
+			t.Fatalf("namespaces %v: no %q", ns, want)
+		}
 	}
 }
 
