@@ -61,6 +61,8 @@ def parse_args(argv):
                    help="with --store hbase: create missing tables with the default schema (else refuse)")
     p.add_argument("--hbase-hfile-remote-dir", default="",
                    help="with --store hbase: WORK/hfiles as the region servers name it (default: its local path)")
+    p.add_argument("--hbase-hfile-mode",
+                   help="with --store hbase: permission of the HFiles, octal (default 0644), as cmd/bulkload's")
     p.add_argument("--config", help="JSON file of store settings (TLS, Kerberos, ...), as cmd/bulkload's --config")
     p.add_argument("--work-dir", required=True,
                    help="the job's directory: sstables of the parts, rejects, summary (shared by driver and executors)")
@@ -96,6 +98,8 @@ def store_args(args):
         out += ["--hbase-namespace", args.hbase_namespace]
     if args.hbase_create_tables:
         out += ["--hbase-create-tables"]
+    if args.hbase_hfile_mode:
+        out += ["--hbase-hfile-mode", args.hbase_hfile_mode]
     if args.config:
         out += ["--config", args.config]
     return out

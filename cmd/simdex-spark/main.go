@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/internal/config"
 	"github.com/simdex/simdex/internal/sparkjob"
 	"github.com/simdex/simdex/kvindex"
@@ -87,6 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		fingerprints = fs.Int64("fingerprints", 0, "fingerprints loaded (counter)")
 		remoteDir    = fs.String("hbase-hfile-remote-dir", "", "with --store hbase: --out as the region servers name it, e.g. hdfs://nn:8020/backfill/hfiles (default: its local absolute path)")
 		splitFirst   = fs.Bool("split-before-import", false, "testing: split a region of each table before its HFiles are imported")
+		hfileMode    = fs.String("hbase-hfile-mode", "", "with --store hbase: permission of the HFiles, octal (default 0644), as cmd/bulkload's")
 	)
 	fs.StringVar(&kind, "store", kind, "store backend: pebble (embedded, --data-dir) or hbase (--hbase-zk)")
 	store.HBaseFlags(fs, "with --store hbase: ", "else refuse: see `simdexctl schema create`")
@@ -103,6 +105,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		}
 		hc := store.HBaseStoreConfig()
 		st.HBase = &hc
+		mode, err := bulkload.ParseHFileMode(*hfileMode)
+		if err != nil {
+			return fmt.Errorf("%w: --hbase-hfile-mode: %w", sparkjob.ErrConfig, err)
+		}
+		st.HFileMode = mode
 	case "pebble":
 		if *dataDir == "" && (step == "prepare" || step == "ingest") {
 			return fmt.Errorf("%w: --data-dir is required (or --store hbase)", sparkjob.ErrConfig)

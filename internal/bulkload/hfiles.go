@@ -33,6 +33,10 @@ type HFileConfig struct {
 	BlockSize int
 	// FileBytes rolls a file at about this size (default 128 MiB).
 	FileBytes int64
+	// FileMode is the files' permission (default DefaultHFileMode), as
+	// ImportConfig.FileMode: Dir gets it with execute bits where it has
+	// read bits, and the files take it from there.
+	FileMode os.FileMode
 	// Now stamps the cells put without a time (fp and docs cells), as a
 	// load's writer stamps them with its start.
 	Now time.Time
@@ -68,6 +72,12 @@ func (c HFileConfig) writer() (*hfileWriter, error) {
 	if len(c.Regions) == 0 {
 		c.Regions = []hbase.RegionBounds{{}}
 	}
+	if c.FileMode == 0 {
+		c.FileMode = DefaultHFileMode
+	}
+	if err := checkHFileMode(c.FileMode); err != nil {
+		return nil, err
+	}
 	return &hfileWriter{log: c.Logger, imp: &importState{}, table: c.Table, family: c.Family, dir: dir, remote: remote,
 		mode: ImportHFile, fileBytes: c.FileBytes, now: c.Now, regions: c.Regions, blockSize: c.BlockSize}, nil
 }
@@ -83,10 +93,25 @@ func NewHFileWriter(cfg HFileConfig) (*HFileWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(w.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("bulkload: %w", err)
+	if err := hfileDir(w.dir, cfg.FileMode); err != nil {
+		return nil, err
 	}
 	return &HFileWriter{w}, nil
+}
+
+// hfileDir makes dir with the permission of a directory of HFiles of
+// mode (DefaultHFileMode when 0), as a load makes its own.
+func hfileDir(dir string, mode os.FileMode) error {
+	if mode == 0 {
+		mode = DefaultHFileMode
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bulkload: %w", err)
+	}
+	if err := os.Chmod(dir, hfileDirMode(mode)); err != nil {
+		return fmt.Errorf("bulkload: %w", err)
+	}
+	return nil
 }
 
 // Put adds a cell stamped with HFileConfig.Now; cells come in strictly
@@ -130,6 +155,10 @@ func ImportHFiles(ctx context.Context, c *hbase.Client, cfg HFileConfig, files [
 		return 0, err
 	}
 	w.c = c
+	// Files cut again go into Dir: it gets the files' permission.
+	if err := hfileDir(w.dir, cfg.FileMode); err != nil {
+		return 0, err
+	}
 	for _, f := range files {
 		w.done = append(w.done, hfileRange{path: f.Path, first: f.First, last: f.Last, size: f.Size})
 		w.seq++ // files cut again get names of their own

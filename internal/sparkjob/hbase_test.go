@@ -56,7 +56,8 @@ func hbaseStore(t *testing.T, zk string, splits map[storage.Table][][]byte) Stor
 // the tables' regions, HFiles written by the write tasks, imported by the
 // driver) build the index that cmd/bulkload's HFile import builds from the
 // same inputs, cell for cell, the index and band cells' timestamps
-// included; a write that fails and is run again, and regions that split
+// included, the files with the permission asked for; a write that fails
+// and is run again, and regions that split
 // between prepare and ingest (the import cuts the files again), change
 // nothing.
 func TestJobEqualsBulkLoadHBase(t *testing.T) {
@@ -78,8 +79,18 @@ func TestJobEqualsBulkLoadHBase(t *testing.T) {
 		storage.TableBands: {kvindex.BandRowKey(20, 1<<63)},
 	}
 	job := hbaseStore(t, zk, splits)
+	job.HFileMode = 0o660 // as cmd/bulkload --hbase-hfile-mode 0660
 	var splitTables []string
 	split := func(ctx context.Context, c *hbase.Client, table string, files []bulkload.HFile) error {
+		for _, f := range files {
+			fi, err := os.Stat(f.Path)
+			if err != nil {
+				return err
+			}
+			if fi.Mode().Perm() != job.HFileMode {
+				return fmt.Errorf("%s: mode %v, want %v", f.Path, fi.Mode(), job.HFileMode)
+			}
+		}
 		if strings.HasSuffix(table, ":index") || strings.HasSuffix(table, ":docs") {
 			splitTables = append(splitTables, table)
 			return SplitFirstFile(ctx, c, table, files)

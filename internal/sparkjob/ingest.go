@@ -198,7 +198,8 @@ func ingestHBase(ctx context.Context, cfg IngestConfig, s *hbasestore.Store, don
 			}
 		}
 		hc := bulkload.HFileConfig{Table: table, Family: []byte(h.Family), Dir: cfg.OutDir,
-			RemoteDir: cfg.HFileRemoteDir, BlockSize: h.BlockSizes[t.String()], Now: time.UnixMilli(h.NowMillis), Logger: cfg.Logger}
+			RemoteDir: cfg.HFileRemoteDir, BlockSize: h.BlockSizes[t.String()], Now: time.UnixMilli(h.NowMillis), FileMode: h.FileMode,
+			Logger: cfg.Logger}
 		n, err := bulkload.ImportHFiles(ctx, s.Client(), hc, files)
 		st.HFilesImported += n
 		if err != nil {

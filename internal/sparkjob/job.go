@@ -97,6 +97,9 @@ type HBaseMeta struct {
 	// BlockSizes are the tables' family BLOCKSIZE, by table name (0:
 	// none declared).
 	BlockSizes map[string]int `json:"block_sizes"`
+	// FileMode is the HFiles' permission (0: bulkload.DefaultHFileMode),
+	// as cmd/bulkload's --hbase-hfile-mode.
+	FileMode os.FileMode `json:"file_mode,omitempty"`
 	// NowMillis stamps the fp and docs cells (a load stamps them with its
 	// writer's start): the time of prepare, so that a retried write task
 	// writes the same files.
@@ -118,10 +121,12 @@ func (h *HBaseMeta) RegionStarts() map[storage.Table][][]byte {
 
 // Store names the store the job loads into: the embedded store in
 // DataDir, or HBase when HBase is set (the settings cmd/bulkload takes,
-// internal/config.HBase).
+// internal/config.HBase), the HFiles with permission HFileMode (0:
+// bulkload.DefaultHFileMode).
 type Store struct {
-	DataDir string
-	HBase   *hbasestore.Config
+	DataDir   string
+	HBase     *hbasestore.Config
+	HFileMode os.FileMode
 }
 
 func (s Store) String() string {
@@ -236,6 +241,7 @@ func Prepare(ctx context.Context, s Store, cfg IndexConfig, loadID, metaPath str
 		if m.HBase, err = hbaseMeta(ctx, st, ix.HasBands()); err != nil {
 			return false, err
 		}
+		m.HBase.FileMode = s.HFileMode
 	}
 	return false, writeJSON(metaPath, m)
 }

@@ -214,7 +214,8 @@ func newSink(m Meta, table storage.Table, dir string) (sink, error) {
 		return sstSink{w}, err
 	}
 	w, err := bulkload.NewHFileWriter(bulkload.HFileConfig{Table: hbasestore.TableName(m.HBase.Namespace, table),
-		Family: []byte(m.HBase.Family), Dir: dir, BlockSize: m.HBase.BlockSizes[table.String()], Now: time.UnixMilli(m.HBase.NowMillis)})
+		Family: []byte(m.HBase.Family), Dir: dir, BlockSize: m.HBase.BlockSizes[table.String()], Now: time.UnixMilli(m.HBase.NowMillis),
+		FileMode: m.HBase.FileMode})
 	return hfileSink{w}, err
 }
 
