@@ -287,7 +287,10 @@ func (w *hfileWriter) open() error {
 	if err != nil {
 		return fmt.Errorf("bulkload: %w", err)
 	}
-	hw, err := hfile.NewWriter(f, hfile.Config{BlockSize: w.blockSize})
+	// The file info's creation time is the writer's start too, so that a
+	// writer given the same cells and start writes the same bytes (the
+	// Spark backfill's retried write tasks).
+	hw, err := hfile.NewWriter(f, hfile.Config{BlockSize: w.blockSize, Now: w.now})
 	if err != nil {
 		return errors.Join(err, f.Close())
 	}

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -296,13 +297,48 @@ func runJob(t *testing.T, s Store, work string, ins []input, failPart int, befor
 			t.Fatalf("part %d: %v", p, err)
 		}
 		if p == failPart { // a retried task whose first attempt finished
+			before := partFiles(t, PartDir(out, p))
 			if _, err := Write(bg, cfg, bytes.NewReader(runs[p])); err != nil {
 				t.Fatalf("part %d again: %v", p, err)
+			}
+			if after := partFiles(t, PartDir(out, p)); len(before) == 0 || fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("part %d written again: files %v, before %v", p, keys(after), keys(before))
 			}
 		}
 	}
 	res.ingest, res.ingestErr = Ingest(bg, IngestConfig{Store: s, Meta: meta, OutDir: out, Parts: parts, LoadID: loadID, Counts: res.counts, BeforeImport: beforeImport})
 	return res
+}
+
+// partFiles reads the files of a part's directory (but its stats), by
+// name.
+func partFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range es {
+		if e.Name() == "_SUCCESS" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestJobEqualsBulkLoad: the job's steps build, on the embedded store, the
