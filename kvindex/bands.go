@@ -82,7 +82,8 @@ func (ix *Index) SourceOf(attrs map[string]string) string {
 }
 
 // sourceOfQuery is the source a query's scoped rows are read for: its
-// own, when the index keeps them and it looks up text keys.
+// own, when the index keeps them and it looks up text keys (b: what it
+// looks up, queryBands).
 func (ix *Index) sourceOfQuery(source string, b fingerprint.Bands) string {
 	if ix.sourceAttr == "" || len(b) <= fingerprint.NumBands {
 		return ""
@@ -108,25 +109,20 @@ func makeRowKeyID(k []byte) rowKeyID {
 // appendBandKeys appends the band-row keys of every query with a band
 // signature to keys and returns, per query, the positions in keys of its
 // band rows in the order of its Bands (LSH bands, then text keys; none for
-// a query without bands), followed, for a query with a source (sources[i],
-// nil for none), by those of its text keys' rows scoped to the source.
-// Rows shared by several queries of a batch are read once. It returns nil
-// when the index has no bands or bands is nil. An index without text keys
-// (format before 4) reads the LSH bands only.
-func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Bands, sources []string) [][]int {
+// a query without bands). Rows shared by several queries of a batch are
+// read once. It returns nil when the index has no bands or bands is nil.
+// An index without text keys (format before 4) reads the LSH bands only.
+func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Bands) [][]int {
 	if !ix.bands || bands == nil {
 		return nil
 	}
 	pos := make([][]int, len(bands))
 	n, withBands := 0, 0
-	for i, b := range bands {
+	for _, b := range bands {
 		b = ix.queryBands(b)
 		n += len(b)
 		if len(b) > 0 {
 			withBands++
-		}
-		if sources != nil && ix.sourceOfQuery(sources[i], b) != "" {
-			n += len(b) - fingerprint.NumBands
 		}
 	}
 	// One buffer for all keys and positions; a map only when several
@@ -143,22 +139,10 @@ func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Band
 		if len(b) == 0 {
 			continue
 		}
-		src := ""
-		if sources != nil {
-			src = ix.sourceOfQuery(sources[i], b)
-		}
-		m := len(b)
-		if src != "" {
-			m += len(b) - fingerprint.NumBands
-		}
-		pos[i], pbuf = pbuf[:m:m], pbuf[m:]
-		for j := range m {
+		pos[i], pbuf = pbuf[:len(b):len(b)], pbuf[len(b):]
+		for j, h := range b {
 			k := kbuf[:bandRowKeyLen:bandRowKeyLen]
-			if j < len(b) {
-				putBandRowKey(k, fingerprint.BandOf(j), b[j])
-			} else {
-				putBandRowKey(k, SourceKeyBand, SourceTextKey(src, b[j-len(b)+fingerprint.NumBands]))
-			}
+			putBandRowKey(k, fingerprint.BandOf(j), h)
 			s := len(*keys)
 			if slot != nil {
 				id := makeRowKeyID(k)
@@ -176,6 +160,57 @@ func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Band
 		}
 	}
 	return pos
+}
+
+// sourceKeyDocs fills keyDocs[i].Source for every query with a source
+// (sources[i]; sources nil for none) and text keys: the number of the
+// source's documents in each key's scoped row. Only the scoped rows of
+// keys whose overall row holds a document are read (one store call for
+// all queries): a scoped cell is written and removed with its document's
+// overall cell, so the scoped row of a key no document holds is empty.
+// A check of a new text, most of whose sentences no stored document
+// holds, reads a few scoped rows, not one per key.
+func (ix *Index) sourceKeyDocs(ctx context.Context, bands []fingerprint.Bands, sources []string, keyDocs []KeyCounts) error {
+	if sources == nil || keyDocs == nil || ix.sourceAttr == "" {
+		return nil
+	}
+	var rks []storage.RowKey
+	type want struct {
+		query int
+		key   uint64
+	}
+	var wants []want
+	at := map[uint64]int{} // scoped row hash -> position in rks
+	for i, src := range sources {
+		qb := ix.queryBands(bands[i])
+		if src = ix.sourceOfQuery(src, qb); src == "" || keyDocs[i].Docs == nil {
+			continue
+		}
+		keyDocs[i].Source = make(map[uint64]int, len(qb)-fingerprint.NumBands)
+		for _, k := range qb.TextKeys() {
+			keyDocs[i].Source[k] = 0
+			if keyDocs[i].Docs[k] == 0 {
+				continue
+			}
+			h := SourceTextKey(src, k)
+			if _, ok := at[h]; !ok {
+				at[h] = len(rks)
+				rks = append(rks, storage.RowKey{Table: storage.TableBands, Key: BandRowKey(SourceKeyBand, h)})
+			}
+			wants = append(wants, want{i, k})
+		}
+	}
+	if len(rks) == 0 {
+		return nil
+	}
+	rows, err := ix.get(ctx, rks)
+	if err != nil {
+		return err
+	}
+	for _, w := range wants {
+		keyDocs[w.query].Source[w.key] = len(rows[at[SourceTextKey(sources[w.query], w.key)]].Cells)
+	}
+	return nil
 }
 
 // queryBands is the part of a query's band signature the index looks up:
@@ -204,9 +239,7 @@ type KeyCounts struct {
 
 // bandIDs collects, per query, the distinct document ids in its band rows
 // (text-key rows holding more than TextKeyMaxDocs documents skipped) and
-// the number of documents in each of its text-key rows, overall and in its
-// source's scoped rows (which name no candidates: their documents are in
-// the overall rows too).
+// the number of documents in each of its text-key rows (KeyCounts.Docs).
 func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Bands) ([][]string, []KeyCounts, error) {
 	n := len(bands)
 	out := make([][]string, n)
@@ -216,15 +249,8 @@ func (ix *Index) bandIDs(rows []storage.Row, pos [][]int, bands []fingerprint.Ba
 		qb := ix.queryBands(bands[i])
 		if len(qb) > fingerprint.NumBands {
 			keyDocs[i].Docs = make(map[uint64]int, len(qb)-fingerprint.NumBands)
-			if len(pos[i]) > len(qb) {
-				keyDocs[i].Source = make(map[uint64]int, len(qb)-fingerprint.NumBands)
-			}
 		}
 		for j, p := range pos[i] {
-			if j >= len(qb) {
-				keyDocs[i].Source[qb[j-len(qb)+fingerprint.NumBands]] = len(rows[p].Cells)
-				continue
-			}
 			if j >= fingerprint.NumBands {
 				keyDocs[i].Docs[qb[j]] = len(rows[p].Cells)
 			}

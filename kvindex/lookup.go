@@ -157,8 +157,9 @@ var u64Pool = sync.Pool{New: func() any { s := make([]uint64, 0, 1024); return &
 // examined. When the index has bands and bands is not nil, the same store
 // call reads the band rows of every query with a band signature (bands[i])
 // and byBand[i] lists the distinct document ids found there, sorted, and
-// keyDocs[i] the counts of its text-key rows (with those scoped to
-// sources[i], when sources is not nil; see appendBandKeys).
+// keyDocs[i] the counts of its text-key rows; with sources (nil: none),
+// a second store call reads the counts of those rows scoped to sources[i]
+// (sourceKeyDocs).
 func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, bands []fingerprint.Bands, sources []string, k int, win bucketWindow) (cands [][]uint64, examined []int, byBand [][]string, keyDocs []KeyCounts, err error) {
 	tables := ix.cover[k]
 	keys := make([]storage.RowKey, 0, len(fps)*len(tables)+len(bands)*fingerprint.NumBands)
@@ -195,13 +196,16 @@ func (ix *Index) candidates(ctx context.Context, fps []fingerprint.Fingerprint, 
 		}
 	}
 	nIndex := len(keys)
-	bandRowOf := ix.appendBandKeys(&keys, bands, sources)
+	bandRowOf := ix.appendBandKeys(&keys, bands)
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
 	if bandRowOf != nil {
 		if byBand, keyDocs, err = ix.bandIDs(rows, bandRowOf, bands); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if err = ix.sourceKeyDocs(ctx, bands, sources, keyDocs); err != nil {
 			return nil, nil, nil, nil, err
 		}
 	}

@@ -100,12 +100,15 @@ func TestSourceScopedKeyRows(t *testing.T) {
 	if got := scopedCells(t, ix, sources, keys); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("scoped cells %v, want %v", got, want)
 	}
-	q := sourceDoc("q", 0x7777_7777_7777_7777, "", footer, body1)
+	// A key no document holds has no scoped cells either (its count is 0
+	// without a read).
+	const unheld = 0xDEAD
+	q := sourceDoc("q", 0x7777_7777_7777_7777, "", footer, body1, unheld)
 	res, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: q.Fingerprint, Bands: q.Bands, Source: "site"}, {Fingerprint: q.Fingerprint, Bands: q.Bands}}, kvindex.LookupOptions{K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].KeyDocs[footer] != 5 || res[0].KeyDocs[body1] != 2 || res[0].SourceKeyDocs[footer] != 3 || res[0].SourceKeyDocs[body1] != 1 {
+	if n, ok := res[0].SourceKeyDocs[unheld]; res[0].KeyDocs[footer] != 5 || res[0].KeyDocs[body1] != 2 || res[0].SourceKeyDocs[footer] != 3 || res[0].SourceKeyDocs[body1] != 1 || !ok || n != 0 {
 		t.Errorf("lookup with source: KeyDocs %v, SourceKeyDocs %v", res[0].KeyDocs, res[0].SourceKeyDocs)
 	}
 	if res[1].SourceKeyDocs != nil || res[1].KeyDocs[footer] != 5 {
