@@ -3,8 +3,8 @@
 Loads JSON Lines documents, CSV/TSV lines of precomputed fingerprints or
 Parquet documents into a simdex index on the embedded store or on HBase,
 as cmd/bulkload would load them, cell for cell: into an empty index, or
-into one that holds documents (index rows merged into the stored ones;
-ids already stored are refused: cmd/bulkload replaces those). The per-record and per-key-range
+into one that holds documents (index rows merged into the stored ones,
+stored documents of loaded ids replaced). The per-record and per-key-range
 work runs in simdex's own Go code, the simdex-spark binary shipped with the
 job (internal/sparkjob has the steps):
 

@@ -51,7 +51,7 @@ func main() {
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "simdex-spark:", err)
 		code := 1
-		if errors.Is(err, sparkjob.ErrConfig) || errors.Is(err, sparkjob.ErrNotEmpty) {
+		if errors.Is(err, sparkjob.ErrConfig) {
 			code = 2
 		}
 		os.Exit(code)

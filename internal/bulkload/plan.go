@@ -2,6 +2,7 @@ package bulkload
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,13 +155,7 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 	if l.cp.FreshDocs && idDups == 0 {
 		return nil, nil
 	}
-	p := &plan{Version: planVersion}
-	type cand struct {
-		winners int
-	}
-	cands := map[uint64]*cand{}
-	skip := map[fpID]bool{}
-	skipBand := map[bandID]bool{}
+	pl := newPlanner(l.ix, l.cp.FreshDocs)
 
 	// Pass 1: the docs cells. The merger yields each id's last record and
 	// reports the earlier ones.
@@ -179,41 +174,6 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		}
 		dropped = append(dropped, d)
 	}
-	var pending []fpID                 // winners whose stored version is to be read
-	var pendingDocs []kvindex.Document // their records (bands and attributes)
-	var distinctIDs, existing int64
-	readStored := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		keys := make([]storage.RowKey, len(pending))
-		for i, w := range pending {
-			keys[i] = storage.RowKey{Table: storage.TableDocs, Key: []byte(w.ID)}
-		}
-		rows, err := l.ix.Store().Get(ctx, keys)
-		if err != nil {
-			return err
-		}
-		for i, r := range rows {
-			if len(r.Cells) == 0 {
-				continue
-			}
-			existing++
-			old, err := l.ix.DecodeDocument(r)
-			if err != nil {
-				return err
-			}
-			p.DeleteBand = goneBands(p.DeleteBand, pending[i].ID, old, pendingDocs[i], l.ix.SourceOf)
-			if of := uint64(old.Fingerprint); of != pending[i].FP {
-				p.DeleteFP = append(p.DeleteFP, fpID{of, pending[i].ID})
-				if cands[of] == nil {
-					cands[of] = &cand{}
-				}
-			}
-		}
-		pending, pendingDocs = pending[:0], pendingDocs[:0]
-		return nil
-	}
 	for {
 		dropped = dropped[:0]
 		row, qual, val, _, ok, err := m.next()
@@ -226,42 +186,16 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		if !ok {
 			break
 		}
-		distinctIDs++
 		w, err := l.ix.DecodeDocument(storage.Row{Key: row, Cells: []storage.Cell{{Qualifier: qual, Value: val}}})
 		if err != nil {
 			return nil, fmt.Errorf("bulkload: plan: %w", err)
 		}
-		id, wfp := string(row), uint64(w.Fingerprint)
-		for _, dd := range dropped {
-			if d := uint64(dd.Fingerprint); d != wfp {
-				skip[fpID{d, id}] = true
-				if cands[d] == nil {
-					cands[d] = &cand{}
-				}
-			}
-			for _, b := range goneBands(nil, id, dd, w, l.ix.SourceOf) {
-				skipBand[b] = true
-			}
-		}
-		if !l.cp.FreshDocs {
-			pending = append(pending, fpID{wfp, id})
-			pendingDocs = append(pendingDocs, w)
-			if len(pending) >= getBatch {
-				if err := readStored(); err != nil {
-					return nil, err
-				}
-			}
+		if err := pl.winner(ctx, string(row), w, dropped); err != nil {
+			return nil, err
 		}
 	}
-	if err := readStored(); err != nil {
+	if err := pl.endWinners(ctx); err != nil {
 		return nil, err
-	}
-	p.NewDocs = distinctIDs - existing
-	for k := range skip {
-		p.SkipFP = append(p.SkipFP, k)
-	}
-	for k := range skipBand {
-		p.SkipBand = append(p.SkipBand, k)
 	}
 
 	// Pass 2: the fp cells, without the superseded ones: count the
@@ -272,29 +206,6 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		return nil, fmt.Errorf("bulkload: %w", err)
 	}
 	defer fm.close()
-	var newFPs []uint64 // distinct winning fingerprints whose existence is to be read
-	var fpNew int64
-	readFPs := func() error {
-		if len(newFPs) == 0 {
-			return nil
-		}
-		keys := make([]storage.RowKey, len(newFPs))
-		for i, f := range newFPs {
-			keys[i] = storage.RowKey{Table: storage.TableFP, Key: kvindex.FPRowKey(f)}
-		}
-		rows, err := l.ix.Store().Get(ctx, keys)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if len(r.Cells) == 0 {
-				fpNew++
-			}
-		}
-		newFPs = newFPs[:0]
-		return nil
-	}
-	first, prev := true, uint64(0)
 	for {
 		row, qual, _, _, ok, err := fm.next()
 		if err != nil {
@@ -306,70 +217,12 @@ func (l *loader) makePlan(ctx context.Context) (*plan, error) {
 		if len(row) != 8 {
 			return nil, fmt.Errorf("bulkload: plan: fp cell row of %d bytes", len(row))
 		}
-		f := uint64(row[0])<<56 | uint64(row[1])<<48 | uint64(row[2])<<40 | uint64(row[3])<<32 | uint64(row[4])<<24 | uint64(row[5])<<16 | uint64(row[6])<<8 | uint64(row[7])
-		if skip[fpID{f, string(qual)}] {
-			continue
-		}
-		if c := cands[f]; c != nil {
-			c.winners++
-		}
-		if first || f != prev {
-			p.Fingerprints++
-			if l.cp.FreshDocs {
-				fpNew++
-			} else if newFPs = append(newFPs, f); len(newFPs) >= getBatch {
-				if err := readFPs(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		first, prev = false, f
-	}
-	if err := readFPs(); err != nil {
-		return nil, err
-	}
-
-	// Candidates: fingerprints that lost a carrier.
-	deleted := map[fpID]bool{}
-	for _, d := range p.DeleteFP {
-		deleted[d] = true
-	}
-	var fps []uint64
-	for f := range cands {
-		fps = append(fps, f)
-	}
-	slices.Sort(fps)
-	for i := 0; i < len(fps); i += getBatch {
-		part := fps[i:min(i+getBatch, len(fps))]
-		stored := make([]storage.Row, len(part))
-		if !l.cp.FreshDocs {
-			keys := make([]storage.RowKey, len(part))
-			for j, f := range part {
-				keys[j] = storage.RowKey{Table: storage.TableFP, Key: kvindex.FPRowKey(f)}
-			}
-			if stored, err = l.ix.Store().Get(ctx, keys); err != nil {
-				return nil, err
-			}
-		}
-		for j, f := range part {
-			if cands[f].winners > 0 {
-				continue
-			}
-			p.NoIndex = append(p.NoIndex, f)
-			before := len(stored[j].Cells)
-			after := 0
-			for _, c := range stored[j].Cells {
-				if !deleted[fpID{f, string(c.Qualifier)}] && !skip[fpID{f, string(c.Qualifier)}] {
-					after++
-				}
-			}
-			if before > 0 && after == 0 {
-				p.Tombstone = append(p.Tombstone, f)
-			}
+		if err := pl.fpCell(ctx, binary.BigEndian.Uint64(row), string(qual)); err != nil {
+			return nil, err
 		}
 	}
-	p.FPDelta = fpNew - int64(len(p.Tombstone))
-	return p, nil
+	// Then the candidates: fingerprints that lost a carrier.
+	return pl.finish(ctx)
 }
 
 // skipSet is the plan's SkipFP as a set.
@@ -412,19 +265,7 @@ func (p *plan) noIndexSet() map[uint64]bool {
 // documents and writes the tombstones of fingerprints left without a
 // document.
 func (l *loader) applyStoreChanges(ctx context.Context, p *plan) error {
-	if p == nil {
-		return nil
-	}
-	var muts []storage.Mutation
-	for _, d := range p.DeleteFP {
-		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableFP, Row: kvindex.FPRowKey(d.FP), Qualifier: []byte(d.ID)})
-	}
-	for _, b := range p.DeleteBand {
-		muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableBands, Row: kvindex.BandRowKey(b.Band, b.H), Qualifier: []byte(b.ID)})
-	}
-	for _, f := range p.Tombstone {
-		muts = append(muts, l.bw.Tombstones(fingerprint.Fingerprint(f))...)
-	}
+	muts := storeChanges(l.bw, p)
 	if len(muts) == 0 {
 		return nil
 	}

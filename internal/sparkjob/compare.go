@@ -19,9 +19,10 @@ import (
 // store's directory, or "hbase:NAMESPACE": the simdex tables in that
 // namespace of the HBase hc connects to (hc's namespace is replaced). The
 // meta table's creation time and the load markers' qualifiers (load ids)
-// are not compared; the markers' values are. On HBase the index and bands
-// cells' timestamps (their time bucket's start) are compared too; the
-// other tables' are the time of their load.
+// are not compared; the markers' values are. On HBase the timestamps of
+// the index rows' base-set cells and of the band cells (their time
+// bucket's start) are compared too; the other cells' (tombstones, fp and
+// docs cells) are the time they were written.
 func CompareStores(ctx context.Context, hc hbasestore.Config, a, b string, max int) ([]string, error) {
 	var cells [2]map[string]string
 	for i, name := range []string{a, b} {
@@ -113,7 +114,8 @@ func dump(ctx context.Context, st storage.Store) (map[string]string, error) {
 }
 
 // dumpHBase lists every cell of the simdex tables of cfg's namespace,
-// with the timestamps of the index and bands cells.
+// with the timestamps of the base-set cells ('b' qualifiers) and band
+// cells.
 func dumpHBase(ctx context.Context, cfg hbasestore.Config) (map[string]string, error) {
 	st, err := hbasestore.Open(ctx, cfg)
 	if err != nil {
@@ -134,7 +136,7 @@ func dumpHBase(ctx context.Context, cfg hbasestore.Config) (map[string]string, e
 			}
 			for _, c := range r.Cells {
 				v := fmt.Sprintf("%x", c.Value)
-				if t == storage.TableIndex || t == storage.TableBands {
+				if (t == storage.TableIndex && len(c.Qualifier) > 0 && c.Qualifier[0] == 'b') || t == storage.TableBands {
 					v += fmt.Sprintf("@%d", c.Timestamp)
 				}
 				d.add(t, c.Row, c.Qualifier, v)

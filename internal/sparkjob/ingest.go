@@ -51,8 +51,7 @@ type IngestConfig struct {
 	Parts  Parts
 	LoadID string
 	// Counts are the load's distinct ids and fingerprints: the counters'
-	// additions into an empty index (with Meta.CheckStored they are
-	// counted against the stored rows).
+	// additions into an empty index (with Meta.CheckStored the plan's).
 	Counts Counts
 	// HFileRemoteDir is OutDir as HBase's region servers name it (default
 	// OutDir's absolute path, right for a standalone HBase on this
@@ -86,8 +85,10 @@ func SplitFirstFile(ctx context.Context, c *hbase.Client, table string, files []
 // Ingest makes every part under OutDir part of the store, then adds the
 // counters with the load's marker cell (meta row "bulkload", qualifier
 // LoadID), as cmd/bulkload does. Every part must be there, complete. Into
-// an index that held rows at prepare (merge.go), it first refuses ids
-// already stored, then merges the index rows into the stored ones.
+// an index that held rows at prepare (merge.go), it first plans the load
+// against the stored documents, merges the index rows into the stored
+// ones, and after the files applies the plan (replaced documents' old
+// cells deleted, tombstones).
 //
 // On the embedded store every part's sstables are ingested in one step.
 // It is safe to run again after a failure: a load whose marker is there is
@@ -117,12 +118,12 @@ func Ingest(ctx context.Context, cfg IngestConfig) (st IngestStats, err error) {
 		st.Parts++
 	}
 	counts := cfg.Counts
+	var plan *bulkload.Plan
 	if cfg.Meta.CheckStored {
-		ck, err := checkStored(ctx, store, cfg)
-		if err != nil {
+		if plan, err = planStored(ctx, ix, cfg); err != nil {
 			return st, err
 		}
-		counts = Counts{Documents: ck.Documents, Fingerprints: ck.Fingerprints}
+		counts.Documents, counts.Fingerprints = plan.Counts()
 	}
 	if cfg.Meta.MergeIndex {
 		// First, as cmd/bulkload writes every index row before the other
@@ -152,6 +153,12 @@ func Ingest(ctx context.Context, cfg IngestConfig) (st IngestStats, err error) {
 		}
 	default:
 		return st, fmt.Errorf("%w: a store of type %T", ErrConfig, store)
+	}
+	if plan != nil {
+		// After the loaded cells, as a load applies its plan.
+		if err := plan.Apply(ctx, ix); err != nil {
+			return st, err
+		}
 	}
 	st.Counted = counts
 	muts := ix.BulkWriter().Counters(counts.Documents, counts.Fingerprints)

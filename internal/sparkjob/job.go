@@ -30,8 +30,8 @@
 //     HFiles table by table (bulkload.ImportHFiles), then adds the
 //     counters with a marker cell, once. Into an index that held rows,
 //     the write tasks leave the index rows to it, which it merges into
-//     the stored rows as cmd/bulkload does, and it refuses ids already
-//     stored (merge.go).
+//     the stored rows as cmd/bulkload does, and it plans the load against
+//     the stored documents with the loader's planner (merge.go).
 package sparkjob
 
 import (
@@ -57,11 +57,6 @@ import (
 // ErrConfig is wrapped by errors of the job's configuration and inputs.
 var ErrConfig = errors.New("sparkjob: bad config")
 
-// ErrNotEmpty: the load would replace documents the index holds (ids it
-// loads are stored already), which the job does not do (cmd/bulkload
-// does); loads of new ids into a non-empty index are merged.
-var ErrNotEmpty = errors.New("sparkjob: the load replaces stored documents")
-
 // MetaVersion is the version of the job's meta file.
 const MetaVersion = 1
 
@@ -82,8 +77,8 @@ type Meta struct {
 	// cmd/bulkload merges them) rather than written as files.
 	MergeIndex bool `json:"merge_index,omitempty"`
 	// CheckStored: the docs or fp table held rows at prepare, so ingest
-	// refuses loads of ids already stored (ErrNotEmpty) and counts only the
-	// fingerprints new to the index.
+	// plans the load against the stored documents (bulkload.Planner), as
+	// cmd/bulkload plans a load into such an index.
 	CheckStored bool `json:"check_stored,omitempty"`
 }
 
@@ -203,8 +198,8 @@ func empty(ctx context.Context, st storage.Store, tables ...storage.Table) (bool
 // writes the job's meta file to metaPath. When the load loadID is already
 // in the index, done is true and nothing is written. An index that holds
 // rows is noted in the meta file, as cmd/bulkload notes it when a load
-// starts: its index rows are merged (MergeIndex), and the ids loaded are
-// checked against the stored documents (CheckStored).
+// starts: its index rows are merged (MergeIndex), and the load is planned
+// against the stored documents (CheckStored).
 func Prepare(ctx context.Context, s Store, cfg IndexConfig, loadID, metaPath string) (done bool, err error) {
 	ix, err := openIndex(ctx, s, cfg)
 	if err != nil {

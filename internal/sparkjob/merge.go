@@ -2,8 +2,10 @@ package sparkjob
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
@@ -20,30 +23,23 @@ import (
 // merged under its row lock with what the row holds (kvindex's
 // RowWriter.MergeBaseSets, the loader's merge: per bucket the union of the
 // loaded and the stored base set, and the row's tombstones of residuals
-// loaded again deleted), and the counters count the fingerprints new to
-// the index. The other tables' cells are written as into an empty index.
-//
-// Ids already stored are refused (ErrNotEmpty) before anything is written:
-// replacing a stored document deletes its old fp and band cells and may
-// leave a fingerprint without a document, which cmd/bulkload plans from
-// the stored documents; the job leaves that to it.
+// loaded again deleted), and the load is planned against the stored
+// documents with the loader's planner (bulkload.Planner): ids already
+// stored are replaced (their old fp and band cells deleted, a fingerprint
+// left without a document gets tombstones) and the counters count what is
+// new to the index. The other tables' cells are written as into an empty
+// index.
 
 // getBatch is the number of rows read per Get.
 const getBatch = 1024
 
-// checkFile is where ingest keeps what checkStored found, so that an
-// ingest run again after a failure counts the same (its first run may
-// have written the documents it would find).
-const checkFile = "check-stored.json"
+// planFile is where ingest keeps the plan, so that an ingest run again
+// after a failure applies the same plan (its first run may have written
+// the documents the planner would read).
+const planFile = "plan.json"
 
-// checked is what checkStored found.
-type checked struct {
-	Documents    int64 `json:"documents"`
-	Fingerprints int64 `json:"fingerprints"`
-}
-
-// readKeys calls fn with each row of a side file (MergeRowsFile or
-// RowKeysFile); a part without one (an empty part) has none.
+// readKeys calls fn with each cell of a side file (MergeRowsFile or
+// PlanCellsFile); a part without one (an empty part) has none.
 func readKeys(path string, fn func(c *cell) error) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -66,59 +62,81 @@ func readKeys(path string, fn func(c *cell) error) error {
 	}
 }
 
-// checkStored reads the docs rows of the load's ids and the fp rows of its
-// fingerprints (the docs and fp parts' RowKeysFile): it refuses a load of
-// an id that is stored, and returns the number of ids and of fingerprints
-// the index has no row of. Nothing is written but checkFile.
-func checkStored(ctx context.Context, st storage.Store, cfg IngestConfig) (checked, error) {
-	var ck checked
-	path := filepath.Join(cfg.OutDir, checkFile)
-	if err := readJSON(path, &ck); err == nil {
-		return ck, nil
+// planStored plans the load against the stored documents, before
+// anything is written, from the docs and fp parts' PlanCellsFile: each
+// id's records in id order, then the fp cells written in key order, as a
+// load feeds its planner from its runs.
+func planStored(ctx context.Context, ix *kvindex.Index, cfg IngestConfig) (*bulkload.Plan, error) {
+	path := filepath.Join(cfg.OutDir, planFile)
+	if b, err := os.ReadFile(path); err == nil {
+		var p bulkload.Plan
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+		}
+		return &p, nil
 	}
-	for _, t := range []storage.Table{storage.TableDocs, storage.TableFP} {
-		var keys []storage.RowKey
-		get := func() error {
-			if len(keys) == 0 {
-				return nil
-			}
-			rows, err := st.Get(ctx, keys)
-			if err != nil {
-				return err
-			}
-			for i, r := range rows {
-				switch {
-				case len(r.Cells) == 0 && t == storage.TableDocs:
-					ck.Documents++
-				case len(r.Cells) == 0:
-					ck.Fingerprints++
-				case t == storage.TableDocs:
-					return fmt.Errorf("%w: id %q is stored (load it with cmd/bulkload, which replaces stored documents)", ErrNotEmpty, keys[i].Key)
-				}
-			}
-			keys = keys[:0]
+	pl := bulkload.NewPlanner(ix, false)
+	var (
+		id      []byte
+		winner  *kvindex.Document
+		dropped []kvindex.Document
+	)
+	flush := func() error {
+		if id == nil {
 			return nil
 		}
+		if winner == nil {
+			return fmt.Errorf("sparkjob: id %q has no record that is not superseded", id)
+		}
+		err := pl.Winner(ctx, string(id), *winner, dropped)
+		id, winner, dropped = nil, nil, dropped[:0]
+		return err
+	}
+	for _, t := range []storage.Table{storage.TableDocs, storage.TableFP} {
 		for p := range cfg.Parts.Total() {
 			if cfg.Parts.Table(p) != t {
 				continue
 			}
-			err := readKeys(filepath.Join(PartDir(cfg.OutDir, p), RowKeysFile), func(c *cell) error {
-				keys = append(keys, storage.RowKey{Table: t, Key: slices.Clone(c.row)})
-				if len(keys) < getBatch {
-					return nil
+			err := readKeys(filepath.Join(PartDir(cfg.OutDir, p), PlanCellsFile), func(c *cell) error {
+				if t == storage.TableFP {
+					if len(c.row) != 8 {
+						return fmt.Errorf("sparkjob: fp cell row %x", c.row)
+					}
+					return pl.FPCell(ctx, binary.BigEndian.Uint64(c.row), string(c.qual))
 				}
-				return get()
+				if len(c.qual) < 1 {
+					return fmt.Errorf("sparkjob: corrupt docs cell record of %q", c.row)
+				}
+				if !bytes.Equal(c.row, id) {
+					if err := flush(); err != nil {
+						return err
+					}
+					id = slices.Clone(c.row)
+				}
+				d, err := ix.DecodeDocument(storage.Row{Key: slices.Clone(c.row), Cells: []storage.Cell{{Qualifier: slices.Clone(c.qual[1:]), Value: slices.Clone(c.val)}}})
+				if err != nil {
+					return fmt.Errorf("sparkjob: docs cell of %q: %w", c.row, err)
+				}
+				if c.qual[0] == 1 {
+					winner = &d
+				} else {
+					dropped = append(dropped, d)
+				}
+				return nil
 			})
 			if err != nil {
-				return ck, err
+				return nil, err
 			}
 		}
-		if err := get(); err != nil {
-			return ck, err
+		if err := flush(); err != nil {
+			return nil, err
 		}
 	}
-	return ck, writeJSON(path, ck)
+	plan, err := pl.Finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return plan, writeJSON(path, plan)
 }
 
 // mergeIndexRows merges the index parts' rows (MergeRowsFile) into the

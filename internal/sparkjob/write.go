@@ -125,7 +125,7 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 	case table == storage.TableIndex && cfg.Meta.MergeIndex:
 		sideName = MergeRowsFile
 	case (table == storage.TableDocs || table == storage.TableFP) && cfg.Meta.CheckStored:
-		sideName = RowKeysFile
+		sideName = PlanCellsFile
 	}
 	if sideName != "" {
 		if side, err = os.Create(filepath.Join(tmp, sideName)); err != nil {
@@ -172,11 +172,14 @@ func Write(ctx context.Context, cfg WriteConfig, in io.Reader) (WriteStats, erro
 //   - MergeRowsFile, of an index part: the part's index rows, a cell per
 //     row and bucket, its qualifier the bucket (4 bytes), its value the
 //     bucket's residuals, sorted and distinct (8 bytes each);
-//   - RowKeysFile, of a docs or fp part: each row key written (the ids,
-//     the fingerprints), a cell with an empty qualifier and value.
+//   - PlanCellsFile, of a docs or fp part: what the driver plans the
+//     load with (bulkload.Planner). Of a docs part, every docs cell of
+//     its runs, superseded ones too, in order, the qualifier prefixed
+//     with 1 for a cell written and 0 for a superseded record's; of an
+//     fp part, every fp cell written.
 const (
 	MergeRowsFile = "merge-rows.run"
-	RowKeysFile   = "row-keys.run"
+	PlanCellsFile = "plan-cells.run"
 )
 
 // sink takes a part's sorted cells: sstables of the embedded store, or
@@ -384,7 +387,18 @@ func (pw *partWriter) put(c *cell) error {
 	if pw.table == storage.TableDocs {
 		id = c.row
 	}
-	if pw.skip != nil && pw.skip[RecordRef{string(id), c.order}] {
+	superseded := pw.skip != nil && pw.skip[RecordRef{string(id), c.order}]
+	if pw.table == storage.TableDocs && pw.side != nil {
+		flag := byte(1)
+		if superseded {
+			flag = 0
+		}
+		pw.rec = appendCell(pw.rec[:0], &cell{row: c.row, qual: append([]byte{flag}, c.qual...), val: c.val})
+		if _, err := pw.side.Write(pw.rec); err != nil {
+			return err
+		}
+	}
+	if superseded {
 		return nil
 	}
 	if pw.havePend && bytes.Equal(pw.pending.row, c.row) && bytes.Equal(pw.pending.qual, c.qual) {
@@ -411,11 +425,11 @@ func (pw *partWriter) flushCell() error {
 	if !bytes.Equal(p.row, pw.lastRow()) {
 		pw.st.Rows++
 		pw.row = append(pw.row[:0], p.row...)
-		if pw.side != nil {
-			pw.rec = appendCell(pw.rec[:0], &cell{row: p.row})
-			if _, err := pw.side.Write(pw.rec); err != nil {
-				return err
-			}
+	}
+	if pw.table == storage.TableFP && pw.side != nil {
+		pw.rec = appendCell(pw.rec[:0], &cell{row: p.row, qual: p.qual})
+		if _, err := pw.side.Write(pw.rec); err != nil {
+			return err
 		}
 	}
 	pw.st.Cells++

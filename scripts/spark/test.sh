@@ -5,10 +5,10 @@
 # stores), for JSON Lines documents (ids repeated within and across files,
 # bad lines) and for CSV fingerprint lines; the documents' run has its first
 # map task and its first write task fail halfway (the worker exits non-zero),
-# which Spark retries, and the result must not change. A second load of
-# new ids (copies of stored documents among them, ids repeated within it)
-# into the embedded index the documents' run built must equal cmd/bulkload's
-# second load into its index.
+# which Spark retries, and the result must not change. A second load (new
+# ids, copies of stored documents under new ids, stored ids with another
+# text, ids repeated within it) into the embedded index the documents' run
+# built must equal cmd/bulkload's second load into its index.
 #
 # On HBase (the suite's, SIMDEX_HBASE_ZK, as scripts/test.sh exports it; in
 # namespaces of its own, pre-split by simdexctl schema create, dropped at the
@@ -82,13 +82,15 @@ with open(d + "/docs-b.jsonl", "w") as f:
     for i in range(300):
         docid = "doc-%05d" % (i * 2 if i % 9 == 0 else 10000 + i)  # some repeat ids of docs-a
         f.write(doc(i + 9000, docid) + "\n")
-with open(d + "/docs-c.jsonl", "w") as f:  # the second load: new ids
+with open(d + "/docs-c.jsonl", "w") as f:  # the second load
     stored = [json.loads(l) for l in open(d + "/docs-a.jsonl") if l.startswith("{") and '"text"' in l]
     for i in range(200):
         if i % 4 == 0:  # a copy of a stored document: its fingerprint and index entries are stored
             m = dict(stored[i * 3 % len(stored)])
             m["id"] = "more-%05d" % i
             f.write(json.dumps(m, ensure_ascii=False) + "\n")
+        elif i % 10 == 7:  # a stored id with another text: the stored document is replaced
+            f.write(doc(i + 20000, "doc-%05d" % (i * 3)) + "\n")
         else:
             f.write(doc(i + 20000, "more-%05d" % i) + "\n")
         if i % 23 == 5:
