@@ -164,16 +164,29 @@ func (ix *Index) appendBandKeys(keys *[]storage.RowKey, bands []fingerprint.Band
 
 // sourceKeyDocs fills keyDocs[i].Source for every query with a source
 // (sources[i]; sources nil for none) and text keys: the number of the
-// source's documents in each key's scoped row. Only the scoped rows of
-// keys whose overall row holds a document are read (one store call for
-// all queries): a scoped cell is written and removed with its document's
-// overall cell, so the scoped row of a key no document holds is empty.
-// A check of a new text, most of whose sentences no stored document
-// holds, reads a few scoped rows, not one per key.
+// source's documents in the scoped row of each key whose count there can
+// make it template (one store call for all queries). A scoped cell is
+// written and removed with its document's overall cell, so a key's count
+// in its source is at most its overall count, and the rule (decide.Rule.
+// TemplateKeys on these counts) takes a key for template only when at
+// least Config.SourceKeyMinDocs documents hold it and at least a ratio
+// times the text's rarest count, plus one. So:
+//
+//   - a key no document holds counts 0 there, without a read;
+//   - when some key is held by no document (the rarest count is 0), only
+//     the keys at least SourceKeyMinDocs documents hold are read, and the
+//     others are left out (they cannot be template);
+//   - when no key is held by SourceKeyMinDocs documents, none is read;
+//   - otherwise (every key held, as in a copy of a stored text) every
+//     key's scoped row is read.
+//
+// A check of a new text, most of whose sentences no stored document holds,
+// reads the scoped rows of its frequent sentences only.
 func (ix *Index) sourceKeyDocs(ctx context.Context, bands []fingerprint.Bands, sources []string, keyDocs []KeyCounts) error {
 	if sources == nil || keyDocs == nil || ix.sourceAttr == "" {
 		return nil
 	}
+	minDocs := max(ix.cfg.SourceKeyMinDocs, 1)
 	var rks []storage.RowKey
 	type want struct {
 		query int
@@ -186,10 +199,21 @@ func (ix *Index) sourceKeyDocs(ctx context.Context, bands []fingerprint.Bands, s
 		if src = ix.sourceOfQuery(src, qb); src == "" || keyDocs[i].Docs == nil {
 			continue
 		}
-		keyDocs[i].Source = make(map[uint64]int, len(qb)-fingerprint.NumBands)
-		for _, k := range qb.TextKeys() {
-			keyDocs[i].Source[k] = 0
-			if keyDocs[i].Docs[k] == 0 {
+		keys := qb.TextKeys()
+		unheld, frequent := false, false
+		for _, k := range keys {
+			n := keyDocs[i].Docs[k]
+			unheld = unheld || n == 0
+			frequent = frequent || n >= minDocs
+		}
+		keyDocs[i].Source = make(map[uint64]int, len(keys))
+		for _, k := range keys {
+			n := keyDocs[i].Docs[k]
+			switch {
+			case n == 0:
+				keyDocs[i].Source[k] = 0
+				continue
+			case !frequent, unheld && n < minDocs:
 				continue
 			}
 			h := SourceTextKey(src, k)
@@ -375,9 +399,10 @@ type DocLookupResult struct {
 	// takes a sentence many documents share for template). Nil when the
 	// query looked up no text keys.
 	KeyDocs map[uint64]int
-	// SourceKeyDocs holds, for each of those keys, the number of documents
-	// of the query's Source in its scoped row (a source's own template).
-	// Nil without a source or in an index without scoped rows.
+	// SourceKeyDocs holds, for those keys whose count can make them
+	// template in the query's Source (see Config.SourceKeyMinDocs), the
+	// number of the source's documents in its scoped row (a source's own
+	// template). Nil without a source or in an index without scoped rows.
 	SourceKeyDocs map[uint64]int
 }
 

@@ -220,6 +220,13 @@ type Config struct {
 	// index without scoped rows (created so, or of format 6 or older)
 	// keeps none whatever this says.
 	SourceAttr string
+	// SourceKeyMinDocs is the least number of documents a sentence's
+	// overall text-key row must hold for a lookup naming a source to read
+	// its row scoped to the source (decide.Rule.TemplateMinDocs: a
+	// sentence fewer documents hold is nobody's template, whatever its
+	// source's count). Default 1: every held sentence's, exact for any
+	// rule.
+	SourceKeyMinDocs int
 }
 
 // DefaultSourceAttr is the attribute that names a document's source in a
@@ -283,6 +290,9 @@ func (c Config) Validate() error {
 	}
 	if c.GroupsInFlight < 1 || c.GroupsInFlight > 1000 {
 		return fmt.Errorf("%w: GroupsInFlight %d: want 1..1000", ErrConfig, c.GroupsInFlight)
+	}
+	if c.SourceKeyMinDocs < 0 {
+		return fmt.Errorf("%w: SourceKeyMinDocs %d < 0", ErrConfig, c.SourceKeyMinDocs)
 	}
 	if len(c.SourceAttr) > MaxAttrKeyBytes {
 		return fmt.Errorf("%w: SourceAttr of %d bytes, at most %d", ErrConfig, len(c.SourceAttr), MaxAttrKeyBytes)

@@ -183,3 +183,42 @@ func TestSourceAttrMeta(t *testing.T) {
 		t.Fatalf("an index without source rows keyed %v", scopedCells(t, none, []string{"site"}, []uint64{0xF00}))
 	}
 }
+
+// With SourceKeyMinDocs (the rule's TemplateMinDocs), a lookup naming a
+// source reads the scoped rows that can matter only: of the keys that many
+// documents hold when some key is held by none, of every key when all are
+// held, and none when no key is held by that many.
+func TestSourceKeyMinDocs(t *testing.T) {
+	ix := openAt(t, t.TempDir(), kvindex.Config{SourceKeyMinDocs: 3}, false)
+	const footer, body1, body2, unheld = 0xF00, 0xB1, 0xB2, 0xDEAD
+	for _, d := range []kvindex.Document{
+		sourceDoc("s1", 0x1000, "site", footer, body1),
+		sourceDoc("s2", 0x2000_0000, "site", footer, body2),
+		sourceDoc("s3", 0x3000_0000_0000, "site", footer),
+		sourceDoc("o1", 0x4000_0000_0000_0000, "other", footer, body1, body2),
+	} {
+		mustInsert(t, ix, d, kvindex.InsertAlways)
+	}
+	lookup := func(keys ...uint64) map[uint64]int {
+		t.Helper()
+		q := sourceDoc("q", 0x7777_7777_7777_7777, "", keys...)
+		res, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: q.Fingerprint, Bands: q.Bands, Source: "site"}}, kvindex.LookupOptions{K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].SourceKeyDocs
+	}
+	for _, tc := range []struct {
+		name string
+		keys []uint64
+		want map[uint64]int
+	}{
+		{"a key held by none: the frequent keys only", []uint64{footer, body1, unheld}, map[uint64]int{footer: 3, unheld: 0}},
+		{"every key held: all", []uint64{footer, body1}, map[uint64]int{footer: 3, body1: 1}},
+		{"no key held by 3: none", []uint64{body1, body2}, map[uint64]int{}},
+	} {
+		if got := lookup(tc.keys...); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -65,7 +65,12 @@ func BenchmarkCheckFingerprint(b *testing.B) {
 // article of scripts/bench/loadgen, varied per request as loadgen varies
 // it) through the handler stack, against 10^5 documents stored by
 // fingerprint, on an index with LSH band rows and on one without: the REST
-// benchmark's check-text case without the network. cpu-µs/op is the
+// benchmark's check-text case without the network. With bands, also
+// naming a source: "source" (no stored document holds the text's
+// sentences, so no scoped row is read), and "held" with and without the
+// source (the article is stored with that source, so the checks find it and
+// a check naming the source reads every sentence's scoped row: a check of
+// a copy). cpu-µs/op is the
 // process's CPU per request (fingerprinting included), the number to
 // compare when other processes share the cores.
 func BenchmarkCheckText(b *testing.B) {
@@ -75,15 +80,27 @@ func BenchmarkCheckText(b *testing.B) {
 	}
 	quoted, _ := json.Marshal(strings.TrimSpace(string(text)))
 	quoted = quoted[:len(quoted)-1] // the closing quote comes after the variation
-	for _, mode := range []kvindex.BandsMode{kvindex.BandsOff, kvindex.BandsOn} {
-		b.Run("bands="+mode.String(), func(b *testing.B) {
+	for _, tc := range []struct {
+		mode   kvindex.BandsMode
+		source string
+		held   bool
+	}{{kvindex.BandsOff, "", false}, {kvindex.BandsOn, "", false}, {kvindex.BandsOn, "example.com", false}, {kvindex.BandsOn, "", true}, {kvindex.BandsOn, "example.com", true}} {
+		name := "bands=" + tc.mode.String()
+		if tc.source != "" {
+			name += "/source"
+		}
+		if tc.held {
+			name += "/held"
+		}
+		mode := tc.mode
+		b.Run(name, func(b *testing.B) {
 			cfg := DefaultConfig()
 			st, err := pebblestore.Open(b.TempDir(), pebblestore.Options{NoSync: true})
 			if err != nil {
 				b.Fatal(err)
 			}
 			ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: fingerprint.DefaultLayout, RecipeVersion: fingerprint.RecipeVersion,
-				Confirm: cfg.judge(sharedFingerprinter(b)).Confirm, Bands: mode})
+				Confirm: cfg.judge(sharedFingerprinter(b)).Confirm, Bands: mode, SourceKeyMinDocs: cfg.Rule.TemplateMinDocs})
 			if err != nil {
 				st.Close()
 				b.Fatal(err)
@@ -103,11 +120,25 @@ func BenchmarkCheckText(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			if tc.held {
+				doc := append(append([]byte(`{"id":"base","text":`), quoted...), `","lang":"zh","attrs":{"source":"example.com"}}`...)
+				req := httptest.NewRequest(http.MethodPost, "/v1/documents", bytes.NewReader(doc))
+				req.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, req)
+				if w.Code != http.StatusCreated {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+			end := `","lang":"zh"}`
+			if tc.source != "" {
+				end = `","lang":"zh","source":"` + tc.source + `"}`
+			}
 			var body []byte
 			i := 0
 			do := func() {
 				body = append(append(body[:0], `{"text":`...), quoted...)
-				body = fmt.Appendf(body, ` 编号%d。","lang":"zh"}`, i)
+				body = fmt.Appendf(body, ` 编号%d。%s`, i, end)
 				req := httptest.NewRequest(http.MethodPost, "/v1/check", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				w := httptest.NewRecorder()

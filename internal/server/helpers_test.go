@@ -61,9 +61,10 @@ func openIndex(t testing.TB, dir string, layout fingerprint.Layout, reg promethe
 		t.Fatal(err)
 	}
 	// The server's own decision (run.go): insert-if-unique judges its
-	// candidates by the same rule and policy as a check.
+	// candidates by the same rule and policy as a check, and the scoped
+	// rows a check reads are those the rule's counts need.
 	ix, err := kvindex.Open(context.Background(), st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion, Registerer: reg,
-		Confirm: DefaultConfig().judge(sharedFingerprinter(t)).Confirm})
+		Confirm: DefaultConfig().judge(sharedFingerprinter(t)).Confirm, SourceKeyMinDocs: DefaultConfig().Rule.TemplateMinDocs})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

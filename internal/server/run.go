@@ -54,7 +54,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		return err
 	}
 	kcfg := kvindex.Config{Layout: cfg.Layout, RecipeVersion: fingerprint.RecipeVersion, Logger: log, Registerer: reg, Confirm: cfg.judge(fpr).Confirm, Bands: bands,
-		AdoptStored: true, SourceAttr: cfg.SourceAttr}
+		AdoptStored: true, SourceAttr: cfg.SourceAttr, SourceKeyMinDocs: cfg.Rule.TemplateMinDocs}
 	if cfg.Store == "hbase" {
 		// Several servers share the tables: check-and-insert takes the
 		// store's cross-process lease locks (docs/ARCHITECTURE.md), and
