@@ -215,7 +215,10 @@ fi
 # ---- Spark backfill -----------------------------------------------------
 # scripts/spark/test.sh runs the Spark job (spark/) on a local master and
 # compares the index it builds with cmd/bulkload's, cell for cell, with task
-# failures retried. It needs java and python3 (it installs PySpark into
+# failures retried: on the embedded store and on the suite's HBase
+# (SIMDEX_HBASE_ZK, still running here), into empty and non-empty indexes;
+# then the batch self-dedup against its reference. About 10 minutes on a
+# shared 2-core machine. It needs java and python3 (it installs PySpark into
 # .spark/ itself). Under CI a missing one fails the run; elsewhere the step
 # then skips, and SIMDEX_SPARK=off skips it.
 echo "== spark backfill (scripts/spark/test.sh)"
