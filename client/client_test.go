@@ -233,9 +233,9 @@ func TestErrors(t *testing.T) {
 func TestCheckBatchItemErrors(t *testing.T) {
 	c, tr := newClient(t, "")
 	fps := []string{"0x10", "zzz", "0x11"}
-	items := make([]client.Content, len(fps))
+	items := make([]client.CheckItem, len(fps))
 	for i, f := range fps {
-		items[i] = client.Content{Fingerprint: f}
+		items[i] = client.CheckItem{Content: client.Content{Fingerprint: f}}
 	}
 	res, err := c.CheckBatch(ctx(t), client.BatchCheckRequest{Items: items, SearchParams: client.SearchParams{K: client.Ptr(1)}})
 	if err != nil {
@@ -290,9 +290,9 @@ func TestChunking(t *testing.T) {
 			t.Fatalf("result %d: %+v", i, r)
 		}
 	}
-	checks := make([]client.Content, n)
+	checks := make([]client.CheckItem, n)
 	for i := range checks {
-		checks[i] = docs[i].Content
+		checks[i] = client.CheckItem{Content: docs[i].Content}
 	}
 	cr, err := c.CheckBatch(ctx(t), client.BatchCheckRequest{Items: checks, SearchParams: client.SearchParams{K: client.Ptr(0)}})
 	if err != nil {
@@ -325,9 +325,9 @@ func TestChunking(t *testing.T) {
 // DefaultMaxBatch, so the client's chunk size is its limit.
 func TestBatchLimitIsTheServers(t *testing.T) {
 	c, _ := newClient(t, "", client.WithMaxBatch(client.DefaultMaxBatch+1))
-	items := make([]client.Content, client.DefaultMaxBatch+1)
+	items := make([]client.CheckItem, client.DefaultMaxBatch+1)
 	for i := range items {
-		items[i] = client.Content{Fingerprint: "0x1"}
+		items[i] = client.CheckItem{Content: client.Content{Fingerprint: "0x1"}}
 	}
 	_, err := c.CheckBatch(ctx(t), client.BatchCheckRequest{Items: items})
 	e := asError(t, err)
@@ -348,7 +348,8 @@ func TestBatchLimitIsTheServers(t *testing.T) {
 // the earlier calls' results and the error names the failed items.
 func TestPartialAnswer(t *testing.T) {
 	c, tr := newClient(t, "", client.WithMaxBatch(2))
-	items := []client.Content{{Fingerprint: "0x21"}, {Fingerprint: "0x22"}, {Text: strings.Repeat("word ", 2<<20)}, {Fingerprint: "0x23"}}
+	items := []client.CheckItem{{Content: client.Content{Fingerprint: "0x21"}}, {Content: client.Content{Fingerprint: "0x22"}},
+		{Content: client.Content{Text: strings.Repeat("word ", 2<<20)}}, {Content: client.Content{Fingerprint: "0x23"}}}
 	res, err := c.CheckBatch(ctx(t), client.BatchCheckRequest{Items: items})
 	e := asError(t, err)
 	if e.Status != http.StatusRequestEntityTooLarge || !strings.Contains(err.Error(), "items 2..2 of 4") {
@@ -356,5 +357,36 @@ func TestPartialAnswer(t *testing.T) {
 	}
 	if len(res.Results) != 2 || res.Results[0] == nil || res.Results[1] == nil || tr.count("checkBatch") != 2 {
 		t.Fatalf("partial answer %+v after %d calls", res.Results, tr.count("checkBatch"))
+	}
+}
+
+// TestCheckSource: a check's source reaches the server, on Check, on each
+// CheckBatch item and on an explanation's query: one longer than an
+// attribute value may be is refused naming the field (a batch item alone).
+func TestCheckSource(t *testing.T) {
+	c, _ := newClient(t, "")
+	long := strings.Repeat("s", 4097)
+	_, err := c.Check(ctx(t), client.CheckRequest{Content: client.Content{Fingerprint: "0x31"}, Source: long})
+	if e := asError(t, err); e.Status != http.StatusBadRequest || e.Kind != "invalid-field" {
+		t.Fatalf("check with a %d-byte source: %+v", len(long), e)
+	} else if _, ok := e.Field("source"); !ok {
+		t.Fatalf("check with a %d-byte source: no field error for source: %+v", len(long), e)
+	}
+	if _, err := c.Check(ctx(t), client.CheckRequest{Content: client.Content{Fingerprint: "0x31"}, Source: "news.example"}); err != nil {
+		t.Fatalf("check with a source: %v", err)
+	}
+	res, err := c.CheckBatch(ctx(t), client.BatchCheckRequest{Items: []client.CheckItem{
+		{Content: client.Content{Fingerprint: "0x32"}, Source: "news.example"},
+		{Content: client.Content{Fingerprint: "0x33"}, Source: long},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 2 || res.Results[0] == nil || res.Results[1] != nil || len(res.Errors) != 1 || res.Errors[0].Index != 1 {
+		t.Fatalf("batch with a long source on item 1: results %+v, errors %+v", res.Results, res.Errors)
+	}
+	_, err = c.Explain(ctx(t), client.ExplainRequest{ID: "no-such-doc", Query: &client.ExplainQuery{Text: "some text", Source: long}})
+	if e := asError(t, err); e.Status != http.StatusBadRequest {
+		t.Fatalf("explain with a %d-byte source: %+v", len(long), e)
 	}
 }

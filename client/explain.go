@@ -22,6 +22,8 @@ type ExplainQuery struct {
 	Title string `json:"title,omitempty"`
 	Text  string `json:"text"`
 	Lang  string `json:"lang,omitempty"`
+	// Source is the query's source, as CheckRequest.Source.
+	Source string `json:"source,omitempty"`
 }
 
 // ExplainSegment is a stretch of a normalized text; a side's segments are

@@ -63,8 +63,19 @@ type SearchParams struct {
 // CheckRequest is the body of Check.
 type CheckRequest struct {
 	Content
+	// Source names the query's source (the value its stored documents
+	// carry in the index's source attribute, e.g. a site): what many of
+	// that source's documents share is then template too. Empty: none.
+	Source string `json:"source,omitempty"`
 	SearchParams
 	Policy Policy `json:"policy,omitempty"`
+}
+
+// CheckItem is one query of CheckBatch: its content and, optionally, its
+// source (as CheckRequest.Source).
+type CheckItem struct {
+	Content
+	Source string `json:"source,omitempty"`
 }
 
 // Hit is a stored document within reach of a query.
@@ -109,7 +120,7 @@ type CheckResponse struct {
 // BatchCheckRequest is the body of CheckBatch: the search parameters and
 // policy apply to every item.
 type BatchCheckRequest struct {
-	Items []Content `json:"items"`
+	Items []CheckItem `json:"items"`
 	SearchParams
 	Policy Policy `json:"policy,omitempty"`
 }

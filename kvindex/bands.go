@@ -519,26 +519,6 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	return out, nil
 }
 
-// TextKeyDocs returns, for each set of text keys (a stored document's
-// Bands.TextKeys()), the number of documents in each key's row: what
-// LookupDocuments reports as KeyDocs for a query with those keys. Nil maps
-// for empty sets and for an index without text-key rows.
-func (ix *Index) TextKeyDocs(ctx context.Context, keys [][]uint64) ([]map[uint64]int, error) {
-	qs := make([]KeyQuery, len(keys))
-	for i, ks := range keys {
-		qs[i].Keys = ks
-	}
-	counts, err := ix.TextKeyCounts(ctx, qs)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]map[uint64]int, len(keys))
-	for i, c := range counts {
-		out[i] = c.Docs
-	}
-	return out, nil
-}
-
 // KeyQuery is a set of text keys to count (TextKeyCounts) and the source
 // whose scoped rows to count them in ("" for none).
 type KeyQuery struct {

@@ -118,6 +118,26 @@ class TestOperations(unittest.TestCase):
         self.assertEqual(self.c.check_batch([]).results, [])
         self.assertEqual(self.calls.ops["checkBatch"], before)
 
+    def test_check_source(self) -> None:
+        # The source reaches the server on check, on each batch item and on
+        # an explanation's query: one longer than an attribute value may be
+        # is refused naming the field (a batch item alone).
+        long = "s" * 4097
+        with self.assertRaises(SimdexError) as cm:
+            self.c.check(fingerprint="0x31", source=long)
+        self.assertEqual((cm.exception.status, cm.exception.kind), (400, "invalid-field"))
+        self.assertIn("source", [f.field for f in cm.exception.fields])
+        self.c.check(fingerprint="0x31", source="news.example")
+        res = self.c.check_batch(
+            [Content(fingerprint="0x32", source="news.example"), Content(fingerprint="0x33", source=long)]
+        )
+        self.assertIsNotNone(res.results[0])
+        self.assertIsNone(res.results[1])
+        self.assertEqual([x.index for x in res.errors], [1])
+        with self.assertRaises(SimdexError) as cm:
+            self.c.explain("no-such-doc", query=simdex.ExplainQuery(text="some text", source=long))
+        self.assertEqual(cm.exception.status, 400)
+
     def test_chunking(self) -> None:
         n = 2500
         docs = [

@@ -175,12 +175,16 @@ class Client(_Base):
         until: Optional[_dt.datetime] = None,
         limit: Optional[int] = None,
         policy: Optional[str] = None,
+        source: Optional[str] = None,
     ) -> CheckResponse:
         """Finds the stored near-duplicates of a text or a bare fingerprint.
-        policy: "default", "copy" or "near_identical"."""
+        policy: "default", "copy" or "near_identical"; source: the query's
+        source (Content.source)."""
         return self._run(
             _core.check(
-                _core.content(text, title, lang, fingerprint), _core.search_params(k, since, until, limit), policy
+                _core.content(text, title, lang, fingerprint, source),
+                _core.search_params(k, since, until, limit),
+                policy,
             )
         )
 
@@ -404,10 +408,13 @@ class AsyncClient(_Base):
         until: Optional[_dt.datetime] = None,
         limit: Optional[int] = None,
         policy: Optional[str] = None,
+        source: Optional[str] = None,
     ) -> CheckResponse:
         return await self._run(
             _core.check(
-                _core.content(text, title, lang, fingerprint), _core.search_params(k, since, until, limit), policy
+                _core.content(text, title, lang, fingerprint, source),
+                _core.search_params(k, since, until, limit),
+                policy,
             )
         )
 

@@ -660,6 +660,10 @@ def search_params(
 
 
 def content(
-    text: Optional[str], title: Optional[str], lang: Optional[str], fingerprint: Optional[str]
+    text: Optional[str],
+    title: Optional[str],
+    lang: Optional[str],
+    fingerprint: Optional[str],
+    source: Optional[str] = None,
 ) -> Dict[str, Any]:
-    return Content(text=text, title=title, lang=lang, fingerprint=fingerprint).to_dict()
+    return Content(text=text, title=title, lang=lang, fingerprint=fingerprint, source=source).to_dict()

@@ -73,15 +73,27 @@ class Content:
     """A text (title, text, lang) or a bare fingerprint instead: give one.
 
     fingerprint: 16 hex digits, 0x-prefixed hex or an unsigned decimal.
+    source (checks only): the query's source, the value its stored
+    documents carry in the index's source attribute (e.g. a site); what
+    many of that source's documents share is then template too.
     """
 
     text: Optional[str] = None
     title: Optional[str] = None
     lang: Optional[str] = None
     fingerprint: Optional[str] = None
+    source: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return _omit_none({"title": self.title, "text": self.text, "lang": self.lang, "fingerprint": self.fingerprint})
+        return _omit_none(
+            {
+                "title": self.title,
+                "text": self.text,
+                "lang": self.lang,
+                "fingerprint": self.fingerprint,
+                "source": self.source,
+            }
+        )
 
 
 @dataclass
@@ -350,9 +362,10 @@ class ExplainQuery:
     text: str
     title: Optional[str] = None
     lang: Optional[str] = None
+    source: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return _omit_none({"title": self.title, "text": self.text, "lang": self.lang})
+        return _omit_none({"title": self.title, "text": self.text, "lang": self.lang, "source": self.source})
 
 
 @dataclass
