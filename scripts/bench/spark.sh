@@ -20,6 +20,10 @@
 # Spark's own start (JVM, context) is inside its wall time, as a user
 # meets it.
 #
+# SIMDEX_BENCH_SPARK_ARGS adds arguments to every Spark run (e.g.
+# "--partitions 32"); SIMDEX_SPARK_DRIVER_MEMORY (scripts/spark/run.sh) sizes
+# the local master's one JVM, which holds the shuffled runs of a part.
+#
 # Work files go to SIMDEX_BENCH_DIR (default /tmp/simdex-sparkbench); the
 # output also goes to scripts/bench/out/spark-<time>.txt (gitignored).
 set -euo pipefail
@@ -76,8 +80,10 @@ run() {
 	measure "$kind-bulkload" "$count" "$work/bulkload" --data-dir "$work/$kind.bulk" --progress none "$in"
 	for m in $masters; do
 		rm -rf "$work/$kind.spark$m" "$work/$kind.work$m"
+		# shellcheck disable=SC2086 # SIMDEX_BENCH_SPARK_ARGS is a list of arguments
 		SIMDEX_SPARK_MASTER="local[$m]" measure "$kind-spark-local$m" "$count" \
-			scripts/spark/run.sh --data-dir "$work/$kind.spark$m" --work-dir "$work/$kind.work$m" "$@" "$in"
+			scripts/spark/run.sh --data-dir "$work/$kind.spark$m" --work-dir "$work/$kind.work$m" \
+			${SIMDEX_BENCH_SPARK_ARGS:-} "$@" "$in"
 		"$work/simdex-spark" compare "$work/$kind.bulk" "$work/$kind.spark$m" >"$work/$kind.compare$m.log" 2>&1 || {
 			cat "$work/$kind.compare$m.log"
 			echo "$kind-spark-local$m: the store differs from cmd/bulkload's" >&2
