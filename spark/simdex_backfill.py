@@ -75,6 +75,9 @@ def parse_args(argv):
     p.add_argument("--layout-k", type=int, default=3)
     p.add_argument("--bucket", default="720h0m0s", help="time-bucket width of a new index (Go duration)")
     p.add_argument("--bands", choices=["auto", "on", "off"], default="auto")
+    p.add_argument("--source-attr", default="",
+                   help="document attribute naming its source, as cmd/bulkload's --source-attr: empty is the index's "
+                        "(a NEW index: source), - a NEW index without; an index recording another is refused")
     p.add_argument("--sample", type=int, default=200, help="ids sampled per docs part to cut the docs table")
     p.add_argument("--fail-once", default="",
                    help="testing: the first map and the first write task fail halfway (marker files PATH.map, PATH.write)")
@@ -298,7 +301,7 @@ def main(argv):
     meta_path = os.path.join(work, "meta.json")
     prep = run_local([worker, "prepare"] + store_args(args) + ["--load-id", lid, "--meta", meta_path,
                       "--layout-b", str(args.layout_b), "--layout-k", str(args.layout_k),
-                      "--bucket", args.bucket, "--bands", args.bands])
+                      "--bucket", args.bucket, "--bands", args.bands, "--source-attr", args.source_attr])
     if prep["already_loaded"]:
         print("simdex-backfill: load %s is already in %s; nothing to do" % (lid, store_name(args)))
         return 0

@@ -12,11 +12,13 @@ Spark reads the input, groups, joins and moves rows:
   1. each input partition is piped through `simdex-spark dedup-map`: every
      line is fingerprinted and encoded as a load would store it, and comes
      back as one row: id, fingerprint, its block keys (one per table of the
-     block-permutation layout), its LSH band hashes (--bands), its text keys
-     and its docs cell; bad lines come back as rejects;
+     block-permutation layout), its LSH band hashes (--bands), its text keys,
+     the same keys scoped to its source (when the attribute --source-attr
+     names one) and its docs cell; bad lines come back as rejects;
   2. the last record of a repeated id wins (input order: files by path,
      then position), as in a load; the documents that keyed each text key
-     are counted (what an index's text-key rows would hold);
+     are counted (what an index's text-key rows would hold), and those that
+     keyed each scoped key (the rows an index keeps per source);
   3. candidate pairs: documents are grouped by (table, block key) and paired
      within each group when their fingerprints are within k; a pair is kept
      by the first table whose keys the two share, so it is emitted once
@@ -26,8 +28,9 @@ Spark reads the input, groups, joins and moves rows:
      documents: the candidates a check finds through band and text-key
      rows);
   4. candidate pairs, with both docs cells and the counts of both
-     documents' text keys (from which the rule learns what of each is
-     template: signatures, footers, site furniture), are piped through
+     documents' text keys, overall and among each one's source's documents
+     (from which the rule learns what of each is template: signatures,
+     footers, site furniture, overall or in its source), are piped through
      `simdex-spark dedup-judge`, which keeps the pairs the rule confirms;
   5. connected components of the confirmed pairs: union-find in
      `simdex-spark dedup-components` on the driver when the pairs are few
@@ -77,6 +80,10 @@ def parse_args(argv):
                    help="also pairs beyond k that share an LSH band row or a text key (texts), as a check finds them")
     p.add_argument("--policy", choices=["copy", "default", "near_identical"], default="copy",
                    help="relations that confirm a pair, in either direction")
+    p.add_argument("--source-attr", default="source",
+                   help="document attribute naming its source (site, list), whose sentences are also counted per "
+                        "source to learn its template, as the server's and cmd/bulkload's --source-attr for a new "
+                        "index: - for none")
     p.add_argument("--components", choices=["auto", "driver", "spark"], default="auto",
                    help="connected components: union-find on the driver, label propagation on Spark, or auto")
     p.add_argument("--driver-max-pairs", type=int, default=1000000,
@@ -149,14 +156,16 @@ def put_uvarint(x):
 
 def worker_flags(cfg):
     return ["--format", cfg["format"], "--k", str(cfg["k"]), "--layout-b", str(cfg["layout_b"]),
-            "--layout-k", str(cfg["layout_k"]), "--policy", cfg["policy"]] + (["--bands"] if cfg["bands"] else [])
+            "--layout-k", str(cfg["layout_k"]), "--policy", cfg["policy"], "--source-attr", cfg["source_attr"]] + \
+        (["--bands"] if cfg["bands"] else [])
 
 
 def worker_cmd(cfg, step):
     return [executable(cfg["worker"]), step] + worker_flags(cfg)
 
 
-# Rows of the map stage: (kind, id, order, fp, file, start, line, keys, bands, cell, text, text keys).
+# Rows of the map stage: (kind, id, order, fp, file, start, line, keys, bands, cell, text, text keys,
+# scoped keys).
 def dedup_map(cfg):
     """Pipes one input partition through `simdex-spark dedup-map`."""
 
@@ -213,27 +222,32 @@ def dedup_map(cfg):
                 nt = p[i]
                 tkeys = list(struct.unpack_from(">%dq" % nt, p, i + 1))
                 i += 1 + 8 * nt
+                ns = p[i]
+                skeys = list(struct.unpack_from(">%dq" % ns, p, i + 1))
+                i += 1 + 8 * ns
                 n, i = uvarint(p, i)
                 docid = p[i:i + n].decode("utf-8")
                 f, start, _ = locate(order)
-                yield ("d", docid, order, fp, f, start, 0, keys, bands, bytes(p[i + n:]), None, tkeys)
+                yield ("d", docid, order, fp, f, start, 0, keys, bands, bytes(p[i + n:]), None, tkeys, skeys)
             elif kind == ord("x"):
                 x = json.loads(p)
                 f, start, line = locate(int(x["where"]))
-                yield ("x", None, 0, 0, f, start, line, None, None, None, x["reason"], None)
+                yield ("x", None, 0, 0, f, start, line, None, None, None, x["reason"], None, None)
             elif kind == ord("e"):
                 end = p
         feeder.join()
         rc = proc.wait()
         if rc != 0 or end is None:
             raise RuntimeError("simdex-spark dedup-map exited with status %d (its stderr is in the executor's log)" % rc)
-        yield ("e", None, 0, 0, None, 0, 0, None, None, None, end.decode(), None)
+        yield ("e", None, 0, 0, None, 0, 0, None, None, None, end.decode(), None, None)
 
     return run
 
 
 def put_keydocs(kd):
-    """A side's text-key counts in a pair frame: uvarint n, then each key (8 bytes) and its count (uvarint)."""
+    """A side's text-key counts in a pair frame (overall, or in its source:
+    the same keys, unscoped): uvarint n, then each key (8 bytes) and its
+    count (uvarint)."""
     kd = kd or []
     return put_uvarint(len(kd)) + b"".join(struct.pack(">q", r.tk) + put_uvarint(r.n) for r in kd)
 
@@ -250,7 +264,7 @@ def dedup_judge(cfg):
                 for r in rows:
                     payload = b"".join(put_uvarint(len(x)) + x for x in (
                         r.id_a.encode("utf-8"), bytes(r.cell_a), r.id_b.encode("utf-8"), bytes(r.cell_b)))
-                    payload += put_keydocs(r.kd_a) + put_keydocs(r.kd_b)
+                    payload += put_keydocs(r.kd_a) + put_keydocs(r.kd_b) + put_keydocs(r.skd_a) + put_keydocs(r.skd_b)
                     proc.stdin.write(b"p" + struct.pack(">I", len(payload)) + payload)
             except Exception:  # a dead worker: its exit status says why
                 pass
@@ -403,7 +417,7 @@ def main(argv):
     sc.addFile(worker)
     cfg = {"worker": os.path.basename(worker), "format": "fp" if args.format == "fp" else "docs", "k": args.k,
            "layout_b": args.layout_b, "layout_k": args.layout_k, "bands": args.bands, "policy": args.policy,
-           "fail_once": args.fail_once}
+           "source_attr": args.source_attr, "fail_once": args.fail_once}
     # The worker checks the settings before any task runs; its end frame
     # says how many documents a text key may have to make pairs.
     check = subprocess.run([worker, "dedup-judge"] + worker_flags(cfg), input=b"", stdout=subprocess.PIPE)
@@ -420,9 +434,10 @@ def main(argv):
         T.StructField("id", T.StringType()), T.StructField("order", T.LongType()), T.StructField("fp", T.LongType()),
         T.StructField("file", T.StringType()), T.StructField("start", T.LongType()),
         T.StructField("keys", T.ArrayType(T.LongType())), T.StructField("bands", T.ArrayType(T.LongType())),
-        T.StructField("cell", T.BinaryType()), T.StructField("tkeys", T.ArrayType(T.LongType()))])
+        T.StructField("cell", T.BinaryType()), T.StructField("tkeys", T.ArrayType(T.LongType())),
+        T.StructField("skeys", T.ArrayType(T.LongType()))])
     records = spark.createDataFrame(
-        mapped.filter(lambda t: t[0] == "d").map(lambda t: (t[1], t[2], t[3], t[4], t[5], t[7], t[8], t[9], t[11])),
+        mapped.filter(lambda t: t[0] == "d").map(lambda t: (t[1], t[2], t[3], t[4], t[5], t[7], t[8], t[9], t[11], t[12])),
         doc_schema, verifySchema=False)
     rej_schema = T.StructType([T.StructField("file", T.StringType()), T.StructField("split_start", T.LongType()),
                                T.StructField("line", T.LongType()), T.StructField("reason", T.StringType())])
@@ -441,10 +456,20 @@ def main(argv):
         docs = records
     docs = docs.persist(StorageLevel.DISK_ONLY)
     # The number of documents that keyed each text key, per document (its
-    # template; with --bands, its keys that make pairs).
+    # template; with --bands, its keys that make pairs), and of a document
+    # with a source, the number of the source's documents that keyed each
+    # of its keys: its scoped keys (the i-th scopes the i-th text key) are
+    # counted like text keys and reported under the text key they scope.
+    # Scoped keys make no pairs, as an index's scoped rows name no
+    # candidates.
     tk = docs.select("id", F.explode("tkeys").alias("tk"))
-    keydocs = tk.join(tk.groupBy("tk").agg(F.count("*").alias("n")), "tk") \
-        .groupBy("id").agg(F.collect_list(F.struct("tk", "n")).alias("kd")).persist(StorageLevel.DISK_ONLY)
+    kd = tk.join(tk.groupBy("tk").agg(F.count("*").alias("n")), "tk") \
+        .groupBy("id").agg(F.collect_list(F.struct("tk", "n")).alias("kd"))
+    sk = docs.where(F.size("skeys") > 0).select("id", F.explode(F.arrays_zip("tkeys", "skeys")).alias("z")) \
+        .select("id", F.col("z")["tkeys"].alias("tk"), F.col("z")["skeys"].alias("sk"))
+    skd = sk.join(sk.groupBy("sk").agg(F.count("*").alias("n")), "sk") \
+        .groupBy("id").agg(F.collect_list(F.struct("tk", "n")).alias("skd"))
+    keydocs = kd.join(skd, "id", "left").persist(StorageLevel.DISK_ONLY)
 
     # 3. Candidate pairs, each once.
     light = docs.select("id", "fp", "keys", "bands")
@@ -459,13 +484,15 @@ def main(argv):
     n_cands = sum(by.values())
 
     # 4. Judge each candidate with both docs cells and the number of
-    # documents that keyed each of their text keys.
+    # documents that keyed each of their text keys, overall and in each
+    # one's source.
     cells = docs.select("id", "cell")
     withcells = cands.join(cells.select(F.col("id").alias("id_a"), F.col("cell").alias("cell_a")), "id_a") \
         .join(cells.select(F.col("id").alias("id_b"), F.col("cell").alias("cell_b")), "id_b") \
-        .join(keydocs.select(F.col("id").alias("id_a"), F.col("kd").alias("kd_a")), "id_a", "left") \
-        .join(keydocs.select(F.col("id").alias("id_b"), F.col("kd").alias("kd_b")), "id_b", "left")
-    judged = withcells.select("id_a", "cell_a", "id_b", "cell_b", "kd_a", "kd_b").rdd.mapPartitions(dedup_judge(cfg)) \
+        .join(keydocs.select(F.col("id").alias("id_a"), F.col("kd").alias("kd_a"), F.col("skd").alias("skd_a")), "id_a", "left") \
+        .join(keydocs.select(F.col("id").alias("id_b"), F.col("kd").alias("kd_b"), F.col("skd").alias("skd_b")), "id_b", "left")
+    judged = withcells.select("id_a", "cell_a", "id_b", "cell_b", "kd_a", "kd_b", "skd_a", "skd_b").rdd \
+        .mapPartitions(dedup_judge(cfg)) \
         .persist(StorageLevel.DISK_ONLY)
     pair_schema = T.StructType([
         T.StructField("id_a", T.StringType()), T.StructField("id_b", T.StringType()),
@@ -503,6 +530,7 @@ def main(argv):
     summary = {
         "inputs": args.inputs, "format": args.format, "out": out,
         "k": args.k, "layout": "B=%d,K=%d" % (args.layout_b, args.layout_k), "bands": args.bands, "policy": args.policy,
+        "source_attr": args.source_attr,
         "records": n_records, "rejected": n_rejects, "documents": n_docs, "duplicate_ids": n_records - n_docs,
         "candidate_pairs": n_cands, "block_candidate_pairs": by.get("block", 0), "band_candidate_pairs": by.get("band", 0),
         "text_key_candidate_pairs": by.get("text_key", 0),

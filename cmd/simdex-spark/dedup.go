@@ -2,10 +2,10 @@ package main
 
 // The batch self-dedup's steps (spark/simdex_dedup.py runs them):
 //
-//	simdex-spark dedup-map --format docs|fp [--layout-b B --layout-k K --k N --bands]   (stdin: order TAB where TAB line; stdout: frames)
+//	simdex-spark dedup-map --format docs|fp [--layout-b B --layout-k K --k N --bands --source-attr A]   (stdin: order TAB where TAB line; stdout: frames)
 //	simdex-spark dedup-judge [--k N --policy P]                  (stdin: pair frames; stdout: confirmed and end frames)
 //	simdex-spark dedup-components                                (stdin: id_a TAB id_b lines; stdout: id TAB cluster lines)
-//	simdex-spark dedup-reference --out DIR [--format --layout-b --layout-k --k --bands --policy] FILE...
+//	simdex-spark dedup-reference --out DIR [--format --layout-b --layout-k --k --bands --policy --source-attr] FILE...
 //	simdex-spark dedup-compare [--k N --bands] REFERENCE_DIR JOB_DIR
 //
 // dedup-reference is the single-process reference (brute force over every
@@ -22,6 +22,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/sparkjob"
+	"github.com/simdex/simdex/kvindex"
 )
 
 func runDedup(ctx context.Context, step string, args []string, stdin io.Reader, stdout io.Writer) error {
@@ -34,6 +35,7 @@ func runDedup(ctx context.Context, step string, args []string, stdin io.Reader, 
 		bands   = fs.Bool("bands", false, "also pairs beyond k that share an LSH band (texts)")
 		policy  = fs.String("policy", sparkjob.DefaultDedupPolicy.String(), "relations that confirm a pair, in either direction: default, copy or near_identical")
 		out     = fs.String("out", "", "dedup-reference: the output directory")
+		srcAttr = fs.String("source-attr", kvindex.DefaultSourceAttr, "document attribute naming its source (site, list), whose sentences are also counted per source to learn its template, as the server's and cmd/bulkload's flag for a new index: - for none (empty: \"source\")")
 	)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", sparkjob.ErrConfig, err)
@@ -42,7 +44,8 @@ func runDedup(ctx context.Context, step string, args []string, stdin io.Reader, 
 	if err != nil {
 		return err
 	}
-	cfg := sparkjob.DedupConfig{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, K: *k, Format: *format, Bands: *bands, Policy: pol}
+	cfg := sparkjob.DedupConfig{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, K: *k, Format: *format, Bands: *bands, Policy: pol,
+		SourceAttr: *srcAttr}
 	switch step {
 	case "dedup-map":
 		if dedupFailOnce("dedup-map") {

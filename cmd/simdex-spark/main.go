@@ -2,7 +2,7 @@
 // backfill (spark/simdex_backfill.py; package internal/sparkjob says what
 // each step does). The job ships this binary to its executors and runs:
 //
-//	simdex-spark prepare STORE --load-id ID --meta FILE [--layout-b B --layout-k K --bucket D --bands auto|on|off]
+//	simdex-spark prepare STORE --load-id ID --meta FILE [--layout-b B --layout-k K --bucket D --bands auto|on|off --source-attr A]
 //	simdex-spark parts --meta FILE --parts FILE      (the parts asked for -> the job's parts, cut at HBase's regions)
 //	simdex-spark map --meta FILE --parts FILE --format docs|fp        (stdin: order TAB where TAB line; stdout: frames)
 //	simdex-spark write --meta FILE --parts FILE --part N --out DIR [--superseded FILE]   (stdin: run frames)
@@ -84,6 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		layoutK      = fs.Int("layout-k", fingerprint.DefaultLayout.K, "distance K of a new index")
 		bucket       = fs.Duration("bucket", kvindex.DefaultBucketWidth, "time-bucket width of a new index")
 		bands        = fs.String("bands", "auto", "LSH band rows: auto, on or off")
+		sourceAttr   = fs.String("source-attr", "", "document attribute naming its source, as cmd/bulkload's --source-attr: empty is the index's (a NEW index: \"source\"), - a NEW index without; an index recording another is refused")
 		documents    = fs.Int64("documents", 0, "documents loaded (counter)")
 		fingerprints = fs.Int64("fingerprints", 0, "fingerprints loaded (counter)")
 		remoteDir    = fs.String("hbase-hfile-remote-dir", "", "with --store hbase: --out as the region servers name it, e.g. hdfs://nn:8020/backfill/hfiles (default: its local absolute path)")
@@ -93,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	fs.StringVar(&kind, "store", kind, "store backend: pebble (embedded, --data-dir) or hbase (--hbase-zk)")
 	store.HBaseFlags(fs, "with --store hbase: ", "else refuse: see `simdexctl schema create`")
 	set.Local("load-id", "meta", "parts", "format", "part", "out", "superseded", "layout-b", "layout-k", "bucket", "bands",
-		"documents", "fingerprints", "split-before-import")
+		"source-attr", "documents", "fingerprints", "split-before-import")
 	if err := set.Parse(args, os.Getenv); err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		if err != nil {
 			return err
 		}
-		cfg := sparkjob.IndexConfig{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, Bands: mode}
+		cfg := sparkjob.IndexConfig{Layout: fingerprint.Layout{B: *layoutB, K: *layoutK}, BucketWidth: *bucket, Bands: mode, SourceAttr: *sourceAttr}
 		done, err := sparkjob.Prepare(ctx, st, cfg, *loadID, *metaPath)
 		if err != nil {
 			return err

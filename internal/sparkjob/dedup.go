@@ -12,7 +12,9 @@ package sparkjob
 //     bulkload.Encoder, as a load would store it, and writes one document
 //     frame per record: its fingerprint, its block keys (one per table of
 //     the layout: Permuter.Prefix of the permuted fingerprint), its LSH
-//     band hashes (texts the rule can relate at any distance, when asked)
+//     band hashes (texts the rule can relate at any distance, when asked),
+//     its text keys, the same keys scoped to its source (kvindex.
+//     SourceTextKey, when its attributes name one: DedupConfig.SourceAttr)
 //     and its docs cell (the stored document the judge reads).
 //  2. The job groups documents by (table, prefix): two fingerprints within
 //     k <= K agree on the prefix of at least one table, so every pair
@@ -20,15 +22,17 @@ package sparkjob
 //     whose prefixes its two fingerprints share (OwnerTable), so it is
 //     emitted once without a distinct; with bands, pairs beyond k that
 //     share a band are emitted by their first shared band.
-//  3. The job counts the documents that keyed each text key (what an
-//     index's text-key rows would hold) and gives each side of a pair the
-//     counts of its keys, from which the judge learns its template, as a
-//     check of its text would.
+//  3. The job counts the documents that keyed each text key and each
+//     scoped key (what an index's text-key rows and the rows scoped to a
+//     source would hold) and gives each side of a pair the counts of its
+//     keys, overall and among its source's documents, from which the judge
+//     learns its template, as a check of its text naming its source would.
 //  4. DedupJudge (one worker per partition of candidate pairs): decodes
 //     both docs cells and judges the pair (JudgeSides): the rule of
 //     package decide on the two stored documents, each with its template
-//     (detect.Judge.Template), each side taken as the query in turn, as a
-//     load's self-dedup report judges them.
+//     (detect.Judge.SourceTemplate: what many of the set's documents
+//     share, or many of its source's), each side taken as the query in
+//     turn, as a load's self-dedup report judges them.
 //  5. The job labels the connected components of the confirmed pairs with
 //     their smallest document id (Components on the driver, or min-label
 //     propagation on Spark).
@@ -60,17 +64,26 @@ import (
 //	'd' document  order (8) | fingerprint (8) | tables (1) | a block key (8)
 //	              per table | bands (1) | a band hash (8) per band |
 //	              text keys (1) | a text key (8) per key |
+//	              scoped keys (1) | a scoped key (8) per key: the i-th is
+//	              kvindex.SourceTextKey of the document's source and the
+//	              i-th text key (0 keys: no source) |
 //	              uvarint length + id | docs cell (the rest)
 //	'p' pair      uvarint length + id, uvarint length + docs cell, for
 //	              each side; then, for each side, uvarint n and n times a
 //	              text key (8) and uvarint the number of documents that
-//	              keyed it (absent: no counts, no template)
+//	              keyed it (absent: no counts, no template); then, for each
+//	              side, uvarint n and n times a text key (8) and uvarint
+//	              the number of the documents of its source that keyed it
+//	              (absent, or n = 0: no source, its template learned from
+//	              the overall counts alone)
 //	'c' confirmed JSON of a PairRow
 //	'x' reject    JSON {"where": ..., "reason": ...} (frames.go)
 //	'e' end       JSON of the worker's counts (frames.go)
 //
-// Block keys, band hashes and text keys are 64-bit values the job
-// compares for equality only.
+// Block keys, band hashes, text keys and scoped keys are 64-bit values the
+// job compares for equality only. The scoped keys are counted like text
+// keys but make no pairs: an index's scoped rows name no candidates
+// either (their documents are in the overall rows).
 const (
 	FrameDocument  = 'd'
 	FramePair      = 'p'
@@ -98,6 +111,13 @@ type DedupConfig struct {
 	// NewFingerprinter builds the fingerprinter (documents only; default
 	// fingerprint.New(fingerprint.DefaultConfig())).
 	NewFingerprinter func() (*fingerprint.Fingerprinter, error)
+	// SourceAttr is the document attribute that names its source (a site,
+	// a mailing list), as kvindex.Config.SourceAttr names it for a new
+	// index (the server's and cmd/bulkload's --source-attr): "" is
+	// kvindex.DefaultSourceAttr, kvindex.NoSourceAttr none. DedupMap keys a
+	// document that names one under its source too, so the judge learns
+	// the source's template as a check naming the source would.
+	SourceAttr string
 	// FailAfter, when positive, makes a worker fail after that many input
 	// lines or pairs, as a killed task would (for tests of retries).
 	FailAfter int64
@@ -119,6 +139,9 @@ func (c DedupConfig) Validate() error {
 	}
 	if c.Format != bulkload.FormatDocs && c.Format != bulkload.FormatFingerprints {
 		return fmt.Errorf("%w: format %q: want docs or fp", ErrConfig, c.Format)
+	}
+	if len(c.SourceAttr) > kvindex.MaxAttrKeyBytes {
+		return fmt.Errorf("%w: source attribute of %d bytes, at most %d", ErrConfig, len(c.SourceAttr), kvindex.MaxAttrKeyBytes)
 	}
 	return nil
 }
@@ -158,11 +181,12 @@ func (s *memMeta) Scan(context.Context, storage.Table, []byte, []byte, func(stor
 func (s *memMeta) Close() error { return nil }
 
 // DedupIndex returns the index dedup workers encode and decode documents
-// with: a new index (current format, bands and text keys) over a store
-// that holds only its meta row.
-func DedupIndex(ctx context.Context) (*kvindex.Index, error) {
+// with: a new index (current format, bands and text keys; sourceAttr as
+// DedupConfig.SourceAttr) over a store that holds only its meta row. Its
+// SourceOf names a document's source.
+func DedupIndex(ctx context.Context, sourceAttr string) (*kvindex.Index, error) {
 	return kvindex.Open(ctx, &memMeta{}, kvindex.Config{Layout: fingerprint.DefaultLayout, BucketWidth: kvindex.DefaultBucketWidth,
-		Bands: kvindex.BandsOn, RecipeVersion: fingerprint.RecipeVersion})
+		Bands: kvindex.BandsOn, RecipeVersion: fingerprint.RecipeVersion, SourceAttr: sourceAttr})
 }
 
 // DedupDoc is one document of a dedup: its id, the order of its record in
@@ -188,7 +212,7 @@ func newDedupEncoder(ctx context.Context, cfg DedupConfig) (*dedupEncoder, error
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ix, err := DedupIndex(ctx)
+	ix, err := DedupIndex(ctx, cfg.SourceAttr)
 	if err != nil {
 		return nil, err
 	}
@@ -342,14 +366,29 @@ func (e *dedupEncoder) line(line []byte, w io.Writer, buf []byte, st *DedupMapSt
 	if len(bands) > 0 {
 		st.WithBands++
 	}
-	buf = appendDocFrame(buf[:0], d, BlockKeys(e.perms, d.Doc.Fingerprint), bands, d.Doc.Bands.TextKeys())
+	textKeys := d.Doc.Bands.TextKeys()
+	buf = appendDocFrame(buf[:0], d, BlockKeys(e.perms, d.Doc.Fingerprint), bands, textKeys, ScopedKeys(e.ix.SourceOf(d.Doc.Attrs), textKeys))
 	return buf, writeFrame(w, FrameDocument, buf)
 }
 
-func appendDocFrame(b []byte, d DedupDoc, keys, bands, textKeys []uint64) []byte {
+// ScopedKeys returns text keys scoped to source (kvindex.SourceTextKey of
+// each, in order): the rows an index keys a document of that source
+// under besides its text keys' own. Nil without a source.
+func ScopedKeys(source string, textKeys []uint64) []uint64 {
+	if source == "" || len(textKeys) == 0 {
+		return nil
+	}
+	out := make([]uint64, len(textKeys))
+	for i, k := range textKeys {
+		out[i] = kvindex.SourceTextKey(source, k)
+	}
+	return out
+}
+
+func appendDocFrame(b []byte, d DedupDoc, keys, bands, textKeys, scoped []uint64) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Order)
 	b = binary.BigEndian.AppendUint64(b, uint64(d.Doc.Fingerprint))
-	for _, vs := range [][]uint64{keys, bands, textKeys} {
+	for _, vs := range [][]uint64{keys, bands, textKeys, scoped} {
 		b = append(b, byte(len(vs)))
 		for _, v := range vs {
 			b = binary.BigEndian.AppendUint64(b, v)
@@ -367,6 +406,7 @@ type docFrame struct {
 	keys     []uint64
 	bands    []uint64
 	textKeys []uint64
+	scoped   []uint64 // textKeys scoped to the document's source (none without)
 	id       string
 	cell     []byte
 }
@@ -379,7 +419,7 @@ func parseDocFrame(p []byte) (docFrame, error) {
 	}
 	f.order, f.fp = binary.BigEndian.Uint64(p), fingerprint.Fingerprint(binary.BigEndian.Uint64(p[8:]))
 	p = p[16:]
-	for _, dst := range []*[]uint64{&f.keys, &f.bands, &f.textKeys} {
+	for _, dst := range []*[]uint64{&f.keys, &f.bands, &f.textKeys, &f.scoped} {
 		if len(p) < 1 || len(p) < 1+8*int(p[0]) {
 			return f, bad
 		}
@@ -389,6 +429,9 @@ func parseDocFrame(p []byte) (docFrame, error) {
 			*dst = append(*dst, binary.BigEndian.Uint64(p[8*i:]))
 		}
 		p = p[8*n:]
+	}
+	if len(f.scoped) != 0 && len(f.scoped) != len(f.textKeys) {
+		return f, bad
 	}
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > uint64(len(p)-k) {
@@ -458,37 +501,54 @@ func JudgeSides(rule decide.Rule, policy decide.Policy, a, b kvindex.Document, s
 }
 
 // StoredSide is the rule's view of document d of a set as a query: its
-// side, with the template learned from keyDocs (the number of the set's
-// documents that keyed each of its text keys), as a check of its text
-// learns it from an index's text-key rows. j.Sketcher nil or keyDocs nil:
-// no template.
-func StoredSide(j detect.Judge, d kvindex.Document, keyDocs map[uint64]int) decide.Side {
+// side, with the template learned from counts (the number of the set's
+// documents that keyed each of its text keys, and of its source's
+// documents, SetKeyCounts), as a check of its text naming its source
+// learns it from an index's text-key rows and those scoped to the source
+// (detect.Judge.StoredSides). j.Sketcher nil or counts.Docs nil: no
+// template.
+func StoredSide(j detect.Judge, d kvindex.Document, counts kvindex.KeyCounts) decide.Side {
 	s := detect.SideOf(d)
-	if keyDocs != nil && d.Text != "" {
-		s.Template, _ = j.Template(d.Text, keyDocs)
+	if counts.Docs != nil && d.Text != "" {
+		s.Template, _ = j.SourceTemplate(d.Text, counts)
 	}
 	return s
 }
 
-// KeyDocs counts, over a set of documents, the documents that keyed each
-// text key (each document's Bands.TextKeys()), as an index's text-key rows
-// would hold them, and returns each document's counts by its position.
-func KeyDocs(docs []kvindex.Document) []map[uint64]int {
-	n := map[uint64]int{}
-	for _, d := range docs {
+// SetKeyCounts counts, over a set of documents, the documents that keyed
+// each text key (each document's Bands.TextKeys()) and, among the
+// documents of each source (sources[i] is docs[i]'s, "" for none), those
+// that keyed it, as an index's text-key rows and the rows scoped to a
+// source would hold them, and returns each document's counts by its
+// position: KeyCounts.Docs by key, and for a document with a source
+// KeyCounts.Source by the same (unscoped) keys. Sources are told apart by
+// their scoped keys (kvindex.SourceTextKey), as the index's rows and the
+// Spark job tell them apart.
+func SetKeyCounts(docs []kvindex.Document, sources []string) []kvindex.KeyCounts {
+	n, scopedN := map[uint64]int{}, map[uint64]int{}
+	for i, d := range docs {
 		for _, k := range d.Bands.TextKeys() {
 			n[k]++
 		}
+		for _, k := range ScopedKeys(sources[i], d.Bands.TextKeys()) {
+			scopedN[k]++
+		}
 	}
-	out := make([]map[uint64]int, len(docs))
+	out := make([]kvindex.KeyCounts, len(docs))
 	for i, d := range docs {
 		ks := d.Bands.TextKeys()
 		if len(ks) == 0 {
 			continue
 		}
-		out[i] = make(map[uint64]int, len(ks))
+		out[i].Docs = make(map[uint64]int, len(ks))
 		for _, k := range ks {
-			out[i][k] = n[k]
+			out[i].Docs[k] = n[k]
+		}
+		if scoped := ScopedKeys(sources[i], ks); scoped != nil {
+			out[i].Source = make(map[uint64]int, len(ks))
+			for j, k := range ks {
+				out[i].Source[k] = scopedN[scoped[j]]
+			}
 		}
 	}
 	return out
@@ -514,7 +574,7 @@ func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Write
 	if err := cfg.Validate(); err != nil {
 		return st, err
 	}
-	ix, err := DedupIndex(ctx)
+	ix, err := DedupIndex(ctx, cfg.SourceAttr)
 	if err != nil {
 		return st, err
 	}
@@ -552,7 +612,7 @@ func DedupJudge(ctx context.Context, cfg DedupConfig, in io.Reader, out io.Write
 		if a.doc.ID > b.doc.ID {
 			a, b = b, a
 		}
-		row, ok := JudgeSides(j.Rule, cfg.Policy, a.doc, b.doc, StoredSide(j, a.doc, a.keyDocs), StoredSide(j, b.doc, b.keyDocs), cfg.K)
+		row, ok := JudgeSides(j.Rule, cfg.Policy, a.doc, b.doc, StoredSide(j, a.doc, a.counts), StoredSide(j, b.doc, b.counts), cfg.K)
 		if row.Distance > cfg.K {
 			st.BeyondK++
 		}
@@ -592,22 +652,31 @@ func dedupJudge(cfg DedupConfig) (detect.Judge, error) {
 	return j, nil
 }
 
-// PairSide is one side of a pair frame: the document's id, its docs cell
-// and the number of the set's documents that keyed each of its text keys
-// (nil: none known).
+// PairSide is one side of a pair frame: the document's id, its docs cell,
+// the number of the set's documents that keyed each of its text keys
+// (nil: none known) and, for a document with a source, the number of that
+// source's documents that keyed each of them (by the unscoped key; nil:
+// no source).
 type PairSide struct {
-	ID      string
-	Cell    []byte
-	KeyDocs map[uint64]int
+	ID         string
+	Cell       []byte
+	KeyDocs    map[uint64]int
+	SourceDocs map[uint64]int
 }
 
-// AppendPairFrame appends a pair frame's payload.
+// AppendPairFrame appends a pair frame's payload. The source counts are
+// written only when a side has them, so a pair without sources is encoded
+// as before they were counted.
 func AppendPairFrame(b []byte, x, y PairSide) []byte {
 	for _, f := range [][]byte{[]byte(x.ID), x.Cell, []byte(y.ID), y.Cell} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
-	for _, kd := range []map[uint64]int{x.KeyDocs, y.KeyDocs} {
+	counts := []map[uint64]int{x.KeyDocs, y.KeyDocs}
+	if len(x.SourceDocs) > 0 || len(y.SourceDocs) > 0 {
+		counts = append(counts, x.SourceDocs, y.SourceDocs)
+	}
+	for _, kd := range counts {
 		b = binary.AppendUvarint(b, uint64(len(kd)))
 		for _, k := range slices.Sorted(maps.Keys(kd)) {
 			b = binary.BigEndian.AppendUint64(b, k)
@@ -619,8 +688,8 @@ func AppendPairFrame(b []byte, x, y PairSide) []byte {
 
 // pairSide is a decoded side of a pair frame.
 type pairSide struct {
-	doc     kvindex.Document
-	keyDocs map[uint64]int
+	doc    kvindex.Document
+	counts kvindex.KeyCounts
 }
 
 func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b pairSide, err error) {
@@ -639,7 +708,9 @@ func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b pairSide, err error) {
 	if b.doc, err = ix.DecodeDocument(storage.Row{Key: f[2], Cells: []storage.Cell{{Qualifier: docQ, Value: f[3]}}}); err != nil {
 		return a, b, err
 	}
-	for _, side := range []*pairSide{&a, &b} {
+	// The counts sections, each optional from where the frame ends: the
+	// overall counts of a and b, then the source counts of a and b.
+	for _, dst := range []*map[uint64]int{&a.counts.Docs, &b.counts.Docs, &a.counts.Source, &b.counts.Source} {
 		if len(p) == 0 {
 			break
 		}
@@ -651,7 +722,7 @@ func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b pairSide, err error) {
 		if n == 0 {
 			continue
 		}
-		side.keyDocs = make(map[uint64]int, n)
+		m := make(map[uint64]int, n)
 		for range n {
 			if len(p) < 9 {
 				return a, b, bad
@@ -661,9 +732,10 @@ func decodePair(ix *kvindex.Index, docQ, p []byte) (a, b pairSide, err error) {
 			if k <= 0 || c > math.MaxInt32 {
 				return a, b, bad
 			}
-			side.keyDocs[key] = int(c)
+			m[key] = int(c)
 			p = p[8+k:]
 		}
+		*dst = m
 	}
 	if len(p) != 0 {
 		return a, b, bad

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/decide"
+	"github.com/simdex/simdex/detect"
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/bulkload"
 	"github.com/simdex/simdex/internal/testmails"
@@ -181,11 +182,16 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 	res.Summary.Documents = int64(len(last))
 	res.Summary.DuplicateIDs = res.Summary.Records - res.Summary.Documents
 	// Each document's text keys with the number of the set's documents
-	// that keyed them, as the job counts them.
-	keyN := map[uint64]int{}
+	// that keyed them, and its scoped keys with the number that keyed
+	// those (its source's documents that keyed the text key they scope),
+	// as the job counts them.
+	keyN, scopedN := map[uint64]int{}, map[uint64]int{}
 	for _, f := range last {
 		for _, k := range f.textKeys {
 			keyN[k]++
+		}
+		for _, k := range f.scoped {
+			scopedN[k]++
 		}
 	}
 	// The text keys that make pairs: held by at most TextKeyMaxDocs.
@@ -245,6 +251,12 @@ func runDedupJob(t *testing.T, cfg DedupConfig, paths []string) DedupResult {
 			s.KeyDocs = map[uint64]int{}
 			for _, k := range f.textKeys {
 				s.KeyDocs[k] = keyN[k]
+			}
+		}
+		if len(f.scoped) > 0 {
+			s.SourceDocs = map[uint64]int{}
+			for i, k := range f.textKeys {
+				s.SourceDocs[k] = scopedN[f.scoped[i]]
 			}
 		}
 		return s
@@ -499,5 +511,158 @@ func TestComponentsStream(t *testing.T) {
 	want := "a\ta\nb\ta\nc\ta\nd\ta\ne\ta\nx\tx\ny\tx\n"
 	if out.String() != want {
 		t.Fatalf("got\n%s", out.String())
+	}
+}
+
+// writeSourceCorpus writes, in two files, the texts of internal/server
+// TestSourceTemplatePairSameAnswerOnEveryRoute as a document set: the five
+// pages of a site (a header and internal/testmails' signature and footer
+// around a one-sentence body; the five bodies nearest the new page's),
+// a new page of the site, and another site's roundup that quotes the new
+// page's body among sentences of its own. It returns the files, the ids of
+// the site's pages (the new one last) and the id of the page nearest the
+// new one.
+func writeSourceCorpus(t *testing.T, dir string) (paths, site []string, nearest string) {
+	t.Helper()
+	mails := testmails.Load()
+	const header = "Builders mailing list message from the release engineering team."
+	page := func(body string) string { return header + "\n" + mails.Mail(body) }
+	fpr := sharedFingerprinter(t)
+	simhash := func(text string) fingerprint.Fingerprint {
+		r, err := fpr.Fingerprint(fingerprint.Document{Body: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Simhash
+	}
+	fNew := simhash(page(mails.New))
+	dist := func(b string) int { return fingerprint.Distance(fNew, simhash(page(b))) }
+	bodies := slices.Clone(mails.Bodies)
+	slices.SortStableFunc(bodies, func(a, b string) int { return dist(a) - dist(b) })
+	bodies = bodies[:5]
+	if d := dist(bodies[0]); d > 3 {
+		t.Fatalf("test texts: the nearest page is %d bits from the new one; the dedup pairs documents within 3", d)
+	}
+	line := func(id, text, source string) string {
+		b, _ := json.Marshal(map[string]any{"id": id, "text": text, "time": "2026-03-01T00:00:00Z", "attrs": map[string]string{"source": source}})
+		return string(b)
+	}
+	const siteName = "builders.example.org"
+	var files [2][]string
+	for i, b := range bodies {
+		id := fmt.Sprintf("page-%d", i)
+		site = append(site, id)
+		files[i%2] = append(files[i%2], line(id, page(b), siteName))
+	}
+	site = append(site, "page-new")
+	files[1] = append(files[1], line("page-new", page(mails.New), siteName))
+	roundup := "The weekly roundup of the regional software cooperatives collects what their lists discussed.\n" +
+		"Two projects announced new maintainers and one retired its old mirror network.\n" +
+		"On the builders list one message stood out among the many about failing machines.\n" +
+		mails.New + "\n" +
+		"The translation teams asked for more reviewers before the spring release.\n" +
+		"Next week the roundup covers the documentation sprint and the accessibility audit.\n"
+	files[0] = append(files[0], line("roundup", roundup, "roundup.example.net"))
+	for i, ls := range files {
+		p := filepath.Join(dir, fmt.Sprintf("site-%d.jsonl", i))
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, site, "page-0"
+}
+
+// TestDedupSourceTemplate: a site's footer that six of its pages carry is
+// the site's template, though not the set's. Over the set, the new page's
+// rarest sentence (its body) is in two documents (itself and the roundup
+// that quotes it), so a sentence is template overall only from
+// 3 x (2+1) = 9 documents, and the footer (six) is not; among the site's
+// pages its body is in one, so six suffice. With the source attribute the
+// new page and its nearest page, which share nothing but the site's header
+// and footer, are no pair in the job, in the reference and in a load's
+// dedup report over an index loaded with the same attribute
+// (detect.Judge.StoredSides); without it they are a pair in all three.
+func TestDedupSourceTemplate(t *testing.T) {
+	dir := t.TempDir()
+	paths, site, nearest := writeSourceCorpus(t, dir)
+	fpr := sharedFingerprinter(t)
+	newFpr := func() (*fingerprint.Fingerprinter, error) { return fpr, nil }
+	for _, tc := range []struct {
+		name   string
+		attr   string // DedupConfig.SourceAttr and IndexConfig.SourceAttr
+		stored string // the source attribute the loaded index records
+		bands  bool
+		paired bool // the new page and its nearest page
+	}{
+		{"source", "", kvindex.DefaultSourceAttr, false, false},
+		{"source-bands", kvindex.DefaultSourceAttr, kvindex.DefaultSourceAttr, true, false},
+		{"no-source", kvindex.NoSourceAttr, "", false, true},
+		{"other-attr", "site", "site", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const k = 3
+			cfg := DedupConfig{Layout: fingerprint.DefaultLayout, K: k, Format: bulkload.FormatDocs, Bands: tc.bands, Policy: DefaultDedupPolicy,
+				NewFingerprinter: newFpr, SourceAttr: tc.attr}
+			want, err := DedupReference(bg, cfg, paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runDedupJob(t, cfg, paths)
+			if d := CompareDedup(want, got, k, tc.bands, 20); len(d) > 0 {
+				t.Fatalf("the job differs from the reference:\n%s", strings.Join(d, "\n"))
+			}
+			paired := map[[2]string]bool{}
+			for _, p := range want.Pairs {
+				paired[[2]string{p.IDA, p.IDB}] = true
+				if slices.Contains(site, p.IDA) && slices.Contains(site, p.IDB) && !tc.paired {
+					t.Errorf("pages %s and %s paired (%s, distance %d): they share only the site's template", p.IDA, p.IDB, p.Clause, p.Distance)
+				}
+			}
+			if key := [2]string{nearest, "page-new"}; paired[key] != tc.paired {
+				t.Errorf("the new page and its nearest page %s: paired %v, want %v", nearest, paired[key], tc.paired)
+			}
+
+			// A load of the same set with the same attribute, its pairs
+			// within k judged as a load's dedup report judges them.
+			ix, err := openIndex(bg, Store{DataDir: t.TempDir()}, IndexConfig{SourceAttr: tc.attr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			if ix.SourceAttr() != tc.stored {
+				t.Fatalf("the loaded index's source attribute is %q, want %q", ix.SourceAttr(), tc.stored)
+			}
+			if _, err := bulkload.Run(bg, ix, bulkload.Config{Inputs: paths, CheckpointDir: t.TempDir(), Memory: bulkload.MinMemory, NewFingerprinter: newFpr}); err != nil {
+				t.Fatal(err)
+			}
+			ids := append(slices.Clone(site), "roundup")
+			docs, err := ix.Documents(bg, ids)
+			if err != nil || len(docs) != len(ids) {
+				t.Fatalf("%d of %d documents read: %v", len(docs), len(ids), err)
+			}
+			list := make([]kvindex.Document, 0, len(ids))
+			for _, id := range ids {
+				list = append(list, docs[id])
+			}
+			j := detect.Judge{Rule: decide.DefaultRule(), Policy: DefaultDedupPolicy, Sketcher: fpr}
+			sides, err := j.StoredSides(bg, ix, list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(ids)
+			for x, a := range ids {
+				for _, b := range ids[x+1:] {
+					da, db := docs[a], docs[b]
+					if fingerprint.Distance(da.Fingerprint, db.Fingerprint) > k {
+						continue
+					}
+					_, ok := JudgeSides(j.Rule, DefaultDedupPolicy, da, db, sides[a], sides[b], k)
+					if dedup := paired[[2]string{a, b}]; ok != dedup {
+						t.Errorf("%s and %s: paired %v by the load's dedup report, %v by the dedup", a, b, ok, dedup)
+					}
+				}
+			}
+		})
 	}
 }

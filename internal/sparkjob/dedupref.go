@@ -60,7 +60,8 @@ type DedupResult struct {
 // force: within cfg.K, or with cfg.Bands beyond it and sharing an LSH
 // band or a text key of at most kvindex.TextKeyMaxDocs documents), judges
 // each candidate with JudgeSides (each document with the template its
-// text keys' counts over the set reveal, KeyDocs) and labels the
+// text keys' counts over the set and among its source's documents reveal,
+// SetKeyCounts) and labels the
 // components of the confirmed pairs by union-find (Components). Plain
 // files only.
 func DedupReference(ctx context.Context, cfg DedupConfig, paths []string) (DedupResult, error) {
@@ -114,16 +115,19 @@ func DedupReference(ctx context.Context, cfg DedupConfig, paths []string) (Dedup
 		return res, err
 	}
 	set := make([]kvindex.Document, len(docs))
+	sources := make([]string, len(docs))
 	for i := range docs {
 		set[i] = docs[i].Doc
+		sources[i] = e.ix.SourceOf(docs[i].Doc.Attrs)
 	}
-	keyDocs := KeyDocs(set)
+	counts := SetKeyCounts(set, sources)
 	sides := make([]decide.Side, len(docs))
 	small := make([][]uint64, len(docs)) // with Bands: text keys of at most TextKeyMaxDocs documents
 	for i := range docs {
-		sides[i] = StoredSide(j, docs[i].Doc, keyDocs[i])
+		sides[i] = StoredSide(j, docs[i].Doc, counts[i])
 		if cfg.Bands {
-			for k, n := range keyDocs[i] {
+			// Overall counts only: a scoped row names no candidates.
+			for k, n := range counts[i].Docs {
 				if n <= kvindex.TextKeyMaxDocs {
 					small[i] = append(small[i], k)
 				}

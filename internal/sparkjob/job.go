@@ -139,10 +139,18 @@ type IndexConfig struct {
 	Bands       kvindex.BandsMode
 	// MaxCellBytes is the base-set chunk limit (default kvindex's).
 	MaxCellBytes int
+	// SourceAttr is the attribute naming a document's source, as
+	// cmd/bulkload's --source-attr (kvindex.Config.SourceAttr): "" the
+	// index's (a new one records kvindex.DefaultSourceAttr),
+	// kvindex.NoSourceAttr a new index without source-scoped rows; an
+	// existing index that records another is refused. The workers take
+	// it from the meta row, as every other setting of the index.
+	SourceAttr string
 }
 
 func (c IndexConfig) kv() kvindex.Config {
-	return kvindex.Config{Layout: c.Layout, BucketWidth: c.BucketWidth, Bands: c.Bands, MaxCellBytes: c.MaxCellBytes, RecipeVersion: fingerprint.RecipeVersion}
+	return kvindex.Config{Layout: c.Layout, BucketWidth: c.BucketWidth, Bands: c.Bands, MaxCellBytes: c.MaxCellBytes, RecipeVersion: fingerprint.RecipeVersion,
+		SourceAttr: c.SourceAttr}
 }
 
 // openIndex opens the store, and the index in it, creating the index with

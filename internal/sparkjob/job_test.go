@@ -21,6 +21,7 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/bulkload"
+	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
 )
@@ -411,6 +412,52 @@ func TestPrepareNotesNonEmpty(t *testing.T) {
 	}
 	if done, err := Prepare(bg, Store{DataDir: dir}, testIndex, "done-load", metaPath); err != nil || !done {
 		t.Fatalf("prepare of a loaded load: %v %v", done, err)
+	}
+}
+
+// TestPrepareSourceAttr: a new index records the source attribute a load
+// names (IndexConfig.SourceAttr, as cmd/bulkload's --source-attr), or none
+// for NoSourceAttr, and the workers take it from the meta file; a later
+// load that names none keeps the index's, one that names another is
+// refused.
+func TestPrepareSourceAttr(t *testing.T) {
+	workerAttr := func(metaPath string) string {
+		t.Helper()
+		m, err := ReadMeta(metaPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := m.WorkerIndex(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		return ix.SourceAttr()
+	}
+	for _, tc := range []struct{ attr, want string }{{"", kvindex.DefaultSourceAttr}, {"site", "site"}, {kvindex.NoSourceAttr, ""}} {
+		dir := t.TempDir()
+		metaPath := filepath.Join(dir, "m.json")
+		cfg := testIndex
+		cfg.SourceAttr = tc.attr
+		if _, err := Prepare(bg, Store{DataDir: dir}, cfg, "first", metaPath); err != nil {
+			t.Fatalf("%q: %v", tc.attr, err)
+		}
+		if got := workerAttr(metaPath); got != tc.want {
+			t.Fatalf("new index with %q: the workers' source attribute is %q, want %q", tc.attr, got, tc.want)
+		}
+		cfg.SourceAttr = ""
+		if _, err := Prepare(bg, Store{DataDir: dir}, cfg, "second", metaPath); err != nil {
+			t.Fatalf("%q, then none named: %v", tc.attr, err)
+		}
+		if got := workerAttr(metaPath); got != tc.want {
+			t.Fatalf("%q, then none named: the workers' source attribute is %q, want the index's %q", tc.attr, got, tc.want)
+		}
+		if tc.want != "" {
+			cfg.SourceAttr = "other"
+			if _, err := Prepare(bg, Store{DataDir: dir}, cfg, "third", metaPath); !errors.Is(err, kvindex.ErrMetaMismatch) {
+				t.Fatalf("%q, then another named: %v, want %v", tc.attr, err, kvindex.ErrMetaMismatch)
+			}
+		}
 	}
 }
 

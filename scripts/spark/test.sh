@@ -8,7 +8,9 @@
 # which Spark retries, and the result must not change. A second load (new
 # ids, copies of stored documents under new ids, stored ids with another
 # text, ids repeated within it) into the embedded index the documents' run
-# built must equal cmd/bulkload's second load into its index.
+# built must equal cmd/bulkload's second load into its index. The fingerprint
+# lines are loaded into a new index without source-scoped rows
+# (--source-attr -), which both must record alike.
 #
 # On HBase (the suite's, SIMDEX_HBASE_ZK, as scripts/test.sh exports it; in
 # namespaces of its own, pre-split by simdexctl schema create, dropped at the
@@ -25,8 +27,13 @@
 # sentence added, truncations) among unrelated documents, short notes,
 # one author's mails that share a long footer (only a restyled copy is a
 # duplicate: the footer is template), quotations of a first sentence
-# (found with --bands through the text key they share), repeated ids and
-# bad lines: its confirmed pairs and cluster ids must
+# (found with --bands through the text key they share), a site's pages
+# that share its header and footer (template among the site's pages, not
+# overall: another site quotes one page's body; no two of them are a pair,
+# though with --bands, which makes them candidates through the footer's text
+# keys, the reference without the source attribute pairs the quoted page
+# with every other),
+# repeated ids and bad lines: its confirmed pairs and cluster ids must
 # equal those of the single-process reference (simdex-spark
 # dedup-reference: every pair of documents compared by brute force, judged
 # by the same rule, clusters by union-find), every pair within k; once
@@ -163,8 +170,8 @@ if ! "$tmp/simdex-spark" compare "$tmp/docs.bulk" "$tmp/docs.spark"; then
 fi
 passed=$((passed + 1))
 echo "== spark: fingerprint lines"
-run_job fps fp "$tmp/fps.csv"
-check fps "$tmp/fps.csv"
+run_job fps fp --source-attr - "$tmp/fps.csv"
+check fps --source-attr - "$tmp/fps.csv"
 passed=$((passed + 1))
 
 # HBase: the same documents, and the second load, into namespaces of its own.
@@ -278,6 +285,49 @@ def mail(body):
 for i, b in enumerate(mails["bodies"] + [mails["new"]]):
     out[i % 2].append(json.dumps({"id": "mail-%d" % i, "text": mail(b), "time": "2026-03-01T00:00:00Z"}))
 out[1].append(json.dumps({"id": "mail-copy", "text": mail(mails["bodies"][0]).replace(".", " !"), "time": "2026-03-02T00:00:00Z"}))
+# A site's pages (attribute source): one-sentence bodies between the
+# site's header and footer, which six pages carry; a digest of another
+# site quotes the last page's body. Over the set, that page's rarest
+# sentence is in two documents, so a sentence is template overall only
+# from 9 (3 x (2+1)) and the footer is not; among the site's pages its
+# body is in one, so six make the footer the site's template.
+site_header = "Makers forum post from the hardware working group of the valley cooperative."
+site_footer = [
+    "Tomas Lindqvist, hardware lead at the valley makers cooperative.",
+    "Please post questions in the open forum and not in private messages to the team.",
+    "The best way to test a circuit board is to power it up twice.",
+    "You are reading this post because you follow the makers forum.",
+    "To stop following this forum open your settings page and press the button.",
+    "The forum archives are public and searchable by anyone on the web.",
+    "Posts with pictures larger than two megabytes wait for a moderator.",
+    "Be patient with beginners and assume good faith in every thread you join.",
+    "The code of conduct of the cooperative applies to this forum and its chat rooms.",
+    "Report abuse to the stewards, whose names appear on the community page.",
+    "Monthly workshop notes are posted on the wiki every first Monday.",
+    "Safety reports go to the private safety address and never to this forum.",
+]
+site_bodies = [
+    "The soldering station in the back room needs a new tip before the workshop on Saturday.",
+    "We ordered twenty more microcontroller boards so that every pupil can take one home.",
+    "Could somebody bring a spare power supply for the laser cutter next week?",
+    "The printer jammed again because the filament spool got tangled overnight.",
+    "Our stand at the town fair will show the weather station the youth group built.",
+    "The meeting about the tool budget moves to the library annex on the second floor.",
+]
+def site_page(body):
+    return site_header + "\n" + body + "\n\n" + "\n".join(site_footer) + "\n"
+for i, b in enumerate(site_bodies):
+    docid = "site-new" if i == len(site_bodies) - 1 else "site-page-%d" % i
+    out[i % 2].append(json.dumps({"id": docid, "text": site_page(b), "time": "2026-03-03T00:00:00Z",
+                                  "attrs": {"source": "makers.example.org"}}))
+digest = ["The monthly digest of the regional maker spaces collects what their forums discussed.",
+          "Two spaces announced new opening hours and one closed its old workshop downtown.",
+          "On the valley forum one post stood out among the many about broken tools.",
+          site_bodies[-1],
+          "The repair cafes asked for more volunteers before the summer fair.",
+          "Next month the digest covers the electronics course and the accessibility audit."]
+out[0].append(json.dumps({"id": "digest", "text": "\n".join(digest) + "\n", "time": "2026-03-04T00:00:00Z",
+                          "attrs": {"source": "digest.example.net"}}))
 for i in range(8):  # repeated ids: the later file's record wins
     out[1].append(json.dumps({"id": "d%05d" % (i * 11), "text": " ".join(text(6)), "time": "2026-05-01T00:00:00Z"}))
 out[0] += ['{"id":"bad","text":"x","time":"tomorrow"}', "not json"]
@@ -293,6 +343,16 @@ dedup_check() { # name [flags...]: the job against the reference on the dedup co
 	case " $* " in *" --bands "*) bands="--bands" ;; esac
 	"$tmp/simdex-spark" dedup-reference $bands --out "$tmp/$name.ref" "$tmp/dedup-0.jsonl" "$tmp/dedup-1.jsonl" ||
 		{ echo "spark test: the $name reference failed" >&2; exit 1; }
+	# With bands (the site's pages are candidates through their footer's
+	# text keys, being beyond k of each other), the reference without
+	# per-source counting: what the site's pages give if their source is
+	# not counted.
+	: >"$tmp/$name.nosource.jsonl"
+	if [ -n "$bands" ]; then
+		"$tmp/simdex-spark" dedup-reference $bands --source-attr - --out "$tmp/$name.nosource" "$tmp/dedup-0.jsonl" "$tmp/dedup-1.jsonl" \
+			>/dev/null || { echo "spark test: the $name reference without sources failed" >&2; exit 1; }
+		cp "$tmp/$name.nosource/pairs.jsonl" "$tmp/$name.nosource.jsonl"
+	fi
 	SIMDEX_SPARK_WORKER="$tmp/simdex-spark" "$here/dedup.sh" --out "$tmp/$name.out" "$@" "$tmp/dedup-0.jsonl" "$tmp/dedup-1.jsonl" \
 		>"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log" >&2; echo "spark test: the $name job failed" >&2; exit 1; }
 	grep '^simdex-dedup summary' "$tmp/$name.log"
@@ -300,10 +360,11 @@ dedup_check() { # name [flags...]: the job against the reference on the dedup co
 		echo "spark test: FAIL: the $name job's pairs or clusters differ from the reference" >&2
 		exit 1
 	fi
-	"$home/venv/bin/python" - "$tmp/$name.out/summary.json" "$@" <<'PY' || { echo "spark test: FAIL: $name summary" >&2; exit 1; }
+	"$home/venv/bin/python" - "$tmp/$name.out/summary.json" "$tmp/$name.nosource.jsonl" "$@" <<'PY' || { echo "spark test: FAIL: $name summary" >&2; exit 1; }
 import json, sys
 s = json.load(open(sys.argv[1]))
-flags = sys.argv[2:]
+nosource = [json.loads(l) for l in open(sys.argv[2])]
+flags = sys.argv[3:]
 assert s["confirmed_pairs"] >= 500 and s["largest_cluster"] >= 5, "too few planted duplicates found: %s" % s
 if "spark" in flags:
     assert s["components"] == "spark" and s["label_propagation_rounds"] >= 2, s
@@ -315,6 +376,11 @@ mail = [(p["id_a"], p["id_b"]) for p in pairs if p["id_a"].startswith("mail-")]
 assert mail == [("mail-0", "mail-copy")], "list mails: want only the copy paired with its original: %s" % mail
 quotes = [p for p in pairs if p["id_a"].startswith("quote-") or p["id_b"].startswith("quote-")]
 assert ("--bands" in flags) == (len(quotes) > 0), "quotation pairs %d with flags %s" % (len(quotes), flags)
+site = [(p["id_a"], p["id_b"]) for p in pairs if p["id_a"].startswith("site-") and p["id_b"].startswith("site-")]
+assert site == [], "the site's pages share only its template, yet are paired: %s" % site
+if "--bands" in flags:
+    blind = [(p["id_a"], p["id_b"]) for p in nosource if p["id_a"] == "site-new" and p["id_b"].startswith("site-page-")]
+    assert blind, "test corpus: without per-source counting the quoted page should pair with the site's pages by the footer"
 PY
 }
 
