@@ -151,15 +151,7 @@ func BenchmarkHBaseMulti1000Puts(b *testing.B) {
 			puts[i] = &Put{Row: fmt.Appendf(nil, "go-batch%04d-%04d", n, i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}}
 		}
 		n++
-		res, err := c.Multi(ctx, benchTable, puts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-		}
+		mustMulti(b, ctx, c, benchTable, puts)
 	}
 	b.ReportMetric(float64(n*1000)/time.Since(start).Seconds(), "puts/s")
 }

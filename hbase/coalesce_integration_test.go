@@ -57,15 +57,7 @@ func TestMultiCoalescedGets(t *testing.T) {
 		want[string(p.Row)] = cells
 		puts = append(puts, p)
 	}
-	res, err := c.Multi(ctx, table, puts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("put %d: %v", i, r.Err)
-		}
-	}
+	mustMulti(t, ctx, c, table, puts)
 
 	check := func(row []byte, r ActionResult) error {
 		if r.Err != nil {

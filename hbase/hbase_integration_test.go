@@ -48,6 +48,22 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
+// mustMulti sends actions in one Multi and fails the test on its error or
+// any action's.
+func mustMulti(t testing.TB, ctx context.Context, c *Client, table string, actions []Action) []ActionResult {
+	t.Helper()
+	res, err := c.Multi(ctx, table, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("action %d: %v", i, r.Err)
+		}
+	}
+	return res
+}
+
 func uniqueName(prefix string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -267,22 +283,14 @@ func TestMultiScanAcrossRegions(t *testing.T) {
 		rows = append(rows, row)
 		puts = append(puts, &Put{Row: []byte(row), Values: []Value{{Family: f, Qualifier: q, Value: []byte("v" + row)}}})
 	}
-	res, err := c.Multi(ctx, table, puts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("put %d: %v", i, r.Err)
-		}
-	}
+	mustMulti(t, ctx, c, table, puts)
 	// A multi-get of 4 rows in different regions, one missing, and a bad
 	// action (unknown family) whose error must not fail the others.
 	gets := []Action{
 		&Get{Row: []byte("z-row")}, &Get{Row: []byte("a-row")}, &Get{Row: []byte("absent")}, &Get{Row: []byte("m-row")},
 		&Put{Row: []byte("b-row"), Values: []Value{{Family: []byte("nope"), Qualifier: q, Value: q}}},
 	}
-	res, err = c.Multi(ctx, table, gets)
+	res, err := c.Multi(ctx, table, gets)
 	if err != nil {
 		t.Fatal(err)
 	}

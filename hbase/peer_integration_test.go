@@ -2,6 +2,7 @@ package hbase
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -60,6 +61,31 @@ func cellLine(c *Cell) string {
 	return fmt.Sprintf("%s %s %s %d %s %s", hexOrDash(c.Row), hexOrDash(c.Family), hexOrDash(c.Qualifier), c.Timestamp, "Put", hexOrDash(c.Value))
 }
 
+// peerWriteInput is the Java peer's "write" input for cells: one line a
+// cell, row, family, qualifier, timestamp and value.
+func peerWriteInput(cells []*Cell) string {
+	var lines []string
+	for _, cl := range cells {
+		lines = append(lines, fmt.Sprintf("%s %s %s %d %s", hexOrDash(cl.Row), hexOrDash(cl.Family), hexOrDash(cl.Qualifier), cl.Timestamp, hexOrDash(cl.Value)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// checkGets reads each of cells back with a Get of its row, which must
+// find that one cell.
+func checkGets(t *testing.T, ctx context.Context, c *Client, table string, cells []*Cell) {
+	t.Helper()
+	for _, w := range cells {
+		r, err := c.Get(ctx, table, &Get{Row: w.Row})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Cells) != 1 || cellLine(r.Cells[0]) != cellLine(w) {
+			t.Fatalf("Go read %v, Java wrote %s", r.Cells, cellLine(w))
+		}
+	}
+}
+
 // TestJavaPeerCrossCheck: cells written by this client are read back byte
 // for byte by HBase's own Java client, and the other way round; the table
 // the Go admin calls created shows every attribute through the Java Admin.
@@ -99,20 +125,8 @@ func TestJavaPeerCrossCheck(t *testing.T) {
 
 	// Java writes, Go reads (single Gets and a Scan).
 	javaCells := randomCells(rng, 40, "java", ts)
-	var lines []string
-	for _, cl := range javaCells {
-		lines = append(lines, fmt.Sprintf("%s %s %s %d %s", hexOrDash(cl.Row), hexOrDash(cl.Family), hexOrDash(cl.Qualifier), cl.Timestamp, hexOrDash(cl.Value)))
-	}
-	hbasetest.Peer(t, strings.Join(lines, "\n"), "write", zk, table)
-	for _, w := range javaCells {
-		r, err := c.Get(ctx, table, &Get{Row: w.Row})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Cells) != 1 || cellLine(r.Cells[0]) != cellLine(w) {
-			t.Fatalf("Go read %v, Java wrote %s", r.Cells, cellLine(w))
-		}
-	}
+	hbasetest.Peer(t, peerWriteInput(javaCells), "write", zk, table)
+	checkGets(t, ctx, c, table, javaCells)
 	sc := c.Scan(table, &Scan{StartRow: []byte("java"), StopRow: []byte("javb"), Caching: 7})
 	defer sc.Close(ctx)
 	n := 0

@@ -97,15 +97,7 @@ func BenchmarkSecureInterleaved(b *testing.B) {
 				for i := range puts {
 					puts[i] = &Put{Row: fmt.Appendf(nil, "secb-%s-%d-%d-%04d", m.name, round, k, i), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: val}}}
 				}
-				res, err := c.Multi(ctx, benchTable, puts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range res {
-					if r.Err != nil {
-						b.Fatal(r.Err)
-					}
-				}
+				mustMulti(b, ctx, c, benchTable, puts)
 			}
 			st.batchPutTime += time.Since(start)
 			st.batchPuts += 10 * 1000

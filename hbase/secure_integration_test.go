@@ -299,15 +299,7 @@ func TestSecureJavaPeer(t *testing.T) {
 		rows = append(rows, hex.EncodeToString(cl.Row))
 		want = append(want, cellLine(cl))
 	}
-	res, err := c.Multi(ctx, table, puts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("put %d: %v", i, r.Err)
-		}
-	}
+	mustMulti(t, ctx, c, table, puts)
 	got := strings.Split(strings.TrimSpace(s.Peer(t, strings.Join(rows, "\n"), "read", s.ZK, table)), "\n")
 	slices.Sort(got)
 	slices.Sort(want)
@@ -316,20 +308,8 @@ func TestSecureJavaPeer(t *testing.T) {
 	}
 
 	javaCells := randomCells(rng, 30, "java", ts)
-	var lines []string
-	for _, cl := range javaCells {
-		lines = append(lines, fmt.Sprintf("%s %s %s %d %s", hexOrDash(cl.Row), hexOrDash(cl.Family), hexOrDash(cl.Qualifier), cl.Timestamp, hexOrDash(cl.Value)))
-	}
-	s.Peer(t, strings.Join(lines, "\n"), "write", s.ZK, table)
-	for _, w := range javaCells {
-		r, err := c.Get(ctx, table, &Get{Row: w.Row})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Cells) != 1 || cellLine(r.Cells[0]) != cellLine(w) {
-			t.Fatalf("Go read %v, Java wrote %s", r.Cells, cellLine(w))
-		}
-	}
+	s.Peer(t, peerWriteInput(javaCells), "write", s.ZK, table)
+	checkGets(t, ctx, c, table, javaCells)
 }
 
 // TestSecureBulkLoad imports an HFile through PrepareBulkLoad,
