@@ -5,8 +5,13 @@
 //  1. every line is normalized (NFKC, lower case, traditional characters
 //     folded to simplified ones, whitespace collapsed);
 //  2. lines that recur in at least MinDocs documents of the stored corpus
-//     (copies of one corpus document counting once) are template (site furniture, signatures, list footers, standard
-//     manual-page headings) and dropped, on both sides;
+//     (copies of one corpus document counting once) are template (site
+//     furniture, signatures, list footers, standard manual-page headings)
+//     and dropped, on both sides; lines are counted by their template key,
+//     the line with every run of digits read as one placeholder, so a
+//     dateline or byline that recurs with other dates and times ("记者 周明
+//     发布时间：2019-11-17 00:14", "版权所有 © 2015") is template like
+//     any other furniture;
 //  3. what is left is compared as sets of character 5-grams:
 //     resemblance (Jaccard), the share of the query's 5-grams found in the
 //     stored document and the share of the stored document's found in the
@@ -23,6 +28,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
@@ -72,8 +78,35 @@ type Verdict struct {
 // Judge holds the template lines of a stored corpus.
 type Judge struct {
 	minDocs  int
-	template map[string]bool
-	count    map[string]int // stored documents per line
+	template map[string]bool // by template key
+	count    map[string]int  // stored documents per template key
+}
+
+// Key is a normalized line's template key: the line with every maximal
+// run of decimal digits replaced by one '#'. Lines that differ only in
+// their numbers (dates, times, years, counters) share a key, so furniture
+// that carries a date is counted as the recurring line it is.
+func Key(line string) string {
+	i := strings.IndexFunc(line, unicode.IsDigit)
+	if i < 0 {
+		return line
+	}
+	var b strings.Builder
+	b.Grow(len(line))
+	b.WriteString(line[:i])
+	digits := false
+	for _, r := range line[i:] {
+		if unicode.IsDigit(r) {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // New counts, for every normalized line, the stored documents it occurs
@@ -91,6 +124,7 @@ func New(stored, docs []string, minDocs int) *Judge {
 			doc = docs[i]
 		}
 		for _, l := range Lines(t) {
+			l = Key(l)
 			if seen[l] == nil {
 				seen[l] = map[string]bool{}
 			}
@@ -109,20 +143,20 @@ func New(stored, docs []string, minDocs int) *Judge {
 	return j
 }
 
-// LineDocs returns, for every line of text found in at least two stored
-// documents, the number of documents it is in.
+// LineDocs returns, for every line of text whose template key is found
+// in at least two stored documents, the number of documents it is in.
 func (j *Judge) LineDocs(text string) map[string]int {
 	out := map[string]int{}
 	for _, l := range Lines(text) {
-		if n := j.count[l]; n >= 2 {
+		if n := j.count[Key(l)]; n >= 2 {
 			out[l] = n
 		}
 	}
 	return out
 }
 
-// Recurring returns every line found in at least min stored documents,
-// with its count.
+// Recurring returns the template key of every line found in at least min
+// stored documents, with its count.
 func (j *Judge) Recurring(min int) map[string]int {
 	out := map[string]int{}
 	for l, n := range j.count {
@@ -134,10 +168,17 @@ func (j *Judge) Recurring(min int) map[string]int {
 }
 
 // FromCounts returns a judge whose template is the lines of counts found
-// in at least minDocs documents.
+// in at least minDocs documents. counts may be keyed by lines or by their
+// template keys (as LineDocs and Recurring return them); lines of one key
+// carry the key's count, so the largest is kept.
 func FromCounts(counts map[string]int, minDocs int) *Judge {
-	j := &Judge{minDocs: minDocs, template: map[string]bool{}, count: counts}
+	byKey := make(map[string]int, len(counts))
 	for l, n := range counts {
+		k := Key(l)
+		byKey[k] = max(byKey[k], n)
+	}
+	j := &Judge{minDocs: minDocs, template: map[string]bool{}, count: byKey}
+	for l, n := range byKey {
 		if n >= minDocs {
 			j.template[l] = true
 		}
@@ -151,12 +192,12 @@ func FromCounts(counts map[string]int, minDocs int) *Judge {
 func FromTemplate(lines []string) *Judge {
 	j := &Judge{template: map[string]bool{}}
 	for _, l := range lines {
-		j.template[l] = true
+		j.template[Key(l)] = true
 	}
 	return j
 }
 
-// TemplateLines is the number of distinct template lines.
+// TemplateLines is the number of distinct template lines (template keys).
 func (j *Judge) TemplateLines() int { return len(j.template) }
 
 // TemplateIn returns the lines of text that are template, in order,
@@ -165,7 +206,7 @@ func (j *Judge) TemplateIn(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, l := range Lines(text) {
-		if j.template[l] && !seen[l] {
+		if j.template[Key(l)] && !seen[l] {
 			seen[l] = true
 			out = append(out, l)
 		}
@@ -173,7 +214,7 @@ func (j *Judge) TemplateIn(text string) []string {
 	return out
 }
 
-// Template returns the template lines, sorted.
+// Template returns the template lines' keys, sorted.
 func (j *Judge) Template() []string {
 	out := make([]string, 0, len(j.template))
 	for l := range j.template {
@@ -184,7 +225,7 @@ func (j *Judge) Template() []string {
 }
 
 // IsTemplate reports whether a (normalized) line is template.
-func (j *Judge) IsTemplate(line string) bool { return j.template[line] }
+func (j *Judge) IsTemplate(line string) bool { return j.template[Key(line)] }
 
 // Lines returns the non-empty normalized lines of text: NFKC, lower case,
 // traditional Chinese characters folded to simplified ones (the
@@ -207,7 +248,7 @@ func (j *Judge) Content(text string) string {
 	ls := Lines(text)
 	var kept []string
 	for _, l := range ls {
-		if !j.template[l] {
+		if !j.template[Key(l)] {
 			kept = append(kept, l)
 		}
 	}

@@ -67,7 +67,7 @@ func TestContentAllTemplateKeepsText(t *testing.T) {
 // sampleAgreement is the criterion's agreement with the hand labels of
 // testdata/labelled-hits.jsonl at MinDocs, per set, as docs/QUALITY.md
 // reports it.
-var sampleAgreement = map[string]string{"choice": "55 of 68", "validation": "28 of 35"}
+var sampleAgreement = map[string]string{"choice": "55 of 68", "validation": "28 of 35", "key": "8 of 9"}
 
 func TestLabelledSample(t *testing.T) {
 	sample, err := Sample()
@@ -106,5 +106,47 @@ func TestLabelledSample(t *testing.T) {
 			a, _ := Agreement(part, n)
 			t.Logf("%s set, MinDocs %d: agreement %d of %d", set, n, a, len(part))
 		}
+	}
+}
+
+func TestKey(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"no digits here", "no digits here"},
+		{"记者 周明  发布时间：2019-11-17 00:14  来源：环球视点", "记者 周明  发布时间：#-#-# #:#  来源：环球视点"},
+		{"版权所有 © 2015 环球视点", "版权所有 © # 环球视点"},
+		{"v1.2 of 3", "v#.# of #"},
+		{"12", "#"},
+	}
+	for _, tt := range tests {
+		if got := Key(tt.line); got != tt.want {
+			t.Errorf("Key(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+// A site's byline carries each article's date: the dated lines recur as
+// one template line, so a quotation published under the byline is judged
+// by the quotation, while a body line that differs from another only in
+// its numbers and recurs in fewer than MinDocs documents stays content.
+func TestDatedBylineIsTemplate(t *testing.T) {
+	quote := "以下列出了「LibreOffice Math」公式示例。"
+	stored := []string{
+		"环球视点\n记者 周明  发布时间：2019-11-17 00:14  来源：环球视点\n第一篇文章的正文内容。",
+		"环球视点\n记者 周明  发布时间：2020-01-02 10:20  来源：环球视点\n第二篇文章的正文完全不同。",
+		"环球视点\n记者 周明  发布时间：2021-05-06 08:01  来源：环球视点\n第三篇文章讲别的事情。",
+		quote,
+		"库存 12 件，售价 30 元。",
+		"库存 15 件，售价 35 元。",
+	}
+	j := New(stored, nil, MinDocs)
+	query := "环球视点\n记者 周明  发布时间：2022-09-07 03:10  来源：环球视点\n" + quote
+	if v := j.RelateTexts(query, quote); v.Relation != NearIdentical {
+		t.Errorf("quotation under a dated byline: %+v, want %s", v, NearIdentical)
+	}
+	if j.IsTemplate("库存 12 件，售价 30 元。") {
+		t.Error("a line in two documents with other numbers is template")
+	}
+	if v := j.RelateTexts("环球视点\n记者 周明  发布时间：2022-09-07 03:10  来源：环球视点\n第四篇文章另有内容。", stored[0]); Correct(v.Relation) {
+		t.Errorf("two articles sharing only the site's dated byline: %+v", v)
 	}
 }

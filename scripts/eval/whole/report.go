@@ -75,11 +75,11 @@ func WriteSection(w io.Writer, m Meta, rs []QueryResult, kindOrder []string, sto
 	tot := Total(rs)
 	byCell := Tally(rs, cellOf)
 	p("## Whole-corpus quality\n\n")
-	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus benchmark\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
+	p("Every hit of every check (every document in a check's `duplicates`) is judged against the whole stored corpus of %d documents, not only against a pair's own original: by provenance when the query was made from the stored document's corpus document, otherwise by the independent content criterion (template lines, counted with their digits masked, in >= %d stored documents dropped, then character 5-grams; %d template lines; see \"Whole-corpus benchmark\" in the method). ", m.Stored, m.MinDocs, m.TemplateLines)
 	p("%d queries: %d pair queries and %d never-stored documents (as is, published on the site, or quoting a stored quotation).", tot.Queries, tot.Queries-tot.Unstored, tot.Unstored)
 	if len(m.Agreement) > 0 {
 		p(" The content criterion agrees with hand labels on")
-		for i, set := range metrics.KeysIn(m.Agreement, []string{"choice", "validation"}) {
+		for i, set := range metrics.KeysIn(m.Agreement, []string{"choice", "validation", "key"}) {
 			a := m.Agreement[set]
 			sep := ","
 			if i == 0 {

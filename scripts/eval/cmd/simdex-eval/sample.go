@@ -22,32 +22,24 @@ func cmdSample(_ context.Context, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	hits := fs.String("hits", "", "content-judged hits from `simdex-eval run -content-hits` (required)")
 	tmpl := fs.String("lines", "", "the run's recurring lines with their document counts (the -content-hits file with .lines appended; required)")
-	sel := fs.String("select", "", "file of query<TAB>stored id pairs to draw (required)")
+	sel := fs.String("select", "", "file of query<TAB>stored id pairs to draw (required unless -recount)")
+	recount := fs.String("recount", "", "instead of drawing, recount a labelled sample (e.g. scripts/eval/judge/testdata/labelled-hits.jsonl) against -lines: every hit keeps its texts and label, its line counts and verdict are taken anew")
 	out := fs.String("out", "", "output JSON Lines (required)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *hits == "" || *tmpl == "" || *sel == "" || *out == "" {
-		return fmt.Errorf("sample: -hits, -lines, -select and -out are required")
+	if *tmpl == "" || *out == "" || (*recount == "" && (*hits == "" || *sel == "")) {
+		return fmt.Errorf("sample: -lines and -out are required, and -hits and -select unless -recount")
 	}
-	b, err := os.ReadFile(*tmpl)
+	counts, err := readLineCounts(*tmpl)
 	if err != nil {
 		return err
 	}
-	counts := map[string]int{}
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		n, line, ok := strings.Cut(l, "\t")
-		if !ok {
-			return fmt.Errorf("sample: bad line count %q", l)
-		}
-		var c int
-		if _, err := fmt.Sscan(n, &c); err != nil {
-			return fmt.Errorf("sample: bad line count %q", l)
-		}
-		counts[line] = c
-	}
 	j := judge.FromCounts(counts, judge.MinDocs)
-	b, err = os.ReadFile(*sel)
+	if *recount != "" {
+		return recountSample(log, j, *recount, *out)
+	}
+	b, err := os.ReadFile(*sel)
 	if err != nil {
 		return err
 	}
@@ -78,34 +70,89 @@ func cmdSample(_ context.Context, log *slog.Logger, args []string) error {
 		if !ok || found[i] != nil {
 			continue
 		}
-		ld := j.LineDocs(h.QueryText)
-		for l, n := range j.LineDocs(h.StoredText) {
-			ld[l] = n
-		}
-		found[i] = &judge.Labelled{Query: h.Query, Stored: h.Stored, Kind: h.Kind, QueryText: h.QueryText, StoredText: h.StoredText, LineDocs: ld,
-			Verdict: judge.FromCounts(ld, judge.MinDocs).RelateTexts(h.QueryText, h.StoredText)}
+		found[i] = &judge.Labelled{Query: h.Query, Stored: h.Stored, Kind: h.Kind, QueryText: h.QueryText, StoredText: h.StoredText}
+		count(j, found[i])
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	w, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	n := 0
+	var keep []*judge.Labelled
 	for i, l := range found {
 		if l == nil {
 			log.Warn("hit not found", "query", order[i][0], "stored", order[i][1])
 			continue
 		}
+		keep = append(keep, l)
+	}
+	return writeSample(log, keep, *out)
+}
+
+// count sets a labelled hit's line counts from j's stored corpus and the
+// criterion's verdict on them.
+func count(j *judge.Judge, l *judge.Labelled) {
+	ld := j.LineDocs(l.QueryText)
+	for line, n := range j.LineDocs(l.StoredText) {
+		ld[line] = n
+	}
+	l.LineDocs = ld
+	l.Verdict = judge.FromCounts(ld, judge.MinDocs).RelateTexts(l.QueryText, l.StoredText)
+}
+
+// recountSample rewrites a labelled sample with every hit's line counts
+// and verdict taken from j: the labels, which an editor gave on the
+// texts alone, stay as they are.
+func recountSample(log *slog.Logger, j *judge.Judge, in, out string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	sample, err := judge.ReadLabelled(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	ls := make([]*judge.Labelled, len(sample))
+	for i := range sample {
+		count(j, &sample[i])
+		ls[i] = &sample[i]
+	}
+	return writeSample(log, ls, out)
+}
+
+func writeSample(log *slog.Logger, ls []*judge.Labelled, out string) error {
+	w, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, l := range ls {
 		if err := enc.Encode(l); err != nil {
 			w.Close()
 			return err
 		}
-		n++
 	}
-	log.Info("sample written", "hits", n, "out", *out)
+	log.Info("sample written", "hits", len(ls), "out", out)
 	return w.Close()
+}
+
+// readLineCounts reads a run's recurring lines: "count<TAB>line" per line.
+func readLineCounts(path string) (map[string]int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		n, line, ok := strings.Cut(l, "\t")
+		if !ok {
+			return nil, fmt.Errorf("sample: bad line count %q", l)
+		}
+		var c int
+		if _, err := fmt.Sscan(n, &c); err != nil {
+			return nil, fmt.Errorf("sample: bad line count %q", l)
+		}
+		counts[line] = c
+	}
+	return counts, nil
 }
