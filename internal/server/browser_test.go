@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -71,55 +68,13 @@ func realServer(t *testing.T, key string) string {
 	cfg.DataDir = t.TempDir()
 	cfg.APIKeys = []string{key}
 	cfg.LogLevel = "warn"
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, io.Discard, ready) }() // joined in the cleanup
+	s := startRun(t, cfg)
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := s.stop(); err != nil {
 			t.Errorf("server: %v", err)
 		}
 	})
-	select {
-	case addr := <-ready:
-		return "http://" + addr.String()
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("server did not start within 2 minutes")
-	}
-	return ""
-}
-
-// apiCall sends one JSON call to the server directly (setting up and
-// checking what the page shows).
-func apiCall(t *testing.T, base, key, method, path string, body any) (int, []byte) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, base+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, out
+	return s.base
 }
 
 // browserPage drives one tab of headless Chromium.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -18,20 +17,13 @@ import (
 	"github.com/simdex/simdex/storage/hbasestore"
 )
 
-// hbaseServer is one whole server (Run, as cmd/server runs it) on HBase,
-// reached over real HTTP on loopback.
-type hbaseServer struct {
-	base string
-	stop func() error
-}
-
-func startHBaseServer(t *testing.T, zk, ns string, create bool) *hbaseServer {
+func startHBaseServer(t *testing.T, zk, ns string, create bool) *runServer {
 	t.Helper()
 	return startHBaseServerWith(t, zk, ns, create, nil)
 }
 
 // startHBaseServerWith is startHBaseServer with the config adjusted by mod.
-func startHBaseServerWith(t *testing.T, zk, ns string, create bool, mod func(*Config)) *hbaseServer {
+func startHBaseServerWith(t *testing.T, zk, ns string, create bool, mod func(*Config)) *runServer {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
@@ -40,67 +32,43 @@ func startHBaseServerWith(t *testing.T, zk, ns string, create bool, mod func(*Co
 	if mod != nil {
 		mod(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	var logOut io.Writer = io.Discard
-	if os.Getenv("SIMDEX_TEST_SERVER_LOG") == "1" {
-		logOut = os.Stderr // to debug a failing HBase test
-	}
-	go func() { done <- Run(ctx, cfg, logOut, ready) }()
-	select {
-	case addr := <-ready:
-		var once sync.Once
-		var err error
-		s := &hbaseServer{base: "http://" + addr.String(), stop: func() error {
-			once.Do(func() { cancel(); err = <-done })
-			return err
-		}}
-		t.Cleanup(func() { s.stop() })
-		return s
-	case err := <-done:
-		cancel()
-		t.Fatalf("server on HBase did not start: %v", err)
-	case <-time.After(2 * time.Minute):
-		cancel()
-		t.Fatal("server on HBase did not start within 2 minutes")
-	}
-	return nil
+	return startRun(t, cfg)
 }
 
-func (s *hbaseServer) do(t *testing.T, method, path string, body any) (int, []byte) {
+func (s *runServer) do(t *testing.T, method, path string, body any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
+	return apiCall(t, s.base, "", method, path, body)
+}
+
+// checkAfterRestart checks what a restarted server finds of the smoke
+// tests' data: text stored as a1, and "gone" deleted.
+func (s *runServer) checkAfterRestart(t *testing.T, text string) {
+	t.Helper()
+	var chk checkResponse
+	st, b := s.do(t, "POST", "/v1/check", map[string]any{"text": text})
+	if err := json.Unmarshal(b, &chk); err != nil || st != 200 || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
+		t.Fatalf("check after restart: %d %s", st, b)
 	}
-	req, err := http.NewRequest(method, s.base+path, rd)
-	if err != nil {
-		t.Fatal(err)
+	if st, _ := s.do(t, "GET", "/v1/documents/gone", nil); st != http.StatusNotFound {
+		t.Fatalf("deleted document after restart: %d", st)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
 }
 
 func hbaseNamespace(t *testing.T, zk string) string {
-	ns := fmt.Sprintf("srv%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	return hbaseNamespaceWith(t, "srv", func() (*hbase.Client, error) {
+		return hbase.New(hbase.Config{ZooKeeper: []string{zk}})
+	})
+}
+
+// hbaseNamespaceWith names a namespace of its own for the test (prefix,
+// the process and the time) and drops it when the test ends, through a
+// client from connect.
+func hbaseNamespaceWith(t *testing.T, prefix string, connect func() (*hbase.Client, error)) string {
+	ns := fmt.Sprintf("%s%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		c, err := hbase.New(hbase.Config{ZooKeeper: []string{zk}})
+		c, err := connect()
 		if err != nil {
 			t.Log(err)
 			return
@@ -147,14 +115,7 @@ func TestHBaseServerSmoke(t *testing.T) {
 
 	// Restarted without table creation: the tables exist, the data stays.
 	s = startHBaseServer(t, zk, ns, false)
-	chk = checkResponse{}
-	st, b = s.do(t, "POST", "/v1/check", map[string]any{"text": text})
-	if err := json.Unmarshal(b, &chk); err != nil || st != 200 || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
-		t.Fatalf("check after restart: %d %s", st, b)
-	}
-	if st, _ := s.do(t, "GET", "/v1/documents/gone", nil); st != http.StatusNotFound {
-		t.Fatalf("deleted document after restart: %d", st)
-	}
+	s.checkAfterRestart(t, text)
 	if st, _ := s.do(t, "GET", "/v1/documents/a1-copy", nil); st != http.StatusNotFound {
 		t.Fatalf("refused copy stored: %d", st)
 	}
@@ -186,7 +147,7 @@ func TestHBaseTwoServersOneOriginal(t *testing.T) {
 		body := fmt.Sprintf("%s Round %d.", text, round)
 		stored := make([]bool, 2)
 		var wg sync.WaitGroup
-		for i, s := range []*hbaseServer{a, b} {
+		for i, s := range []*runServer{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -313,4 +316,75 @@ func (e *testEnv) checkAgainstSpec(req *http.Request, r response) {
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		e.t.Errorf("%s %s -> %d does not match openapi.json: %v\nbody: %s", req.Method, req.URL.Path, r.status, err, r.body)
 	}
+}
+
+// runServer is one whole server (Run, as cmd/server runs it), reached over
+// real HTTP on loopback.
+type runServer struct {
+	base string
+	stop func() error // stops it and returns Run's error (once; later calls return the same)
+}
+
+// startRun runs the server with cfg and returns it once it listens; it is
+// stopped when the test ends. SIMDEX_TEST_SERVER_LOG=1 shows its log.
+func startRun(t *testing.T, cfg Config) *runServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	var logOut io.Writer = io.Discard
+	if os.Getenv("SIMDEX_TEST_SERVER_LOG") == "1" {
+		logOut = os.Stderr // to debug a failing test
+	}
+	go func() { done <- Run(ctx, cfg, logOut, ready) }()
+	select {
+	case addr := <-ready:
+		var once sync.Once
+		var err error
+		s := &runServer{base: "http://" + addr.String(), stop: func() error {
+			once.Do(func() { cancel(); err = <-done })
+			return err
+		}}
+		t.Cleanup(func() { s.stop() })
+		return s
+	case err := <-done:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(2 * time.Minute):
+		cancel()
+		t.Fatal("server did not start within 2 minutes")
+	}
+	return nil
+}
+
+// apiCall sends one JSON call to a server at base (with key as the bearer
+// token when there is one) and returns the answer's status and body.
+func apiCall(t *testing.T, base, key, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
 }

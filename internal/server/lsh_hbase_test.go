@@ -30,7 +30,7 @@ func TestHBaseTwoServersBandNearCopiesOneOriginal(t *testing.T) {
 		stored := make([]bool, 2)
 		dupOf := make([]string, 2)
 		var wg sync.WaitGroup
-		for i, s := range []*hbaseServer{a, b} {
+		for i, s := range []*runServer{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

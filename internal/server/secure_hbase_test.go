@@ -3,17 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
-	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // secureHBase sets cfg's HBase security as an admin would for the secured
@@ -31,25 +28,13 @@ func secureHBase(s *hbasetest.SecureCluster) func(*Config) {
 // data.
 func TestSecureHBaseServer(t *testing.T) {
 	s := hbasetest.Secure(t)
-	ns := fmt.Sprintf("ssrv%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
+	ns := hbaseNamespaceWith(t, "ssrv", func() (*hbase.Client, error) {
 		tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
 		if err != nil {
-			t.Log(err)
-			return
+			return nil, err
 		}
-		c, err := hbase.New(hbase.Config{ZooKeeper: []string{s.ZK}, TLS: tc,
+		return hbase.New(hbase.Config{ZooKeeper: []string{s.ZK}, TLS: tc,
 			Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal("simdex"), Keytab: s.Path("simdex.keytab"), Krb5Conf: s.Krb5Conf()}})
-		if err != nil {
-			t.Log(err)
-			return
-		}
-		defer c.Close()
-		if err := hbasestore.Drop(ctx, c, ns); err != nil {
-			t.Logf("drop %s: %v", ns, err)
-		}
 	})
 	srv := startHBaseServerWith(t, s.ZK, ns, true, secureHBase(s))
 	text := readText(t, "en_article.txt")
@@ -71,14 +56,7 @@ func TestSecureHBaseServer(t *testing.T) {
 		t.Fatalf("server stop: %v", err)
 	}
 	srv = startHBaseServerWith(t, s.ZK, ns, false, secureHBase(s))
-	chk = checkResponse{}
-	st, b = srv.do(t, "POST", "/v1/check", map[string]any{"text": text})
-	if err := json.Unmarshal(b, &chk); err != nil || st != 200 || len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
-		t.Fatalf("check after restart: %d %s", st, b)
-	}
-	if st, _ := srv.do(t, "GET", "/v1/documents/gone", nil); st != http.StatusNotFound {
-		t.Fatalf("deleted document after restart: %d", st)
-	}
+	srv.checkAfterRestart(t, text)
 }
 
 // TestSecureHBaseServerRefuses: a server not given the cluster's security
