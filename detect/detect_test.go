@@ -67,24 +67,10 @@ func (e *env) doc(t *testing.T, id, text string, at time.Time) (kvindex.Document
 
 // mail is a short reply on a list: its own body, then the author's
 // signature and the list's footer, the same under every mail.
-func mail(body string) string {
-	return body + "\n\n" +
-		"Margaret Holloway, release engineering lead at the northern build cooperative.\n" +
-		"Please write to the whole list and not to me in private about builds.\n" +
-		"The best way to predict the future of a build is to run it twice.\n" +
-		"You received this message because you are subscribed to the builders list.\n" +
-		"To unsubscribe from this list send an empty message to the list robot.\n"
-}
+func mail(body string) string { return testmails.Load().ShortMail(body) }
 
-var bodies = []string{
-	"The nightly images for the arm boards failed again because the cache volume filled up overnight.",
-	"We moved the release branch cut to Thursday so that the translation updates can land first.",
-	"Could somebody with access rotate the signing key before the old certificate expires next month?",
-	"The flaky network test is now quarantined and a ticket tracks the real fix for the timeout.",
-	"Please stop merging into the main branch until the broken compiler upgrade has been reverted.",
-	"The documentation build now publishes previews for every pull request within ten minutes.",
-	"Storage on the shared runners will be doubled once the new machines arrive from the vendor.",
-}
+// bodies are the stored mails' bodies.
+var bodies = testmails.Load().Bodies
 
 // TestTemplateAndRoutesAgree stores one author's mails (bodies differ, the
 // signature and list footer are the same) and asks, on every route, about

@@ -14,6 +14,21 @@ import (
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
+// busesText is a short news text (three sentences, under
+// fingerprint.TextKeyChars), and busesPage a longer page that holds it
+// whole between a site's header and footer lines.
+const (
+	busesText = "The city council approved twelve electric buses for the northern routes on Monday. " +
+		"Officials said the first buses will run in the spring after drivers finish their training. " +
+		"The vote followed a long debate in the old town hall."
+	busesPage = "Metro Daily Online - your source for local news and weather updates every day\n" +
+		"Posted by the newsroom staff on a cold morning in the middle of the week\n" +
+		busesText + "\n" +
+		"Subscribe to our newsletter to receive the best stories of the week in your inbox.\n" +
+		"Our readers also enjoyed a long feature about the history of the harbour and its lighthouse keepers.\n" +
+		"Advertise with us and reach thousands of local families, shop owners and commuters."
+)
+
 // newRuleEnv is newEnv with the index opened the way Run opens it: the
 // decision rule confirms insert-if-unique candidates too.
 func newRuleEnv(t *testing.T) *testEnv {
@@ -164,15 +179,7 @@ func TestShortTextTyposAreADuplicate(t *testing.T) {
 // teaser cut after the first sentences is found and accepted too.
 func TestShortTextInsideALongerPageIsADuplicate(t *testing.T) {
 	e := newRuleEnv(t)
-	orig := "The city council approved twelve electric buses for the northern routes on Monday. " +
-		"Officials said the first buses will run in the spring after drivers finish their training. " +
-		"The vote followed a long debate in the old town hall."
-	page := "Metro Daily Online - your source for local news and weather updates every day\n" +
-		"Posted by the newsroom staff on a cold morning in the middle of the week\n" +
-		orig + "\n" +
-		"Subscribe to our newsletter to receive the best stories of the week in your inbox.\n" +
-		"Our readers also enjoyed a long feature about the history of the harbour and its lighthouse keepers.\n" +
-		"Advertise with us and reach thousands of local families, shop owners and commuters."
+	orig, page := busesText, busesPage
 	shares := "Officials said the first buses will run in the spring after drivers finish their training. " +
 		"Farmers in the valley expect a late harvest after the cold and wet weather of the last months."
 	teaser := "The city council approved twelve electric buses for the northern routes on Monday. " +

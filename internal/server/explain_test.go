@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/simdex/simdex/internal/testmails"
 )
 
 // The page's files are text: the OpenAPI check of their responses
@@ -22,24 +24,10 @@ func init() {
 // explainMail is a short reply on a list: its own body, then the author's
 // signature and the list's footer, the same under every mail (template,
 // once enough stored mails share it).
-func explainMail(body string) string {
-	return body + "\n\n" +
-		"Margaret Holloway, release engineering lead at the northern build cooperative.\n" +
-		"Please write to the whole list and not to me in private about builds.\n" +
-		"The best way to predict the future of a build is to run it twice.\n" +
-		"You received this message because you are subscribed to the builders list.\n" +
-		"To unsubscribe from this list send an empty message to the list robot.\n"
-}
+func explainMail(body string) string { return testmails.Load().ShortMail(body) }
 
-var explainBodies = []string{
-	"The nightly images for the arm boards failed again because the cache volume filled up overnight.",
-	"We moved the release branch cut to Thursday so that the translation updates can land first.",
-	"Could somebody with access rotate the signing key before the old certificate expires next month?",
-	"The flaky network test is now quarantined and a ticket tracks the real fix for the timeout.",
-	"Please stop merging into the main branch until the broken compiler upgrade has been reverted.",
-	"The documentation build now publishes previews for every pull request within ten minutes.",
-	"Storage on the shared runners will be doubled once the new machines arrive from the vendor.",
-}
+// explainBodies are the stored mails' bodies.
+var explainBodies = testmails.Load().Bodies
 
 // joined is a side's segments put back together.
 func joined(segs []explainSegment) string {

@@ -388,3 +388,29 @@ func apiCall(t *testing.T, base, key, method, path string, body any) (int, []byt
 	}
 	return resp.StatusCode, out
 }
+
+// problemCase is a request the server must refuse with a problem of a
+// status and kind.
+type problemCase struct {
+	name, method, path string
+	body               any
+	status             int
+	kind               string
+}
+
+// checkProblems sends each case's request in a subtest and checks its
+// problem's status and kind.
+func checkProblems(t *testing.T, e *testEnv, cases []problemCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, tc.body)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			if p := r.problem(t); p.Kind != tc.kind {
+				t.Fatalf("kind %q, want %q: %s (%s)", p.Kind, tc.kind, p.Detail, r.body)
+			}
+		})
+	}
+}

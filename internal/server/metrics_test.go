@@ -16,17 +16,9 @@ import (
 // counts once in simdex_checks_total under its outcome.
 func TestCheckOutcomeMetric(t *testing.T) {
 	e := newRuleEnv(t)
-	orig := "The city council approved twelve electric buses for the northern routes on Monday. " +
-		"Officials said the first buses will run in the spring after drivers finish their training. " +
-		"The vote followed a long debate in the old town hall."
 	// A longer page quoting orig: stored_is_excerpt, which the default
 	// policy reports as related.
-	page := "Metro Daily Online - your source for local news and weather updates every day\n" +
-		"Posted by the newsroom staff on a cold morning in the middle of the week\n" +
-		orig + "\n" +
-		"Subscribe to our newsletter to receive the best stories of the week in your inbox.\n" +
-		"Our readers also enjoyed a long feature about the history of the harbour and its lighthouse keepers.\n" +
-		"Advertise with us and reach thousands of local families, shop owners and commuters."
+	orig, page := busesText, busesPage
 	other := "Farmers in the valley expect a late harvest after the cold and wet weather of the last months. " +
 		"Prices for apples and pears may rise at the markets before the winter holidays begin."
 	if r := e.do("POST", "/v1/documents", map[string]any{"id": "orig", "text": orig}); r.status != http.StatusCreated {

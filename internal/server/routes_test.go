@@ -98,6 +98,35 @@ func askEveryRouteFrom(t *testing.T, e *testEnv, user, id, text, orig, source st
 	}
 }
 
+// checkNewAndRestyled asks every route about a new text (newID, newText),
+// which must be no duplicate anywhere, and about a restyled copy of
+// origText (stored as orig and seen by user), a few bits from it, which
+// must be a duplicate everywhere; source is the texts' source ("" for none).
+func checkNewAndRestyled(t *testing.T, e *testEnv, user, orig, source, newID, newText, origText string) {
+	t.Helper()
+	// The seen filter considers pairs within its k only.
+	restyled := testmails.Restyled(origText)
+	fpr := sharedFingerprinter(t)
+	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: origText})
+	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
+	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > DefaultSeenK {
+		t.Fatalf("test texts: the restyled copy is %d bits from its original, beyond the seen filter's %d", d, DefaultSeenK)
+	}
+	for _, tc := range []struct {
+		id, text string
+		dup      bool
+	}{
+		{newID, newText, false},
+		{"restyled-copy", restyled, true},
+	} {
+		for route, got := range askEveryRouteFrom(t, e, user, tc.id, tc.text, orig, source) {
+			if got != tc.dup {
+				t.Errorf("%s: %s says duplicate %v, want %v", tc.id, route, got, tc.dup)
+			}
+		}
+	}
+}
+
 // TestTemplatePairSameAnswerOnEveryRoute: one author's mails on a list
 // share a long signature and footer, so a new mail is within the seen
 // filter's k of a stored one (internal/testmails). Every
@@ -129,25 +158,7 @@ func TestTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	}
 	// The seen filter considers pairs within its k only: the copy is a
 	// restyled one, a few bits from its original.
-	restyled := testmails.Restyled(mail(mails.Bodies[nearest]))
-	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.Bodies[nearest])})
-	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
-	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > DefaultSeenK {
-		t.Fatalf("test texts: the restyled copy is %d bits from its original, beyond the seen filter's %d", d, DefaultSeenK)
-	}
-	for _, tc := range []struct {
-		id, text string
-		dup      bool
-	}{
-		{"new-mail", mail(mails.New), false},
-		{"restyled-copy", restyled, true},
-	} {
-		for route, got := range askEveryRoute(t, e, "u1", tc.id, tc.text, orig) {
-			if got != tc.dup {
-				t.Errorf("%s: %s says duplicate %v, want %v", tc.id, route, got, tc.dup)
-			}
-		}
-	}
+	checkNewAndRestyled(t, e, "u1", orig, "", "new-mail", mail(mails.New), mail(mails.Bodies[nearest]))
 }
 
 // TestSourceTemplatePairSameAnswerOnEveryRoute: a site's pages share a
@@ -217,23 +228,5 @@ func TestSourceTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	if !slices.Contains(named.Template, strings.ToLower(mails.Footer[len(mails.Footer)-1])) || slices.ContainsFunc(named.Template, func(l string) bool { return strings.Contains(l, "roundup") }) {
 		t.Errorf("template with the source: %q", named.Template)
 	}
-	restyled := testmails.Restyled(page(bodies[nearest]))
-	fc, _ := fpr.Fingerprint(fingerprint.Document{Body: page(bodies[nearest])})
-	fr, _ := fpr.Fingerprint(fingerprint.Document{Body: restyled})
-	if d := fingerprint.Distance(fc.Simhash, fr.Simhash); d > DefaultSeenK {
-		t.Fatalf("test texts: the restyled copy is %d bits from its original, beyond the seen filter's %d", d, DefaultSeenK)
-	}
-	for _, tc := range []struct {
-		id, text string
-		dup      bool
-	}{
-		{"new-page", page(mails.New), false},
-		{"restyled-copy", restyled, true},
-	} {
-		for route, got := range askEveryRouteFrom(t, e, "u1", tc.id, tc.text, orig, site) {
-			if got != tc.dup {
-				t.Errorf("%s: %s says duplicate %v, want %v", tc.id, route, got, tc.dup)
-			}
-		}
-	}
+	checkNewAndRestyled(t, e, "u1", orig, site, "new-page", page(mails.New), page(bodies[nearest]))
 }

@@ -219,12 +219,7 @@ func TestSeenBadInput(t *testing.T) {
 		cands[i] = map[string]any{"id": many[i]}
 	}
 	long := strings.Repeat("u", 257)
-	tests := []struct {
-		name, method, path string
-		body               any
-		status             int
-		kind               string
-	}{
+	tests := []problemCase{
 		{"1001 ids", "POST", "/v1/users/u/seen/check", map[string]any{"ids": many}, 400, "too-many-items"},
 		{"1001 candidates", "POST", "/v1/users/u/seen/filter", map[string]any{"candidates": cands}, 400, "too-many-items"},
 		{"1001 marks", "POST", "/v1/users/u/seen", map[string]any{"items": cands}, 400, "too-many-items"},
@@ -243,17 +238,7 @@ func TestSeenBadInput(t *testing.T) {
 		{"malformed", "POST", "/v1/users/u/seen/check", `{"ids":[`, 400, "malformed-json"},
 		{"ids not strings", "POST", "/v1/users/u/seen/check", `{"ids":[1]}`, 400, "invalid-field"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.do(tc.method, tc.path, tc.body)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
-			}
-			if p := r.problem(t); p.Kind != tc.kind {
-				t.Fatalf("kind %q, want %q: %s", p.Kind, tc.kind, r.body)
-			}
-		})
-	}
+	checkProblems(t, e, tests)
 	// Writes need the key; reads do not.
 	e.apiKey = ""
 	for _, w := range [][2]string{{"POST", "/v1/users/u/seen"}, {"POST", "/v1/seen/mark"}, {"DELETE", "/v1/users/u/seen"}, {"DELETE", "/v1/users/u/seen/items/a"}} {

@@ -222,12 +222,7 @@ func TestBatch(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, "", func(c *Config) { c.MaxBodyBytes = 64 << 10; c.MaxBatch = 3 })
 	en := readText(t, "en_article.txt")
-	tests := []struct {
-		name, method, path string
-		body               any
-		status             int
-		kind               string
-	}{
+	tests := []problemCase{
 		{"malformed json", "POST", "/v1/check", `{"text": "abc"`, 400, "malformed-json"},
 		{"not an object", "POST", "/v1/check", `[1,2]`, 400, "invalid-field"},
 		{"two values", "POST", "/v1/check", `{"text":"a"} {"text":"b"}`, 400, "malformed-json"},
@@ -259,17 +254,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong method", "GET", "/v1/check", nil, 405, "method-not-allowed"},
 		{"fingerprint without text", "POST", "/v1/fingerprint", `{"title": "x"}`, 400, "invalid-field"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.do(tc.method, tc.path, tc.body)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d; body %s", r.status, tc.status, r.body)
-			}
-			if p := r.problem(t); p.Kind != tc.kind {
-				t.Fatalf("kind %q, want %q (%s)", p.Kind, tc.kind, p.Detail)
-			}
-		})
-	}
+	checkProblems(t, e, tests)
 	// Nothing above was stored, and the server still works.
 	var st statsResponse
 	e.do("GET", "/v1/stats", nil).json(t, &st)

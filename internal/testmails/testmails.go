@@ -39,6 +39,12 @@ func (m Mails) Mail(body string) string {
 	return body + "\n\n" + strings.Join(m.Footer, "\n") + "\n"
 }
 
+// ShortMail is body as a short reply: the body, a blank line, and the
+// footer's first five lines only (the signature and the list's notice).
+func (m Mails) ShortMail(body string) string {
+	return body + "\n\n" + strings.Join(m.Footer[:5], "\n") + "\n"
+}
+
 // Restyled is a copy of text with every full stop made " !": a few
 // simhash bits from the original, and a duplicate of it.
 func Restyled(text string) string { return strings.ReplaceAll(text, ".", " !") }
