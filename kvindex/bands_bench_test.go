@@ -14,21 +14,19 @@ import (
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
+// benchStoreOptions are the benchmarks' store's: unsynced, with the server's
+// default block cache (256 MiB): with a small cache Pebble keeps evicting
+// the bottom levels' filter blocks.
+var benchStoreOptions = pebblestore.Options{NoSync: true, CacheBytes: 256 << 20}
+
 // BenchmarkInsertBatch250 inserts batches of 250 text-like documents
 // (sketch, 1,000 characters, band signature) with a Confirm, as the REST
 // batch insert does, into an index with and without LSH band rows.
 func BenchmarkInsertBatch250(b *testing.B) {
 	for _, mode := range []kvindex.BandsMode{kvindex.BandsOff, kvindex.BandsOn} {
 		b.Run("bands="+mode.String(), func(b *testing.B) {
-			// The server's default block cache (256 MiB): with a small
-			// cache Pebble keeps evicting the bottom levels' filter blocks.
-			st, err := pebblestore.Open(b.TempDir(), pebblestore.Options{NoSync: true, CacheBytes: 256 << 20})
+			ix, err := openPebbleIndex(b, b.TempDir(), benchStoreOptions, kvindex.Config{Bands: mode, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
 			if err != nil {
-				b.Fatal(err)
-			}
-			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: mode, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
-			if err != nil {
-				st.Close()
 				b.Fatal(err)
 			}
 			defer ix.Close()
@@ -77,13 +75,8 @@ func cpuTime(b *testing.B) time.Duration {
 func BenchmarkLookupDocuments(b *testing.B) {
 	const n = 50_000
 	dir := b.TempDir()
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true, CacheBytes: 256 << 20})
+	ix, err := openPebbleIndex(b, dir, benchStoreOptions, kvindex.Config{Bands: kvindex.BandsOn, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
 	if err != nil {
-		b.Fatal(err)
-	}
-	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Bands: kvindex.BandsOn, Confirm: kvindex.ConfirmEach(jaccardConfirm)})
-	if err != nil {
-		st.Close()
 		b.Fatal(err)
 	}
 	defer ix.Close()
@@ -122,6 +115,7 @@ func BenchmarkLookupDocuments(b *testing.B) {
 			muts = muts[:0]
 		}
 	}
+	st := ix.Store().(*pebblestore.Store)
 	if err := st.Flush(); err != nil {
 		b.Fatal(err)
 	}

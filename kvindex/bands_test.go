@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +27,25 @@ func bandsFrom(seed uint64, shared map[int]uint64) fingerprint.Bands {
 		}
 	}
 	return b
+}
+
+// replaceThenDelete inserts d2 over the stored document of its id, which it
+// must replace, then deletes it: the band cells are d2's after the one and
+// none are left after the other.
+func replaceThenDelete(t *testing.T, ix *kvindex.Index, d2 kvindex.Document) {
+	t.Helper()
+	if r := mustInsert(t, ix, d2, kvindex.InsertAlways); !r.Replaced {
+		t.Fatal("re-insert did not replace")
+	}
+	if got := bandCells(t, ix); !equalSets(got, wantBandCells(d2)) {
+		t.Fatalf("band cells after replace: %v", got)
+	}
+	if err := ix.Delete(bg, d2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := bandCells(t, ix); len(got) != 0 {
+		t.Fatalf("band cells after delete: %v", got)
+	}
 }
 
 // jaccardConfirm is a decision rule over sketches (like package decide's
@@ -117,19 +135,7 @@ func TestBandsFindBeyondKAndFollowWrites(t *testing.T) {
 	// Replace: the old version's band cells go, the new ones come.
 	a2 := a
 	a2.Bands = bandsFrom(4, map[int]uint64{0: a.Bands[0]})
-	if r := mustInsert(t, ix, a2, kvindex.InsertAlways); !r.Replaced {
-		t.Fatal("re-insert did not replace")
-	}
-	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a2)) {
-		t.Fatalf("band cells after replace: %v", got)
-	}
-	// Delete: none left.
-	if err := ix.Delete(bg, "a"); err != nil {
-		t.Fatal(err)
-	}
-	if got := bandCells(t, ix); len(got) != 0 {
-		t.Fatalf("band cells after delete: %v", got)
-	}
+	replaceThenDelete(t, ix, a2)
 	res, err = ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: far, Bands: a2.Bands}}, kvindex.LookupOptions{K: 3})
 	if err != nil || len(res[0].Hits) != 0 {
 		t.Fatalf("after delete: %+v, %v", res, err)
@@ -177,18 +183,7 @@ func TestTextKeysFindContainedAndFollowWrites(t *testing.T) {
 	// Replace: keys that stay keep their cells, the others go.
 	a2 := a
 	a2.Bands = append(bandsFrom(1, nil), 503, 504)
-	if r := mustInsert(t, ix, a2, kvindex.InsertAlways); !r.Replaced {
-		t.Fatal("re-insert did not replace")
-	}
-	if got := bandCells(t, ix); !equalSets(got, wantBandCells(a2)) {
-		t.Fatalf("band cells after replace: %v", got)
-	}
-	if err := ix.Delete(bg, "a"); err != nil {
-		t.Fatal(err)
-	}
-	if got := bandCells(t, ix); len(got) != 0 {
-		t.Fatalf("band cells after delete: %v", got)
-	}
+	replaceThenDelete(t, ix, a2)
 
 	// Boilerplate: a key in more than TextKeyMaxDocs documents gives no
 	// candidates; a key in TextKeyMaxDocs does.
@@ -269,25 +264,7 @@ func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
 		if d := bits.OnesCount64(uint64(docs[0].Fingerprint ^ docs[1].Fingerprint)); d <= 3 {
 			t.Fatalf("distance %d: the pair must be beyond K", d)
 		}
-		var wg sync.WaitGroup
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		start := make(chan struct{})
-		for i := range docs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				res[i], errs[i] = ix.Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			}()
-		}
-		close(start)
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		res := insertAll(t, ix, docs, kvindex.InsertIfUnique)
 		if res[0].Stored == res[1].Stored {
 			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
 		}

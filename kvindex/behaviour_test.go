@@ -246,11 +246,7 @@ func TestBadInput(t *testing.T) {
 
 func TestCorruptCellsAreErrorsNamingTheRow(t *testing.T) {
 	dir := t.TempDir()
-	st, err := pebblestore.Open(dir, pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: 1})
+	ix, err := openPebbleIndex(t, dir, pebblestore.Options{}, kvindex.Config{RecipeVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,21 +309,16 @@ func TestMetaMismatchRefused(t *testing.T) {
 		{RecipeVersion: 2},
 		{BucketWidth: time.Hour},
 	} {
-		st, err := pebblestore.Open(dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
+		ix, err := openPebbleIndex(t, dir, pebblestore.Options{}, cfg)
+		if err == nil {
+			ix.Close()
 		}
-		if cfg.RecipeVersion == 0 {
-			cfg.RecipeVersion = testRecipe
-		}
-		_, err = kvindex.Open(bg, st, cfg)
-		st.Close()
 		if !errors.Is(err, kvindex.ErrMetaMismatch) {
 			t.Fatalf("Open with %+v: %v, want ErrMetaMismatch", cfg, err)
 		}
 		t.Log(err)
 	}
-	st, _ := pebblestore.Open(dir, pebblestore.Options{})
+	st := openStore(t, dir)
 	m, ok, err := kvindex.ReadMeta(bg, st)
 	st.Close()
 	if err != nil || !ok || m.Layout != fingerprint.DefaultLayout || m.RecipeVersion != testRecipe || m.Format != kvindex.FormatVersion {
@@ -349,12 +340,9 @@ func TestStoreDownIsErrStore(t *testing.T) {
 	dir := t.TempDir()
 	ix := openAt(t, dir, kvindex.Config{}, false)
 	ix.Close()
-	st, err := pebblestore.Open(dir, pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, dir)
 	defer st.Close()
-	_, err = kvindex.Open(bg, downStore{st}, kvindex.Config{RecipeVersion: testRecipe})
+	_, err := kvindex.Open(bg, downStore{st}, kvindex.Config{RecipeVersion: testRecipe})
 	if !errors.Is(err, kvindex.ErrStore) || !errors.Is(err, errDown) {
 		t.Fatalf("Open on a down store: %v", err)
 	}

@@ -27,25 +27,7 @@ func TestRacingNearDuplicatesExactlyOneOriginal(t *testing.T) {
 			doc(fmt.Sprintf("r%d-a", round), base, t0),
 			doc(fmt.Sprintf("r%d-b", round), flip(r, base, 1+r.IntN(3)), t0.Add(time.Duration(r.IntN(3)-1)*time.Second)),
 		}
-		var wg sync.WaitGroup
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		start := make(chan struct{})
-		for i := range docs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				res[i], errs[i] = ix.Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			}()
-		}
-		close(start)
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		res := insertAll(t, ix, docs, kvindex.InsertIfUnique)
 		if res[0].Stored == res[1].Stored {
 			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,30 +13,6 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 )
-
-// insertAll inserts docs concurrently (released at once) through Insert
-// and returns each document's result.
-func insertAll(t *testing.T, ix *kvindex.Index, docs []kvindex.Document, mode kvindex.InsertMode) []kvindex.InsertResult {
-	t.Helper()
-	res := make([]kvindex.InsertResult, len(docs))
-	errs := make([]error, len(docs))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range docs {
-		wg.Go(func() {
-			<-start
-			res[i], errs[i] = ix.Insert(bg, docs[i], mode, 3)
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("insert %s: %v", docs[i].ID, err)
-		}
-	}
-	return res
-}
 
 // groupSizes returns the count and sum of the group-size histogram.
 func groupSizes(t *testing.T, reg *prometheus.Registry) (count uint64, sum float64) {

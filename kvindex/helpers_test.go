@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +18,22 @@ var bg = context.Background()
 
 const testRecipe = 1
 
-func openAt(t testing.TB, dir string, cfg kvindex.Config, noSync bool) *kvindex.Index {
+// openStore opens the Pebble store in dir.
+func openStore(t testing.TB, dir string) *pebblestore.Store {
 	t.Helper()
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: noSync, CacheBytes: 32 << 20})
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// openPebbleIndex opens the index with cfg (RecipeVersion testRecipe unless
+// set) on the Pebble store in dir, opened with opts, and returns Open's
+// error; the store is closed again when the index does not open.
+func openPebbleIndex(t testing.TB, dir string, opts pebblestore.Options, cfg kvindex.Config) (*kvindex.Index, error) {
+	t.Helper()
+	st, err := pebblestore.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +43,14 @@ func openAt(t testing.TB, dir string, cfg kvindex.Config, noSync bool) *kvindex.
 	ix, err := kvindex.Open(bg, st, cfg)
 	if err != nil {
 		st.Close()
+	}
+	return ix, err
+}
+
+func openAt(t testing.TB, dir string, cfg kvindex.Config, noSync bool) *kvindex.Index {
+	t.Helper()
+	ix, err := openPebbleIndex(t, dir, pebblestore.Options{NoSync: noSync, CacheBytes: 32 << 20}, cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
@@ -60,6 +82,30 @@ func mustInsert(t testing.TB, ix *kvindex.Index, d kvindex.Document, mode kvinde
 		t.Fatalf("Insert %s: %v", d.ID, err)
 	}
 	return r
+}
+
+// insertAll inserts docs concurrently (released at once) through Insert
+// and returns each document's result.
+func insertAll(t *testing.T, ix *kvindex.Index, docs []kvindex.Document, mode kvindex.InsertMode) []kvindex.InsertResult {
+	t.Helper()
+	res := make([]kvindex.InsertResult, len(docs))
+	errs := make([]error, len(docs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range docs {
+		wg.Go(func() {
+			<-start
+			res[i], errs[i] = ix.Insert(bg, docs[i], mode, 3)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("insert %s: %v", docs[i].ID, err)
+		}
+	}
+	return res
 }
 
 func ids(hits []kvindex.Hit) []string {

@@ -12,7 +12,6 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // memLocker is a cross-"process" Locker for tests: one mutex per name,
@@ -23,6 +22,19 @@ type memLocker struct {
 	calls [][]uint64
 }
 
+// mutexesOf returns the mutex of each of names in m, making those it does
+// not hold yet (the caller guards m).
+func mutexesOf(m map[uint64]*sync.Mutex, names []uint64) []*sync.Mutex {
+	ms := make([]*sync.Mutex, len(names))
+	for i, n := range names {
+		if m[n] == nil {
+			m[n] = &sync.Mutex{}
+		}
+		ms[i] = m[n]
+	}
+	return ms
+}
+
 func (l *memLocker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	l.mu.Lock()
 	if !slices.IsSorted(names) {
@@ -30,13 +42,7 @@ func (l *memLocker) Lock(ctx context.Context, names []uint64) (func(), error) {
 		return nil, fmt.Errorf("names not sorted: %v", names)
 	}
 	l.calls = append(l.calls, slices.Clone(names))
-	ms := make([]*sync.Mutex, len(names))
-	for i, n := range names {
-		if l.names[n] == nil {
-			l.names[n] = &sync.Mutex{}
-		}
-		ms[i] = l.names[n]
-	}
+	ms := mutexesOf(l.names, names)
 	l.mu.Unlock()
 	for _, m := range ms {
 		m.Lock()
@@ -52,10 +58,7 @@ func (l *memLocker) Lock(ctx context.Context, names []uint64) (func(), error) {
 // in-process locks are separate, so only the shared Locker keeps
 // insert-if-unique to exactly one original.
 func TestSharedLockerAcrossIndexes(t *testing.T) {
-	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, t.TempDir())
 	lk := &memLocker{names: map[uint64]*sync.Mutex{}}
 	raceTwoIndexes(t, st, lk, 8)
 	lk.mu.Lock()
@@ -92,13 +95,7 @@ type heldName struct{ release func() }
 
 func (l *releasingLocker) Lock(ctx context.Context, names []uint64) (func(), error) {
 	l.mu.Lock()
-	ms := make([]*sync.Mutex, len(names))
-	for i, n := range names {
-		if l.names[n] == nil {
-			l.names[n] = &sync.Mutex{}
-		}
-		ms[i] = l.names[n]
-	}
+	ms := mutexesOf(l.names, names)
 	l.mu.Unlock()
 	rels := make([]*heldName, len(names))
 	for i, m := range ms {
@@ -143,10 +140,7 @@ func (l *releasingLocker) MutateAndRelease(ctx context.Context, muts []storage.M
 // two Index values over one store (two processes) still store exactly one
 // of two near-duplicates inserted at once.
 func TestReleasingLockerAcrossIndexes(t *testing.T) {
-	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, t.TempDir())
 	lk := &releasingLocker{st: st, names: map[uint64]*sync.Mutex{}, held: map[uint64]*heldName{}}
 	raceTwoIndexes(t, st, lk, 9)
 	lk.mu.Lock()

@@ -17,18 +17,7 @@ import (
 // refused with ErrNoIndex and left without one.
 func TestOpenAdoptStoredAndNoCreate(t *testing.T) {
 	open := func(dir string, cfg kvindex.Config) (*kvindex.Index, error) {
-		st, err := pebblestore.Open(dir, pebblestore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.RecipeVersion == 0 {
-			cfg.RecipeVersion = testRecipe
-		}
-		ix, err := kvindex.Open(bg, st, cfg)
-		if err != nil {
-			st.Close()
-		}
-		return ix, err
+		return openPebbleIndex(t, dir, pebblestore.Options{}, cfg)
 	}
 	created := fingerprint.Layout{B: 5, K: 3}
 
@@ -36,10 +25,7 @@ func TestOpenAdoptStoredAndNoCreate(t *testing.T) {
 	if _, err := open(empty, kvindex.Config{Layout: created, AdoptStored: true, NoCreate: true}); !errors.Is(err, kvindex.ErrNoIndex) {
 		t.Fatalf("NoCreate on an empty store: %v, want ErrNoIndex", err)
 	}
-	st, err := pebblestore.Open(empty, pebblestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, empty)
 	_, ok, err := kvindex.ReadMeta(bg, st)
 	st.Close()
 	if ok || err != nil {
