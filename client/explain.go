@@ -91,9 +91,5 @@ type ExplainResponse struct {
 // Explain says how a stored document relates to a text, word by word
 // (404: IsNotFound).
 func (c *Client) Explain(ctx context.Context, req ExplainRequest) (*ExplainResponse, error) {
-	var out ExplainResponse
-	if _, err := c.call(ctx, opExplain, c.url(opExplain, nil), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[ExplainResponse](ctx, c, opExplain, c.url(opExplain, nil), req)
 }

@@ -10,11 +10,7 @@ import (
 
 // Check finds the stored near-duplicates of a text or fingerprint.
 func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, error) {
-	var out CheckResponse
-	if _, err := c.call(ctx, opCheck, c.url(opCheck, nil), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[CheckResponse](ctx, c, opCheck, c.url(opCheck, nil), req)
 }
 
 // CheckBatch checks many items, in calls of at most the batch limit and
@@ -26,36 +22,20 @@ func (c *Client) CheckBatch(ctx context.Context, req BatchCheckRequest) (*BatchC
 	env := req
 	env.Items = nil
 	out := &BatchCheckResponse{Results: []*CheckResponse{}, Errors: []ItemError{}}
-	err := c.batch(ctx, opCheckBatch, len(req.Items), func(i int) any { return req.Items[i] },
+	err := itemsBatch(ctx, c, opCheckBatch, len(req.Items), func(i int) any { return req.Items[i] },
 		func(items []json.RawMessage) any {
 			return struct {
 				Items []json.RawMessage `json:"items"`
 				BatchCheckRequest
 			}{items, env}
-		},
-		func(lo int, body []byte) error {
-			var part BatchCheckResponse
-			if err := json.Unmarshal(body, &part); err != nil {
-				return err
-			}
-			out.Results = append(out.Results, part.Results...)
-			for _, e := range part.Errors {
-				e.Index += lo
-				out.Errors = append(out.Errors, e)
-			}
-			return nil
-		})
+		}, &out.Results, &out.Errors)
 	return out, err
 }
 
 // InsertDocument stores a document (Mode ModeInsertIfUnique: only when it
 // duplicates nothing; then the answer's DuplicateOf names the original).
 func (c *Client) InsertDocument(ctx context.Context, req InsertRequest) (*InsertResponse, error) {
-	var out InsertResponse
-	if _, err := c.call(ctx, opInsertDocument, c.url(opInsertDocument, nil), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[InsertResponse](ctx, c, opInsertDocument, c.url(opInsertDocument, nil), req)
 }
 
 // InsertDocuments stores many documents, in calls of at most the batch
@@ -69,26 +49,45 @@ func (c *Client) InsertDocuments(ctx context.Context, req BatchInsertRequest) (*
 	env := req
 	env.Items = nil
 	out := &BatchInsertResponse{Results: []*InsertResponse{}, Errors: []ItemError{}}
-	err := c.batch(ctx, opInsertDocuments, len(req.Items), func(i int) any { return req.Items[i] },
+	err := itemsBatch(ctx, c, opInsertDocuments, len(req.Items), func(i int) any { return req.Items[i] },
 		func(items []json.RawMessage) any {
 			return struct {
 				Items []json.RawMessage `json:"items"`
 				BatchInsertRequest
 			}{items, env}
-		},
-		func(lo int, body []byte) error {
-			var part BatchInsertResponse
-			if err := json.Unmarshal(body, &part); err != nil {
-				return err
-			}
-			out.Results = append(out.Results, part.Results...)
-			for _, e := range part.Errors {
-				e.Index += lo
-				out.Errors = append(out.Errors, e)
-			}
-			return nil
-		})
+		}, &out.Results, &out.Errors)
 	return out, err
+}
+
+// callFor makes the call r to u with the body in (nil for none) and
+// returns its answer, decoded.
+func callFor[T any](ctx context.Context, c *Client, r route, u string, in any) (*T, error) {
+	var out T
+	if _, err := c.call(ctx, r, u, in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// itemsBatch is batch for the calls whose answer is a result per item and
+// the failed items' problems: it appends each call's results to results
+// and its problems, their indexes made the items', to errs.
+func itemsBatch[R any](ctx context.Context, c *Client, r route, n int, item func(int) any, envelope func([]json.RawMessage) any, results *[]*R, errs *[]ItemError) error {
+	return c.batch(ctx, r, n, item, envelope, func(lo int, body []byte) error {
+		var part struct {
+			Results []*R        `json:"results"`
+			Errors  []ItemError `json:"errors"`
+		}
+		if err := json.Unmarshal(body, &part); err != nil {
+			return err
+		}
+		*results = append(*results, part.Results...)
+		for _, e := range part.Errors {
+			e.Index += lo
+			*errs = append(*errs, e)
+		}
+		return nil
+	})
 }
 
 // batch sends n items in chunks: item(i) is the i-th item, envelope wraps a
@@ -156,11 +155,7 @@ func chunks(sizes []int, maxN, maxBytes int) []span {
 
 // GetDocument returns the stored document with the id (404: IsNotFound).
 func (c *Client) GetDocument(ctx context.Context, id string) (*Document, error) {
-	var out Document
-	if _, err := c.call(ctx, opGetDocument, c.url(opGetDocument, nil, id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[Document](ctx, c, opGetDocument, c.url(opGetDocument, nil, id), nil)
 }
 
 // DeleteDocument deletes the document with the id (404: IsNotFound).
@@ -172,11 +167,7 @@ func (c *Client) DeleteDocument(ctx context.Context, id string) error {
 // Fingerprint fingerprints a text without touching the index, with the
 // features that weigh most.
 func (c *Client) Fingerprint(ctx context.Context, req FingerprintRequest) (*FingerprintResponse, error) {
-	var out FingerprintResponse
-	if _, err := c.call(ctx, opFingerprint, c.url(opFingerprint, nil), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[FingerprintResponse](ctx, c, opFingerprint, c.url(opFingerprint, nil), req)
 }
 
 // Stats returns the index's counts, layout and fullest rows.
@@ -185,30 +176,18 @@ func (c *Client) Stats(ctx context.Context, opt StatsOptions) (*Stats, error) {
 	if opt.Rows != nil {
 		q = url.Values{"rows": {strconv.Itoa(*opt.Rows)}}
 	}
-	var out Stats
-	if _, err := c.call(ctx, opStats, c.url(opStats, q), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[Stats](ctx, c, opStats, c.url(opStats, q), nil)
 }
 
 // Health asks whether the server is alive (/healthz).
 func (c *Client) Health(ctx context.Context) (*Status, error) {
-	var out Status
-	if _, err := c.call(ctx, opHealthz, c.url(opHealthz, nil), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[Status](ctx, c, opHealthz, c.url(opHealthz, nil), nil)
 }
 
 // Ready asks whether the server can serve: dictionaries loaded and the
 // store reachable (/readyz; a 503 is retried as any other).
 func (c *Client) Ready(ctx context.Context) (*Status, error) {
-	var out Status
-	if _, err := c.call(ctx, opReadyz, c.url(opReadyz, nil), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[Status](ctx, c, opReadyz, c.url(opReadyz, nil), nil)
 }
 
 // Metrics returns the server's Prometheus text exposition.

@@ -156,11 +156,7 @@ func (c *Client) SeenUser(ctx context.Context, user string) (*SeenUserResponse, 
 	if err := checkUser(opSeenUser.op, user); err != nil {
 		return nil, err
 	}
-	var out SeenUserResponse
-	if _, err := c.call(ctx, opSeenUser, c.url(opSeenUser, nil, user), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[SeenUserResponse](ctx, c, opSeenUser, c.url(opSeenUser, nil, user), nil)
 }
 
 // SeenDelete deletes one item from the user's seen set (also when it was
