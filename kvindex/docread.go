@@ -58,24 +58,12 @@ func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[
 			}
 		}
 	}
-	out := make(map[string]Document, len(keys)+len(known))
-	for id, d := range known {
-		out[id] = d
-	}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	rows, err := ix.get(ctx, keys)
+	out, err := ix.docsByKey(ctx, keys, false)
 	if err != nil {
 		return nil, err
 	}
-	for _, row := range rows {
-		if len(row.Cells) == 0 {
-			continue
-		}
-		if d, err := ix.decodeDocRow(row); err == nil {
-			out[d.ID] = d
-		}
+	for id, d := range known {
+		out[id] = d
 	}
 	return out, nil
 }
@@ -95,21 +83,9 @@ func (ix *Index) bandCandidateDocs(ctx context.Context, byBand [][]string, cands
 			}
 		}
 	}
-	out := make(map[string]Document, len(keys))
-	if len(keys) == 0 {
-		return out, nil
-	}
-	rows, err := ix.get(ctx, keys)
+	out, err := ix.docsByKey(ctx, keys, false)
 	if err != nil {
 		return nil, err
-	}
-	for _, row := range rows {
-		if len(row.Cells) == 0 {
-			continue
-		}
-		if d, err := ix.decodeDocRow(row); err == nil {
-			out[d.ID] = d
-		}
 	}
 	for n, ids := range byBand {
 		for _, id := range ids {
@@ -133,7 +109,14 @@ func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Docume
 		}
 		keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(id)})
 	}
-	out := make(map[string]Document, len(ids))
+	return ix.docsByKey(ctx, keys, true)
+}
+
+// docsByKey reads the docs rows of keys in one multi-get and returns the
+// documents stored there by id; a corrupt docs cell is an error when strict
+// and drops its document otherwise.
+func (ix *Index) docsByKey(ctx context.Context, keys []storage.RowKey, strict bool) (map[string]Document, error) {
+	out := make(map[string]Document, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
@@ -147,7 +130,10 @@ func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Docume
 		}
 		d, err := ix.decodeDocRow(row)
 		if err != nil {
-			return nil, err
+			if strict {
+				return nil, err
+			}
+			continue
 		}
 		out[d.ID] = d
 	}
