@@ -391,15 +391,7 @@ func (s *Service) Import(ctx context.Context, user string, marks []TimedMark) (M
 		}
 		h := ItemHash(user, m.ID, s.cfg.HashBits)
 		extra = append(extra, storage.Cell{Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}})
-		fp, ok := m.Fingerprint, m.HasFingerprint
-		if !ok && m.DocID != "" {
-			var f docFP
-			if f, ok = fps[m.DocID]; ok {
-				fp = f.fp
-			} else {
-				res.UnknownDocs = append(res.UnknownDocs, m.DocID)
-			}
-		}
+		fp, ok := docFingerprint(m.Fingerprint, m.HasFingerprint, m.DocID, fps, &res.UnknownDocs)
 		if ok {
 			extra = append(extra, storage.Cell{Qualifier: deltaQualifier(qualFPDel, b, h), Value: binary.BigEndian.AppendUint64(nil, uint64(fp))})
 		}

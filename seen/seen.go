@@ -271,15 +271,7 @@ func (s *Service) MarkBatch(ctx context.Context, batch []UserMarks) ([]MarkResul
 			h := ItemHash(um.User, m.ID, s.cfg.HashBits)
 			muts = append(muts,
 				storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualDelta, b, h), Value: []byte{}, Timestamp: ts})
-			fp, ok := m.Fingerprint, m.HasFingerprint
-			if !ok && m.DocID != "" {
-				var f docFP
-				if f, ok = fps[m.DocID]; ok {
-					fp = f.fp
-				} else {
-					out[i].UnknownDocs = append(out[i].UnknownDocs, m.DocID)
-				}
-			}
+			fp, ok := docFingerprint(m.Fingerprint, m.HasFingerprint, m.DocID, fps, &out[i].UnknownDocs)
 			if ok {
 				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableSeen, Row: row, Qualifier: deltaQualifier(qualFPDel, b, h),
 					Value: binary.BigEndian.AppendUint64(nil, uint64(fp)), Timestamp: ts})
@@ -567,15 +559,7 @@ func (s *Service) filter(ctx context.Context, reqs []FilterRequest, out []Filter
 					continue
 				}
 			} else if r.Near && len(v.fps) > 0 {
-				fp, ok := c.Fingerprint, c.HasFingerprint
-				if !ok && c.DocID != "" {
-					var f docFP
-					if f, ok = fps[c.DocID]; ok {
-						fp = f.fp
-					} else {
-						res.UnknownDocs = append(res.UnknownDocs, c.DocID)
-					}
-				}
+				fp, ok := docFingerprint(c.Fingerprint, c.HasFingerprint, c.DocID, fps, &res.UnknownDocs)
 				if ok {
 					d := -1
 					if nix != nil {
@@ -712,6 +696,20 @@ func releaseViews(views []view) {
 
 // docFP is a document's fingerprint.
 type docFP struct{ fp fingerprint.Fingerprint }
+
+// docFingerprint is the fingerprint of an item or candidate: its own (fp,
+// when has), else its document's (docID) from fps; a document fps does
+// not hold is added to unknown, and ok is false when there is none.
+func docFingerprint(fp fingerprint.Fingerprint, has bool, docID string, fps map[string]docFP, unknown *[]string) (_ fingerprint.Fingerprint, ok bool) {
+	if has || docID == "" {
+		return fp, has
+	}
+	f, ok := fps[docID]
+	if !ok {
+		*unknown = append(*unknown, docID)
+	}
+	return f.fp, ok
+}
 
 // lookupDocs resolves document ids through Config.Docs; unknown ids are
 // absent from the map.
