@@ -8,43 +8,11 @@ AsyncClient has the same methods as coroutines. Problems the server
 answers raise SimdexError (status, kind, title, detail, fields).
 """
 
+from . import _types
 from ._client import AsyncClient, Client
 from ._core import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, ROUTES, RetryPolicy, Route
 from ._errors import SimdexConnectionError, SimdexError
-from ._types import (
-    Alignment,
-    BatchCheckResponse,
-    BatchInsertResponse,
-    CheckHit,
-    CheckResponse,
-    Content,
-    Document,
-    DocumentInput,
-    ExplainQuery,
-    ExplainResponse,
-    ExplainSegment,
-    ExplainSide,
-    Feature,
-    FieldError,
-    FingerprintResponse,
-    Hit,
-    InsertResponse,
-    ItemError,
-    Layout,
-    Problem,
-    RowRef,
-    SeenCheckResponse,
-    SeenDropped,
-    SeenFilterResponse,
-    SeenItem,
-    SeenMarkResponse,
-    SeenUserFilter,
-    SeenUserIDs,
-    SeenUserMarks,
-    SeenUserResponse,
-    Stats,
-    Status,
-)
+from ._types import *  # noqa: F401,F403 (the request and response types, _types.__all__)
 
 __all__ = [
     "Client",
@@ -56,36 +24,5 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "SimdexError",
     "SimdexConnectionError",
-    "Content",
-    "DocumentInput",
-    "Hit",
-    "CheckHit",
-    "CheckResponse",
-    "BatchCheckResponse",
-    "InsertResponse",
-    "BatchInsertResponse",
-    "Problem",
-    "FieldError",
-    "ItemError",
-    "Document",
-    "Feature",
-    "FingerprintResponse",
-    "ExplainQuery",
-    "ExplainSegment",
-    "ExplainSide",
-    "Alignment",
-    "ExplainResponse",
-    "Layout",
-    "RowRef",
-    "Stats",
-    "Status",
-    "SeenItem",
-    "SeenUserResponse",
-    "SeenMarkResponse",
-    "SeenCheckResponse",
-    "SeenDropped",
-    "SeenFilterResponse",
-    "SeenUserMarks",
-    "SeenUserIDs",
-    "SeenUserFilter",
 ]
+__all__ += _types.__all__
