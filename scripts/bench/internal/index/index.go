@@ -16,18 +16,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log"
 	"math/bits"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/scripts/bench/internal/diskuse"
 	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
@@ -130,7 +129,7 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 		return err
 	}
 	build := time.Since(start)
-	indexDisk, totalDisk := dirSize(dir), dirSize(dir)
+	indexDisk, totalDisk := diskuse.Bytes(dir), diskuse.Bytes(dir)
 	_ = indexDisk
 	T := layout.NumTables()
 	fmt.Printf("build (bulk path, unsynced)  %.1fs  (%.0f fingerprints/s)\n", build.Seconds(), float64(n)/build.Seconds())
@@ -257,17 +256,4 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 		fmt.Printf("batch insert of 500          %s (%.0f documents/s)\n", el, 500/el.Seconds())
 	}
 	return nil
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -20,16 +20,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/scripts/bench/internal/diskuse"
 	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
@@ -141,7 +140,7 @@ func runMode(ctx context.Context, n, queries int, falseCands float64, mode kvind
 	if err := st.DB().Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		return err
 	}
-	disk := float64(dirSize(dir)) / float64(n)
+	disk := float64(diskuse.Bytes(dir)) / float64(n)
 
 	// Queries: a stored document's fingerprint with 1-2 bits flipped (one
 	// index hit), its own fresh band hashes (false band candidates only).
@@ -223,17 +222,4 @@ func runMode(ctx context.Context, n, queries int, falseCands float64, mode kvind
 	}
 	row("LookupDocuments with bands (after)")
 	return nil
-}
-
-func dirSize(dir string) int64 {
-	var total int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				total += info.Size()
-			}
-		}
-		return nil
-	})
-	return total
 }
