@@ -295,27 +295,16 @@ func Run(ctx context.Context, args []string) error {
 	}
 	calls := *markUsers * *markPages
 	t0 := time.Now()
-	var nextCall atomic.Int64
-	var wg sync.WaitGroup
-	for w := range *goroutines {
-		wg.Go(func() {
-			for {
-				c := int(nextCall.Add(1) - 1)
-				if c >= calls {
-					return
-				}
-				ids := markOne(w, c)
-				marks := make([]seen.Mark, page)
-				for k, id := range ids {
-					marks[k] = seen.Mark{ID: id}
-				}
-				if _, err := svc.Mark(ctx, userID(c%*markUsers), marks); err != nil {
-					log.Fatal(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	shareCalls(*goroutines, calls, func(w, c int) {
+		ids := markOne(w, c)
+		marks := make([]seen.Mark, page)
+		for k, id := range ids {
+			marks[k] = seen.Mark{ID: id}
+		}
+		if _, err := svc.Mark(ctx, userID(c%*markUsers), marks); err != nil {
+			log.Fatal(err)
+		}
+	})
 	el := time.Since(t0)
 	fmt.Printf("marks: %d calls of %d items, %d goroutines, synced writes: %.0f marks/s (%.0f calls/s)\n", calls, page, *goroutines, float64(calls*page)/el.Seconds(), float64(calls)/el.Seconds())
 	t0 = time.Now()
@@ -331,23 +320,13 @@ func Run(ctx context.Context, args []string) error {
 				log.Fatal(err)
 			}
 		}
-		nextCall.Store(0)
 		t0 = time.Now()
-		for w := range *goroutines {
-			wg.Go(func() {
-				for {
-					c := int(nextCall.Add(1) - 1)
-					if c >= calls {
-						return
-					}
-					args := append([]string{"SADD", "seen:" + userID(c%*markUsers)}, markOne(w, c)...)
-					if _, err := conns[w].do(args...); err != nil {
-						log.Fatal(err)
-					}
-				}
-			})
-		}
-		wg.Wait()
+		shareCalls(*goroutines, calls, func(w, c int) {
+			args := append([]string{"SADD", "seen:" + userID(c%*markUsers)}, markOne(w, c)...)
+			if _, err := conns[w].do(args...); err != nil {
+				log.Fatal(err)
+			}
+		})
 		el := time.Since(t0)
 		fmt.Printf("Redis SADD of the same pages, %d connections (no fsync: appendonly off): %.0f marks/s\n", *goroutines, float64(calls*page)/el.Seconds())
 	}
@@ -367,26 +346,20 @@ func load(ctx context.Context, d string, rc *redisConn, now time.Time, total int
 		log.Fatal(err)
 	}
 	t0 := time.Now()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			marks := make([]seen.TimedMark, *items)
-			for {
-				u := int(next.Add(1) - 1)
-				if u >= *users {
-					return
-				}
-				for j := range marks {
-					marks[j] = seen.TimedMark{Mark: seen.Mark{ID: itemID(u, j)}, Time: now.Add(-time.Duration(j%*buckets)*24*time.Hour - time.Minute)}
-				}
-				if _, err := svc.Import(ctx, userID(u), marks); err != nil {
-					log.Fatal(err)
-				}
-			}
-		})
+	const loaders = 2
+	bufs := make([][]seen.TimedMark, loaders) // each loader's marks, reused
+	for w := range bufs {
+		bufs[w] = make([]seen.TimedMark, *items)
 	}
-	wg.Wait()
+	shareCalls(loaders, *users, func(w, u int) {
+		marks := bufs[w]
+		for j := range marks {
+			marks[j] = seen.TimedMark{Mark: seen.Mark{ID: itemID(u, j)}, Time: now.Add(-time.Duration(j%*buckets)*24*time.Hour - time.Minute)}
+		}
+		if _, err := svc.Import(ctx, userID(u), marks); err != nil {
+			log.Fatal(err)
+		}
+	})
 	fmt.Printf("load seen (Import, folded form): %.1fs, %.0f items/s\n", time.Since(t0).Seconds(), float64(total)/time.Since(t0).Seconds())
 	var redisBase int64
 	if rc != nil {
@@ -584,4 +557,24 @@ func redisUsedMemory(rc *redisConn) int64 {
 	}
 	log.Fatal("INFO memory without used_memory")
 	return 0
+}
+
+// shareCalls makes calls 0..n-1 on workers goroutines, each taking the
+// next call left until there is none, and returns when all are done; call
+// gets its worker's index and the call's number.
+func shareCalls(workers, n int, call func(worker, c int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= n {
+					return
+				}
+				call(w, c)
+			}
+		})
+	}
+	wg.Wait()
 }
