@@ -100,24 +100,34 @@ func bruteCheck(ctx context.Context, ix *kvindex.Index, input string, n int) err
 // readFingerprints reads every "id,hex fingerprint,time" line of path;
 // other lines (a document input's JSON) are skipped.
 func readFingerprints(path string) ([]query, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []query
-	sc := bufio.NewScanner(f)
+	err := eachLine(path, func(line string) (bool, error) {
+		p := strings.Split(line, ",")
+		if len(p) != 3 {
+			return true, nil
+		}
+		if fp, err := fingerprint.Parse(p[1]); err == nil {
+			out = append(out, query{id: p[0], fp: fp})
+		}
+		return true, nil
+	})
+	return out, err
+}
+
+// eachLine calls f with each line of path (lines up to 16 MiB) until it
+// returns false or an error, which eachLine returns.
+func eachLine(path string, f func(line string) (more bool, err error)) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		p := strings.Split(sc.Text(), ",")
-		if len(p) != 3 {
-			continue
+		if more, err := f(sc.Text()); err != nil || !more {
+			return err
 		}
-		fp, err := fingerprint.Parse(p[1])
-		if err != nil {
-			continue
-		}
-		out = append(out, query{id: p[0], fp: fp})
 	}
-	return out, sc.Err()
+	return sc.Err()
 }

@@ -27,13 +27,11 @@
 package storelookup
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"log"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,26 +253,27 @@ func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Micros
 
 // readQueries reads the first n "id,fingerprint,time" lines.
 func readQueries(path string, n int) ([]query, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []query
-	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(out) < n {
-		parts := strings.FieldsFunc(sc.Text(), func(r rune) bool { return r == ',' || r == '\t' })
+	err := eachLine(path, func(line string) (bool, error) {
+		if len(out) >= n {
+			return false, nil
+		}
+		parts := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '\t' })
 		if len(parts) < 2 {
-			continue
+			return true, nil
 		}
 		fp, err := fingerprint.Parse(parts[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return false, fmt.Errorf("%s: %w", path, err)
 		}
 		out = append(out, query{id: parts[0], fp: fp})
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no queries", path)
 	}
-	return out, sc.Err()
+	return out, nil
 }
