@@ -45,44 +45,47 @@ func reportDocs(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
 
-// BenchmarkFingerprint: the whole pipeline on one goroutine.
-func BenchmarkFingerprint(b *testing.B) {
-	f := testFP(b)
+// fingerprintCases runs run as a sub-benchmark on each case's document (a
+// title and the case's body), with its bytes and allocations, reporting
+// documents per second.
+func fingerprintCases(b *testing.B, run func(b *testing.B, doc Document)) {
 	for _, bc := range benchCases {
 		doc := Document{Title: "江城公交全面换装电动车 Harbor Point approves plant", Body: benchBody(b, bc.lang, bc.size)}
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(doc.Body)))
 			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := f.Fingerprint(doc); err != nil {
-					b.Fatal(err)
-				}
-			}
+			run(b, doc)
 			reportDocs(b)
 		})
 	}
+}
+
+// BenchmarkFingerprint: the whole pipeline on one goroutine.
+func BenchmarkFingerprint(b *testing.B) {
+	f := testFP(b)
+	fingerprintCases(b, func(b *testing.B, doc Document) {
+		for b.Loop() {
+			if _, err := f.Fingerprint(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkFingerprintParallel: GOMAXPROCS goroutines sharing one
 // Fingerprinter.
 func BenchmarkFingerprintParallel(b *testing.B) {
 	f := testFP(b)
-	for _, bc := range benchCases {
-		doc := Document{Title: "江城公交全面换装电动车 Harbor Point approves plant", Body: benchBody(b, bc.lang, bc.size)}
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(doc.Body)))
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := f.Fingerprint(doc); err != nil {
-						b.Error(err)
-						return
-					}
+	fingerprintCases(b, func(b *testing.B, doc Document) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := f.Fingerprint(doc); err != nil {
+					b.Error(err)
+					return
 				}
-			})
-			reportDocs(b)
+			}
 		})
-	}
+	})
 }
 
 // BenchmarkGseSegment is gse's own segmentation of the same Chinese text,
