@@ -44,9 +44,7 @@ func hcell(row, q string, ts int64, v string) hfile.Cell {
 // and reads the cells back with their timestamps; files that do not fit a
 // region and paths the server cannot read give their errors.
 func TestBulkLoadHFiles(t *testing.T) {
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c) // split at g, n, t
+	c, ctx, table := testTable(t) // split at g, n, t
 	regions, err := c.Regions(ctx, table)
 	if err != nil {
 		t.Fatal(err)

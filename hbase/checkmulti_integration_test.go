@@ -14,9 +14,7 @@ import (
 // rows: each row is won by exactly one of them.
 func TestCheckAndMutateMulti(t *testing.T) {
 	t.Parallel()
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	f, q := []byte("f"), []byte("o")
 	rows := [][]byte{[]byte("a1"), []byte("h2"), []byte("p3"), []byte("x4"), []byte("a5")}
 	if err := c.Put(ctx, table, &Put{Row: rows[1], Values: []Value{{Family: f, Qualifier: q, Value: []byte("taken")}}}); err != nil {
@@ -98,9 +96,7 @@ func TestCheckAndMutateMulti(t *testing.T) {
 // with a condition is refused.
 func TestCheckAndMutateMultiUnconditional(t *testing.T) {
 	t.Parallel()
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	f, q := []byte("f"), []byte("o")
 	mine, theirs, ctr := []byte("b1"), []byte("q2"), []byte("z9")
 	for _, r := range [][]byte{mine, theirs} {

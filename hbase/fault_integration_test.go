@@ -112,9 +112,7 @@ func (tr *traffic) verify(t *testing.T) {
 
 func TestSplitUnderTraffic(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	before, err := c.locate(ctx, table, []byte("p"))
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,14 @@ func uniqueName(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
+// testTable returns a client, a context and a table of the test's own
+// (createTestTable's), all ending with the test.
+func testTable(t testing.TB) (*Client, context.Context, string) {
+	t.Helper()
+	c := newTestClient(t)
+	return c, testCtx(t), createTestTable(t, c)
+}
+
 // createTestTable creates namespace:table with families "f" (plain) and
 // "m" (MOB), split at g, n, t, and deletes it when the test ends.
 func createTestTable(t testing.TB, c *Client) string {
@@ -104,9 +112,7 @@ func createTestTable(t testing.TB, c *Client) string {
 
 func TestAdminTableLifecycle(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	name := createTestTable(t, c)
+	c, ctx, name := testTable(t)
 
 	nss, err := c.Namespaces(ctx)
 	if err != nil {
@@ -177,9 +183,7 @@ func TestAdminTableLifecycle(t *testing.T) {
 
 func TestPutGetDelete(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	row := []byte("hello")
 	f, q := []byte("f"), []byte("q")
 	// Versions at base+1000..base+4000 ms (recent: the family's TTL is 10 days).
@@ -271,9 +275,7 @@ func TestPutGetDelete(t *testing.T) {
 
 func TestMultiScanAcrossRegions(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	f, q := []byte("f"), []byte("q")
 	// 26 rows a..z spread over the four regions (split at g, n, t).
 	var puts []Action
@@ -348,9 +350,7 @@ func TestMultiScanAcrossRegions(t *testing.T) {
 
 func TestCheckAndMutateAndIncrement(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	f, q := []byte("f"), []byte("owner")
 	row := []byte("k-claim")
 	claim := func(who string) bool {

@@ -91,9 +91,7 @@ func checkGets(t *testing.T, ctx context.Context, c *Client, table string, cells
 // the Go admin calls created shows every attribute through the Java Admin.
 func TestJavaPeerCrossCheck(t *testing.T) {
 	t.Parallel() // each on its own table; they mostly wait on HBase
-	c := newTestClient(t)
-	ctx := testCtx(t)
-	table := createTestTable(t, c)
+	c, ctx, table := testTable(t)
 	zk := hbasetest.ZK(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	ts := uint64(time.Now().UnixMilli()) - 60000
