@@ -46,7 +46,8 @@ type run struct {
 func (r *run) table(t string) string { return r.ns + ":" + t }
 
 // TestChaos runs each selected event under insert-if-unique and check
-// traffic from two servers, and checks after each one what must survive it.
+// traffic from two servers and bulk loads (HFiles and puts, one after the
+// other), and checks after each one what must survive it.
 func TestChaos(t *testing.T) {
 	c := openCluster(t)
 	events := allEvents
@@ -104,6 +105,8 @@ func TestChaos(t *testing.T) {
 		ok := t.Run(name, func(t *testing.T) {
 			tr := r.traffic(name)
 			t.Cleanup(tr.halt) // when the event fails the test
+			ls := r.startLoads(t, name)
+			t.Cleanup(ls.halt)
 			from := time.Now()
 			eventFuncs[name](t, r, logf)
 			logf("%s: operations done; waiting for recovery", name)
@@ -113,6 +116,7 @@ func TestChaos(t *testing.T) {
 			t.Logf("%s: %v (%d groups, %d answers 503)", name, w, len(tr.groups), tr.un503)
 			fmt.Printf("chaos: %-16s %v\n", name, w)
 			r.check(t, name, tr)
+			fmt.Printf("chaos: %-16s bulk loads: %s\n", name, ls.finish(t))
 			r.noLeaks(t)
 		})
 		if !ok {

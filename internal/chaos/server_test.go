@@ -18,42 +18,47 @@ import (
 	"github.com/simdex/simdex/internal/hbasetest"
 )
 
-// serverBin is cmd/server built once per test binary (without -race: the
-// servers are the system under test, the race detector runs in the test).
-var serverBin struct {
-	once sync.Once
-	path string
-	err  error
+// bins are the commands the tests start (cmd/server, cmd/bulkload), each
+// built once per test binary into one directory (without -race: they are
+// the system under test, the race detector runs in the test).
+var bins struct {
+	mu    sync.Mutex
+	dir   string
+	built map[string]string
 }
 
-// TestMain removes the built server when the tests are done.
+// TestMain removes the built commands when the tests are done.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if serverBin.path != "" {
-		os.RemoveAll(filepath.Dir(serverBin.path))
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
 	}
 	os.Exit(code)
 }
 
-func buildServer(t *testing.T) string {
+// buildCmd returns ./cmd/name built, building it on the first call.
+func buildCmd(t *testing.T, name string) string {
 	t.Helper()
-	serverBin.once.Do(func() {
+	bins.mu.Lock()
+	defer bins.mu.Unlock()
+	if p, ok := bins.built[name]; ok {
+		return p
+	}
+	if bins.dir == "" {
 		dir, err := os.MkdirTemp("", "simdex-chaos-")
 		if err != nil {
-			serverBin.err = err
-			return
+			t.Fatal(err)
 		}
-		serverBin.path = filepath.Join(dir, "server")
-		cmd := exec.Command("go", "build", "-o", serverBin.path, "./cmd/server")
-		cmd.Dir = hbasetest.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			serverBin.err = fmt.Errorf("go build ./cmd/server: %v\n%s", err, out)
-		}
-	})
-	if serverBin.err != nil {
-		t.Fatal(serverBin.err)
+		bins.dir, bins.built = dir, map[string]string{}
 	}
-	return serverBin.path
+	p := filepath.Join(bins.dir, name)
+	cmd := exec.Command("go", "build", "-o", p, "./cmd/"+name)
+	cmd.Dir = hbasetest.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	bins.built[name] = p
+	return p
 }
 
 // server is one simdex server process on loopback HTTP.
@@ -67,7 +72,7 @@ type server struct {
 // waits until it serves.
 func startServer(t *testing.T, zk, ns string, port int, timeout time.Duration) *server {
 	t.Helper()
-	bin := buildServer(t)
+	bin := buildCmd(t, "server")
 	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(t.TempDir(), "server.log")}
 	logf, err := os.Create(s.log)
 	if err != nil {
