@@ -98,6 +98,33 @@ func askEveryRouteFrom(t *testing.T, e *testEnv, user, id, text, orig, source st
 	}
 }
 
+// storeNearest stores texts as documents prefix-0, prefix-1, ... (with
+// attrs, when given) and returns the index of the one nearest newText,
+// which must lie within the seen filter's k of it.
+func storeNearest(t *testing.T, e *testEnv, prefix string, texts []string, attrs map[string]string, newText string) int {
+	t.Helper()
+	fpr := sharedFingerprinter(t)
+	fNew, _ := fpr.Fingerprint(fingerprint.Document{Body: newText})
+	nearest, best := -1, 65
+	for i, text := range texts {
+		doc := map[string]any{"id": fmt.Sprintf("%s-%d", prefix, i), "text": text}
+		if attrs != nil {
+			doc["attrs"] = attrs
+		}
+		if r := e.do("POST", "/v1/documents", doc); r.status != http.StatusCreated {
+			t.Fatalf("insert: %d %s", r.status, r.body)
+		}
+		f, _ := fpr.Fingerprint(fingerprint.Document{Body: text})
+		if d := fingerprint.Distance(fNew.Simhash, f.Simhash); d < best {
+			nearest, best = i, d
+		}
+	}
+	if best > DefaultSeenK {
+		t.Fatalf("test texts: the nearest stored %s is %d bits from the new one; the seen filter only considers pairs within %d", prefix, best, DefaultSeenK)
+	}
+	return nearest
+}
+
 // checkNewAndRestyled asks every route about a new text (newID, newText),
 // which must be no duplicate anywhere, and about a restyled copy of
 // origText (stored as orig and seen by user), a few bits from it, which
@@ -137,21 +164,11 @@ func TestTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	e := newSeenEnv(t, nil)
 	mails := testmails.Load()
 	mail := mails.Mail
-	fpr := sharedFingerprinter(t)
-	fNew, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(mails.New)})
-	nearest, best := -1, 65
-	for i, b := range mails.Bodies {
-		if r := e.do("POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("mail-%d", i), "text": mail(b)}); r.status != http.StatusCreated {
-			t.Fatalf("insert: %d %s", r.status, r.body)
-		}
-		f, _ := fpr.Fingerprint(fingerprint.Document{Body: mail(b)})
-		if d := fingerprint.Distance(fNew.Simhash, f.Simhash); d < best {
-			nearest, best = i, d
-		}
+	var texts []string
+	for _, b := range mails.Bodies {
+		texts = append(texts, mail(b))
 	}
-	if best > DefaultSeenK {
-		t.Fatalf("test texts: the nearest stored mail is %d bits from the new one; the seen filter only considers pairs within %d", best, DefaultSeenK)
-	}
+	nearest := storeNearest(t, e, "mail", texts, nil, mail(mails.New))
 	orig := fmt.Sprintf("mail-%d", nearest)
 	if r := e.do("POST", "/v1/users/u1/seen", map[string]any{"items": []map[string]any{{"id": "item-" + orig, "doc_id": orig}}}); r.status/100 != 2 {
 		t.Fatalf("mark: %d %s", r.status, r.body)
@@ -190,19 +207,11 @@ func TestSourceTemplatePairSameAnswerOnEveryRoute(t *testing.T) {
 	bodies := slices.Clone(mails.Bodies)
 	slices.SortStableFunc(bodies, func(a, b string) int { return dist(a) - dist(b) })
 	bodies = bodies[:5]
-	nearest, best := -1, 65
-	for i, b := range bodies {
-		if r := e.do("POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("page-%d", i), "text": page(b), "attrs": map[string]string{"source": site}}); r.status != http.StatusCreated {
-			t.Fatalf("insert: %d %s", r.status, r.body)
-		}
-		f, _ := fpr.Fingerprint(fingerprint.Document{Body: page(b)})
-		if d := fingerprint.Distance(fNew.Simhash, f.Simhash); d < best {
-			nearest, best = i, d
-		}
+	var texts []string
+	for _, b := range bodies {
+		texts = append(texts, page(b))
 	}
-	if best > DefaultSeenK {
-		t.Fatalf("test texts: the nearest stored page is %d bits from the new one; the seen filter only considers pairs within %d", best, DefaultSeenK)
-	}
+	nearest := storeNearest(t, e, "page", texts, map[string]string{"source": site}, page(mails.New))
 	quote := "The weekly roundup of the regional software cooperatives collects what their lists discussed.\n" +
 		"Two projects announced new maintainers and one retired its old mirror network.\n" +
 		"On the builders list one message stood out among the many about failing machines.\n" +
