@@ -414,3 +414,14 @@ func checkProblems(t *testing.T, e *testEnv, cases []problemCase) {
 		})
 	}
 }
+
+// checkFinds checks text and fails the test (saying what) unless the
+// answer is one duplicate, the document id.
+func (e *testEnv) checkFinds(text, id, what string) {
+	e.t.Helper()
+	var chk checkResponse
+	e.do("POST", "/v1/check", map[string]any{"text": text}).json(e.t, &chk)
+	if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != id {
+		e.t.Fatalf("%s: %+v", what, chk)
+	}
+}

@@ -131,11 +131,7 @@ func TestRestartKeepsDocuments(t *testing.T) {
 		e.close()
 
 		e2 := newStoreEnv(t, store, dir, nil)
-		var chk checkResponse
-		e2.do("POST", "/v1/check", map[string]any{"text": text}).json(t, &chk)
-		if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "a1" {
-			t.Fatalf("after restart: %+v", chk)
-		}
+		e2.checkFinds(text, "a1", "after restart")
 	})
 }
 
@@ -155,10 +151,7 @@ func TestReplaceDocument(t *testing.T) {
 		if len(chk.Duplicates) != 0 {
 			t.Fatalf("old text still found: %+v", chk)
 		}
-		e.do("POST", "/v1/check", map[string]any{"text": en}).json(t, &chk)
-		if len(chk.Duplicates) != 1 || chk.Duplicates[0].ID != "x" {
-			t.Fatalf("new text not found: %+v", chk)
-		}
+		e.checkFinds(en, "x", "new text not found")
 	})
 }
 
