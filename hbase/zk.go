@@ -60,28 +60,33 @@ func parseZnode(data []byte) ([]byte, error) {
 
 // parseMasterZnode decodes /hbase/master.
 func parseMasterZnode(data []byte) (ServerName, error) {
-	payload, err := parseZnode(data)
-	if err != nil {
-		return ServerName{}, err
-	}
 	var m pb.Master
-	if err := proto.Unmarshal(payload, &m); err != nil {
-		return ServerName{}, protocolErrorf("master znode: %v", err)
+	if err := unmarshalZnode(data, &m, "master"); err != nil {
+		return ServerName{}, err
 	}
 	return serverName(m.GetMaster())
 }
 
 // parseMetaZnode decodes /hbase/meta-region-server.
 func parseMetaZnode(data []byte) (ServerName, error) {
-	payload, err := parseZnode(data)
-	if err != nil {
+	var m pb.MetaRegionServer
+	if err := unmarshalZnode(data, &m, "meta"); err != nil {
 		return ServerName{}, err
 	}
-	var m pb.MetaRegionServer
-	if err := proto.Unmarshal(payload, &m); err != nil {
-		return ServerName{}, protocolErrorf("meta znode: %v", err)
-	}
 	return serverName(m.GetServer())
+}
+
+// unmarshalZnode decodes the protobuf message m of a znode's data (what
+// names the znode in errors).
+func unmarshalZnode(data []byte, m proto.Message, what string) error {
+	payload, err := parseZnode(data)
+	if err != nil {
+		return err
+	}
+	if err := proto.Unmarshal(payload, m); err != nil {
+		return protocolErrorf("%s znode: %v", what, err)
+	}
+	return nil
 }
 
 func serverName(s *pb.ServerName) (ServerName, error) {

@@ -121,11 +121,18 @@ func RepoRoot(t testing.TB) string {
 func Peer(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	cmd := installedTool(t, "the Java reference peer", "peer.sh", args...)
+	return runPeer(t, cmd, stdin, "peer", args)
+}
+
+// runPeer runs the peer's command cmd with stdin and returns its stdout;
+// a failure fails the test with its stderr (what and args name the run).
+func runPeer(t testing.TB, cmd *exec.Cmd, stdin, what string, args []string) string {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("hbasetest: peer %v: %v\n%s", args, err, stderr.String())
+		t.Fatalf("hbasetest: %s %v: %v\n%s", what, args, err, stderr.String())
 	}
 	return stdout.String()
 }

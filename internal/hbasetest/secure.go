@@ -1,7 +1,6 @@
 package hbasetest
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
@@ -139,11 +138,5 @@ func (s *SecureCluster) Peer(t testing.TB, stdin string, args ...string) string 
 			" -Dzookeeper.server.principal=zookeeper/localhost@" + Realm
 	}
 	cmd.Env = append(cmd.Env, "SIMDEX_HBASE_PEER_CONF="+s.Path("client-conf"), "SIMDEX_HBASE_PEER_JAVA_OPTS="+opts)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("hbasetest: secured peer %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.String()
+	return runPeer(t, cmd, stdin, "secured peer", args)
 }

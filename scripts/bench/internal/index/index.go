@@ -72,11 +72,7 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 	}
 	fmt.Printf("# simdex index benchmark\nn=%d dist=%s layout=%s GOMAXPROCS=%d\n", n, dist, layout, runtime.GOMAXPROCS(0))
 
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true, CacheBytes: 1 << 30})
-	if err != nil {
-		return err
-	}
-	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion})
+	ix, err := openIndex(ctx, dir, layout, true)
 	if err != nil {
 		return err
 	}
@@ -122,6 +118,7 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 	if err := flush(true); err != nil {
 		return err
 	}
+	st := ix.Store().(*pebblestore.Store)
 	if err := st.Flush(); err != nil {
 		return err
 	}
@@ -213,11 +210,7 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 	// Online inserts through the check-and-insert path, synced.
 	if inserts > 0 {
 		ix.Close()
-		st2, err := pebblestore.Open(dir, pebblestore.Options{CacheBytes: 1 << 30})
-		if err != nil {
-			return err
-		}
-		ix2, err := kvindex.Open(ctx, st2, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion})
+		ix2, err := openIndex(ctx, dir, layout, false)
 		if err != nil {
 			return err
 		}
@@ -256,4 +249,19 @@ func run(ctx context.Context, n int, dist string, queries, workers, inserts int,
 		fmt.Printf("batch insert of 500          %s (%.0f documents/s)\n", el, 500/el.Seconds())
 	}
 	return nil
+}
+
+// openIndex opens the index with layout in the Pebble store in dir (a 1 GiB
+// block cache; writes unsynced with noSync).
+func openIndex(ctx context.Context, dir string, layout fingerprint.Layout, noSync bool) (*kvindex.Index, error) {
+	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: noSync, CacheBytes: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	ix, err := kvindex.Open(ctx, st, kvindex.Config{Layout: layout, RecipeVersion: fingerprint.RecipeVersion})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return ix, nil
 }
