@@ -108,6 +108,19 @@ type call struct {
 	overdue *time.Timer
 }
 
+// finish ends the call with its reply or error: its overdue timer is
+// stopped, done closed and onDone run.
+func (cl *call) finish(resp *response, err error) {
+	if cl.overdue != nil {
+		cl.overdue.Stop()
+	}
+	cl.resp, cl.err = resp, err
+	close(cl.done)
+	if cl.onDone != nil {
+		cl.onDone()
+	}
+}
+
 // overdueGrace is how long past its timeout a coalesced call's reply may
 // be late before its connection is declared broken. Such a call is never
 // given up by its callers (its reply frees the in-flight slot that every
@@ -237,14 +250,7 @@ func (c *conn) readLoop() {
 			// The caller gave up (ctx ended) before the reply came.
 			continue
 		}
-		if cl.overdue != nil {
-			cl.overdue.Stop()
-		}
-		cl.resp = resp
-		close(cl.done)
-		if cl.onDone != nil {
-			cl.onDone()
-		}
+		cl.finish(resp, nil)
 	}
 }
 
@@ -262,14 +268,7 @@ func (c *conn) fail(err error) {
 	c.mu.Unlock()
 	c.nc.Close()
 	for _, cl := range pending {
-		if cl.overdue != nil {
-			cl.overdue.Stop()
-		}
-		cl.err = err
-		close(cl.done)
-		if cl.onDone != nil {
-			cl.onDone()
-		}
+		cl.finish(nil, err)
 	}
 	if c.onClose != nil {
 		c.onClose(c)
