@@ -2,11 +2,8 @@ package ctl
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
@@ -17,7 +14,7 @@ import (
 // the test HBase, and checks that verify reports drift with a non-zero exit.
 func TestSchemaVerbs(t *testing.T) {
 	zk := hbasetest.ZK(t)
-	ns := fmt.Sprintf("ctl%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	ns := hbasetest.Namespace("ctl")
 	flags := []string{"--hbase-zk", zk, "--hbase-namespace", ns, "--retention", "720h", "--index-regions", "8", "--layout-b", "4", "--layout-k", "3"}
 	t.Cleanup(func() { run(t, "", append([]string{"schema", "drop", "--yes"}, flags...)...) })
 

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/storage"
@@ -18,7 +16,7 @@ import (
 // variables, TLS through the config file, the namespace by flag.
 func TestSecureSchemaVerbs(t *testing.T) {
 	s := hbasetest.Secure(t)
-	ns := fmt.Sprintf("sctl%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	ns := hbasetest.Namespace("sctl")
 	vars := map[string]string{
 		"SIMDEX_HBASE_KERBEROS_PRINCIPAL": hbasetest.Principal("simdex"),
 		"SIMDEX_HBASE_KERBEROS_KEYTAB":    s.Path("simdex.keytab"),

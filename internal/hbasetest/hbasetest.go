@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // EnvZK names the environment variable holding the ZooKeeper address
@@ -79,6 +80,12 @@ func decide(zk, ci string) (addr, reason string, fail bool) {
 		return "", EnvZK + " is unset under CI=true: scripts/test.sh must install and start HBase (needs java and mvn)", true
 	}
 	return "", EnvZK + " is unset: run scripts/test.sh (starts HBase when java and mvn exist), or start one with scripts/hbase/start.sh and export " + EnvZK + "=<its output>", false
+}
+
+// Namespace is a fresh namespace name for a test: prefix, the process id
+// and the clock, so that parallel and repeated runs never share one.
+func Namespace(prefix string) string {
+	return fmt.Sprintf("%s%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9)
 }
 
 // ZK returns the ZooKeeper address of the test HBase, or ends the test:

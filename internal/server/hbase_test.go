@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +63,7 @@ func hbaseNamespace(t *testing.T, zk string) string {
 // the process and the time) and drops it when the test ends, through a
 // client from connect.
 func hbaseNamespaceWith(t *testing.T, prefix string, connect func() (*hbase.Client, error)) string {
-	ns := fmt.Sprintf("%s%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9)
+	ns := hbasetest.Namespace(prefix)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -3,8 +3,6 @@ package hbasestore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -19,7 +17,7 @@ func openPrivate(t *testing.T, prefix string) *Store {
 	t.Helper()
 	zk := hbasetest.ZK(t)
 	ctx := context.Background()
-	ns := fmt.Sprintf("%s%d_%d", prefix, os.Getpid(), time.Now().UnixNano()%1e9)
+	ns := hbasetest.Namespace(prefix)
 	s, err := Open(ctx, Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true, Compression: "NONE"})
 	if err != nil {
 		t.Fatal(err)
