@@ -17,11 +17,7 @@ import (
 func TestFileWriterIngest(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStoreIn(t, dir)
 	format, err := s.TableFormat()
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +83,7 @@ func TestFileWriterIngest(t *testing.T) {
 // file.
 func TestFileWriterOrder(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStoreIn(t, dir)
 	format, _ := s.TableFormat()
 	w, err := NewFileWriter(storage.TableFP, filepath.Join(dir, "out"), format, 0)
 	if err != nil {

@@ -178,11 +178,7 @@ func TestBulkWriterEqualsPuts(t *testing.T) {
 func TestBulkWriterErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStoreIn(t, dir)
 	if _, err := s.NewCellWriter(storage.TableMeta, filepath.Join(dir, "st")); err == nil {
 		t.Error("a bulk writer for the meta table (counters) was accepted")
 	}
@@ -242,11 +238,7 @@ func TestBulkWriterErrors(t *testing.T) {
 // whole cache must go.
 func TestIngestInvalidatesRowCache(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(filepath.Join(dir, "db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStoreIn(t, dir)
 	ctx := context.Background()
 	row := []byte("row-1")
 	key := []storage.RowKey{{Table: storage.TableIndex, Key: row}}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,18 @@ import (
 func openStore(t testing.TB, opt Options) *Store {
 	t.Helper()
 	s, err := Open(t.TempDir(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openStoreIn opens an unsynced store in dir's subdirectory db (the rest of
+// dir is the test's), closed when the test ends.
+func openStoreIn(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(dir, "db"), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
