@@ -9,7 +9,6 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // TestCompactVerb compacts an index with deltas and a deleted document, then
@@ -17,10 +16,7 @@ import (
 func TestCompactVerb(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openUnsynced(t, dir)
 	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion})
 	if err != nil {
 		t.Fatal(err)

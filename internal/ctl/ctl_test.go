@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var (
@@ -35,6 +36,17 @@ func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 
 const article = "The European Central Bank raised interest rates again on Thursday, citing stubborn inflation in the services sector. " +
 	"Economists had expected the move after wage growth stayed strong through the summer, and markets barely reacted."
+
+// openUnsynced opens an unsynced embedded store in dir, for a test to fill
+// before a verb runs on it (the test closes it).
+func openUnsynced(t *testing.T, dir string) *pebblestore.Store {
+	t.Helper()
+	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
 
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/seen"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 // TestSeenVerb: stats count users and items (deltas and folded alike) and
@@ -16,10 +15,7 @@ import (
 func TestSeenVerb(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := pebblestore.Open(dir, pebblestore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openUnsynced(t, dir)
 	// A one-hour bucket: the verb must adopt the stored width.
 	svc, err := seen.Open(ctx, st, seen.Config{BucketWidth: time.Hour})
 	if err != nil {
