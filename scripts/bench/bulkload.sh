@@ -30,6 +30,7 @@
 # average is printed before and after each step: on a shared machine CPU per
 # fingerprint is the figure that compares across runs.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-10000000}"
 d="${2:-1000000}"
@@ -37,8 +38,8 @@ mem="${3:-1GiB}"
 steps=",${4:-fp,compaction,docs},"
 step() { [[ "$steps" == *",$1,"* ]]; }
 work="${SIMDEX_BENCH_DIR:-/tmp/simdex-bulkbench}"
-mkdir -p "$work" scripts/bench/out
-out="scripts/bench/out/bulkload-$(date -u +%Y%m%dT%H%M%SZ).txt"
+mkdir -p "$work"
+bench_out bulkload
 exec > >(tee "$out") 2>&1
 
 go build -o "$work/bulkload" ./cmd/bulkload

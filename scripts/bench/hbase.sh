@@ -10,14 +10,11 @@
 # (left running; stop it with scripts/hbase/stop.sh). Output also goes to
 # scripts/bench/out/hbase-<time>.txt (gitignored).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-2000}"
-if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
-	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
-fi
-export SIMDEX_HBASE_ZK
-mkdir -p scripts/bench/out
-out="scripts/bench/out/hbase-$(date -u +%Y%m%dT%H%M%SZ).txt"
+bench_hbase || true
+bench_out hbase
 {
 	echo "# HBase at $SIMDEX_HBASE_ZK, N=$n, $(nproc) cores, $(date -u)"
 	echo "## Go client (hbase/bench_test.go)"

@@ -27,10 +27,7 @@ cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 bucket="${2:-720h}"
 work="${SIMDEX_BENCH_DIR:-/tmp/simdex-hbbulk}"
-if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
-	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
-fi
-export SIMDEX_HBASE_ZK
+bench_hbase || true
 pid="${SIMDEX_HBASE_PID:-}"
 if [ -z "$pid" ]; then
 	pidf="${SIMDEX_HBASE_DATA:-${SIMDEX_HBASE_HOME:-.hbase}/data}/hbase.pid"
@@ -43,8 +40,7 @@ ns="hbbulk_${n}_${stamp//[^0-9]/}"
 
 {
 	echo "# N=$n bucket=$bucket, HBase at $SIMDEX_HBASE_ZK (pid ${pid:-unknown}), $(nproc) cores, $(date -u), load: $(cut -d' ' -f1-3 /proc/loadavg)"
-	go build -o "$work/bulkload" ./cmd/bulkload
-	go build -o "$work/storelookup" ./scripts/bench/storelookup
+	bench_build "$work" cmd/bulkload scripts/bench/storelookup
 	in="$work/fp$n.csv"
 	[ -s "$in" ] || go run ./scripts/bench/bulkload -n "$n" -kind fp >"$in"
 

@@ -61,13 +61,8 @@ bench_on_exit 'if [ "${SIMDEX_BENCH_KEEP:-0}" != 1 ]; then
 	rm -rf "$pebble"
 fi'
 bench_on_exit 'rm -rf "$bin"'
-go build -o "$bin/server" ./cmd/server
-go build -o "$bin/simdexctl" ./cmd/simdexctl
-go build -o "$bin/hbsrvload" ./scripts/bench/hbsrvload
-go build -o "$bin/loadgen" ./scripts/bench/loadgen
-go build -o "$bin/storelookup" ./scripts/bench/storelookup
-mkdir -p scripts/bench/out
-out="scripts/bench/out/hbrest-$(date -u +%Y%m%dT%H%M%SZ).txt"
+bench_build "$bin" cmd/server cmd/simdexctl scripts/bench/hbsrvload scripts/bench/loadgen scripts/bench/storelookup
+bench_out hbrest
 
 threads() { # pid: CPU ticks per thread group (digits folded), "name<TAB>ticks"
 	[ -n "$1" ] && [ -d "/proc/$1/task" ] || return 0

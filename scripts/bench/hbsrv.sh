@@ -21,11 +21,9 @@ cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 dur="${2:-20s}"
 conc="${3:-16}"
-if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
-	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
+if ! bench_hbase; then
 	SIMDEX_HBASE_PID="$(cat "${SIMDEX_HBASE_DATA:-.hbase/data}/hbase.pid" 2>/dev/null || true)"
 fi
-export SIMDEX_HBASE_ZK
 work="$(mktemp -d)"
 ns="hbsrv$$"
 port_h=18391
@@ -33,12 +31,8 @@ port_p=18392
 bench_trap
 bench_on_exit '"$work/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true'
 bench_on_exit 'rm -rf "$work"'
-go build -o "$work/server" ./cmd/server
-go build -o "$work/simdexctl" ./cmd/simdexctl
-go build -o "$work/hbsrvload" ./scripts/bench/hbsrvload
-go build -o "$work/loadgen" ./scripts/bench/loadgen
-mkdir -p scripts/bench/out
-out="scripts/bench/out/hbsrv-$(date -u +%Y%m%dT%H%M%SZ).txt"
+bench_build "$work" cmd/server cmd/simdexctl scripts/bench/hbsrvload scripts/bench/loadgen
+bench_out hbsrv
 
 serve() { # name port args...: start a server, wait for /readyz
 	local name="$1" port="$2"

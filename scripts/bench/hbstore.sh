@@ -10,15 +10,12 @@
 # (left running; stop it with scripts/hbase/stop.sh). Output also goes to
 # scripts/bench/out/hbstore-<time>.txt (gitignored).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
 n="${1:-1000000}"
 ops="${2:-2000}"
-if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
-	SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
-fi
-export SIMDEX_HBASE_ZK
-mkdir -p scripts/bench/out
-out="scripts/bench/out/hbstore-$(date -u +%Y%m%dT%H%M%SZ).txt"
+bench_hbase || true
+bench_out hbstore
 {
 	echo "# HBase at $SIMDEX_HBASE_ZK, N=$n, OPS=$ops, $(nproc) cores, $(date -u)"
 	go test -run '^$' -bench 'BenchmarkStore(Lookup|InsertIfUnique)$' -benchtime "${ops}x" -count 1 -timeout 60m ./storage/hbasestore/ -args -hbstore.n="$n"

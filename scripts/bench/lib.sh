@@ -7,6 +7,8 @@
 # bench_stop stops it; bench_cleanup (the EXIT trap bench_trap installs)
 # stops every server still running and then runs the commands given to
 # bench_on_exit; bench_cpu reads a process's CPU time in seconds.
+# bench_hbase, bench_build and bench_out take the repository's root as the
+# working directory.
 
 bench_pids=()
 bench_exit_cmds=()
@@ -82,3 +84,33 @@ bench_cpu() {
 # bench_per_us CPU0 CPU1 N: microseconds of CPU per operation between two
 # bench_cpu readings over N operations, rounded.
 bench_per_us() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f\n", (b-a)/n*1e6; else print "?" }'; }
+
+# bench_hbase: export SIMDEX_HBASE_ZK, the HBase to measure: the one it
+# names, else scripts/hbase/start.sh's (started and left running; stop it
+# with scripts/hbase/stop.sh). Returns 0 when it named one, 1 when
+# start.sh's was started.
+bench_hbase() {
+	local rc=0
+	if [ -z "${SIMDEX_HBASE_ZK:-}" ]; then
+		SIMDEX_HBASE_ZK="$(scripts/hbase/start.sh | tail -n 1)"
+		rc=1
+	fi
+	export SIMDEX_HBASE_ZK
+	return "$rc"
+}
+
+# bench_build DIR PACKAGE...: go build each package (a path from the
+# repository's root) into DIR, named as its last element.
+bench_build() {
+	local dir="$1" p
+	shift
+	for p in "$@"; do go build -o "$dir/${p##*/}" "./$p"; done
+}
+
+# bench_out NAME: set out to scripts/bench/out/NAME-<UTC time>.txt
+# (gitignored), the file the run's output also goes to, and make its
+# directory.
+bench_out() {
+	mkdir -p scripts/bench/out
+	out="scripts/bench/out/$1-$(date -u +%Y%m%dT%H%M%SZ).txt"
+}
