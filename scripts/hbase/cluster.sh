@@ -70,6 +70,8 @@ roles=(nn dn zk master1 master2 rs1 rs2 rs3)
 zk_addr="127.0.0.1:$zk_port"
 # shellcheck source=version.sh
 . "$here/version.sh" # cp_file: SIMDEX_HBASE_VERSION's install
+# shellcheck source=jvm.sh
+. "$here/jvm.sh" # hbase_jvm_flags
 
 die() {
 	echo "cluster.sh: $*" >&2
@@ -214,18 +216,7 @@ launch() {
 	shift 2
 	local flags=(
 		"-Xmx$xmx" -XX:+UseSerialGC -XX:CICompilerCount=2
-		-Djava.net.preferIPv4Stack=true
-		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
-		--add-modules jdk.unsupported
-		--add-opens java.base/java.lang=ALL-UNNAMED
-		--add-opens java.base/java.lang.reflect=ALL-UNNAMED
-		--add-opens java.base/java.io=ALL-UNNAMED
-		--add-opens java.base/java.nio=ALL-UNNAMED
-		--add-opens java.base/sun.nio.ch=ALL-UNNAMED
-		--add-opens java.base/java.util=ALL-UNNAMED
-		--add-opens java.base/java.util.concurrent=ALL-UNNAMED
-		--add-opens java.base/jdk.internal.ref=ALL-UNNAMED
-		--add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+		"${hbase_jvm_flags[@]}"
 		"-Dhbase.log.dir=$data/logs" "-Dhadoop.log.dir=$data/logs"
 		"-Dsimdex.log.file=$data/logs/$role.log"
 		"-Dlog4j.configuration=file:$data/conf/log4j.properties"
@@ -361,15 +352,7 @@ admin() {
 	fi
 	# exec: a long-lived admin (the tests' `admin -`) must not leave bash
 	# reading this file after java, which may have changed meanwhile.
-	exec java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-		-Djava.net.preferIPv4Stack=true \
-		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true \
-		--add-modules jdk.unsupported \
-		--add-opens java.base/java.lang=ALL-UNNAMED \
-		--add-opens java.base/java.nio=ALL-UNNAMED \
-		--add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-		--add-opens java.base/java.util.concurrent=ALL-UNNAMED \
-		--add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
+	exec java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${hbase_jvm_flags[@]}" \
 		"-Dlog4j.configuration=file:$here/peer-log4j.properties" \
 		-cp "$classes:$(cat "$cp_file")" ClusterAdmin "$zk_addr" "$@"
 }

@@ -14,6 +14,8 @@ repo="$(cd "$here/../.." && pwd)"
 home="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 # shellcheck source=version.sh
 . "$here/version.sh" # cp_file, peer_classes: SIMDEX_HBASE_VERSION's install
+# shellcheck source=jvm.sh
+. "$here/jvm.sh" # hbase_jvm_flags
 if [ ! -s "$cp_file" ]; then
 	echo "peer.sh: $cp_file missing; run scripts/hbase/install.sh (SIMDEX_HBASE_VERSION=$hbase_version)" >&2
 	exit 1
@@ -24,15 +26,7 @@ if [ ! -f "$classes/Peer.class" ] || [ "$here/Peer.java" -nt "$classes/Peer.clas
 	javac -nowarn -d "$classes" -cp "$(cat "$cp_file")" "$here/Peer.java"
 fi
 read -r -a peer_opts <<<"${SIMDEX_HBASE_PEER_JAVA_OPTS:-}"
-exec java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-	-Djava.net.preferIPv4Stack=true \
-	-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true \
-	--add-modules jdk.unsupported \
-	--add-opens java.base/java.lang=ALL-UNNAMED \
-	--add-opens java.base/java.nio=ALL-UNNAMED \
-	--add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-	--add-opens java.base/java.util.concurrent=ALL-UNNAMED \
-	--add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
+exec java -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${hbase_jvm_flags[@]}" \
 	"-Dlog4j.configuration=file:$here/peer-log4j.properties" \
 	"${peer_opts[@]}" \
 	-cp "${SIMDEX_HBASE_PEER_CONF:+$SIMDEX_HBASE_PEER_CONF:}$classes:$(cat "$cp_file")" Peer "$@"

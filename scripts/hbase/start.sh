@@ -39,6 +39,8 @@ export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 home="$SIMDEX_HBASE_HOME"
 # shellcheck source=version.sh
 . "$here/version.sh"
+# shellcheck source=jvm.sh
+. "$here/jvm.sh" # hbase_jvm_flags
 data="${SIMDEX_HBASE_DATA:-$(default_data)}"
 zk_port="${SIMDEX_HBASE_ZK_PORT:-22181}"
 master_port="${SIMDEX_HBASE_MASTER_PORT:-26000}"
@@ -120,18 +122,7 @@ log4j.logger.org.apache.hadoop.hbase=INFO
 PROPS
 	java_flags=(
 		"-Xmx$heap" "$gc_flag"
-		-Djava.net.preferIPv4Stack=true
-		-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
-		--add-modules jdk.unsupported
-		--add-opens java.base/java.lang=ALL-UNNAMED
-		--add-opens java.base/java.lang.reflect=ALL-UNNAMED
-		--add-opens java.base/java.io=ALL-UNNAMED
-		--add-opens java.base/java.nio=ALL-UNNAMED
-		--add-opens java.base/sun.nio.ch=ALL-UNNAMED
-		--add-opens java.base/java.util=ALL-UNNAMED
-		--add-opens java.base/java.util.concurrent=ALL-UNNAMED
-		--add-opens java.base/jdk.internal.ref=ALL-UNNAMED
-		--add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+		"${hbase_jvm_flags[@]}"
 		"-Dhbase.log.dir=$data/logs"
 		"-Dlog4j.configuration=file:$data/conf/log4j.properties"
 	)
