@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/storage"
 )
 
 // Cell qualifier kinds in index rows. Their byte order ('b' < 'd' < 'x')
@@ -71,20 +72,13 @@ func baseQualifier(bucket uint32, chunk int) []byte {
 // deltaQualifier is the qualifier of one online insert of residual r in time
 // bucket `bucket`: 'd', bucket (4 bytes), residual (8 bytes), big-endian.
 func deltaQualifier(bucket uint32, r uint64) []byte {
-	q := make([]byte, deltaQualLen)
-	q[0] = qualDelta
-	binary.BigEndian.PutUint32(q[1:], bucket)
-	binary.BigEndian.PutUint64(q[5:], r)
-	return q
+	return storage.BucketQualifier(qualDelta, bucket, r)
 }
 
 // tombstoneQualifier is the qualifier that deletes residual r from a row in
 // every bucket: 'x', residual (8 bytes big-endian).
 func tombstoneQualifier(r uint64) []byte {
-	q := make([]byte, tombstoneQualLen)
-	q[0] = qualTombstone
-	binary.BigEndian.PutUint64(q[1:], r)
-	return q
+	return storage.ValueQualifier(qualTombstone, r)
 }
 
 // IndexCellKind is the kind of a cell in an index row.

@@ -120,19 +120,10 @@ func chunkQualifier(kind byte, bucket uint32, chunk int) []byte {
 }
 
 func deltaQualifier(kind byte, bucket uint32, h uint64) []byte {
-	q := make([]byte, deltaQualLen)
-	q[0] = kind
-	binary.BigEndian.PutUint32(q[1:], bucket)
-	binary.BigEndian.PutUint64(q[5:], h)
-	return q
+	return storage.BucketQualifier(kind, bucket, h)
 }
 
-func tombQualifier(h uint64) []byte {
-	q := make([]byte, tombQualLen)
-	q[0] = qualTomb
-	binary.BigEndian.PutUint64(q[1:], h)
-	return q
-}
+func tombQualifier(h uint64) []byte { return storage.ValueQualifier(qualTomb, h) }
 
 // qual is a decoded seen-row qualifier.
 type qual struct {
