@@ -375,10 +375,7 @@ func (w *shapeWalker) value1(sh *shape) error {
 }
 
 func (w *shapeWalker) object(sh *shape) error {
-	w.i++ // '{'
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == '}' {
-		w.i++
+	if w.opened('}') {
 		return nil
 	}
 	for {
@@ -405,32 +402,14 @@ func (w *shapeWalker) object(sh *shape) error {
 		if elem == nil {
 			elem = &shape{} // shapeAny
 		}
-		w.path = append(w.path, key)
-		if err := w.value(elem); err != nil {
+		if end, err := w.member(elem, key, '}'); end || err != nil {
 			return err
-		}
-		w.path = w.path[:len(w.path)-1]
-		w.ws()
-		if w.i >= len(w.b) {
-			return errMalformed
-		}
-		switch w.b[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return nil
-		default:
-			return errMalformed
 		}
 	}
 }
 
 func (w *shapeWalker) array(sh *shape) error {
-	w.i++ // '['
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == ']' {
-		w.i++
+	if w.opened(']') {
 		return nil
 	}
 	elem := sh.elem
@@ -438,25 +417,46 @@ func (w *shapeWalker) array(sh *shape) error {
 		elem = &shape{}
 	}
 	for n := 0; ; n++ {
-		w.path = append(w.path, n)
-		if err := w.value(elem); err != nil {
+		if end, err := w.member(elem, n, ']'); end || err != nil {
 			return err
 		}
-		w.path = w.path[:len(w.path)-1]
-		w.ws()
-		if w.i >= len(w.b) {
-			return errMalformed
-		}
-		switch w.b[w.i] {
-		case ',':
-			w.i++
-		case ']':
-			w.i++
-			return nil
-		default:
-			return errMalformed
-		}
 	}
+}
+
+// opened steps past an object's or array's opening byte and reports
+// whether closer follows at once (an empty one, stepped past as well).
+func (w *shapeWalker) opened(closer byte) (empty bool) {
+	w.i++
+	w.ws()
+	if w.i < len(w.b) && w.b[w.i] == closer {
+		w.i++
+		return true
+	}
+	return false
+}
+
+// member walks an object's or array's member (its value of shape elem, at
+// path element at) and the comma or closing byte closer after it; end says
+// that it was the last.
+func (w *shapeWalker) member(elem *shape, at any, closer byte) (end bool, err error) {
+	w.path = append(w.path, at)
+	if err := w.value(elem); err != nil {
+		return false, err
+	}
+	w.path = w.path[:len(w.path)-1]
+	w.ws()
+	if w.i >= len(w.b) {
+		return false, errMalformed
+	}
+	switch w.b[w.i] {
+	case ',':
+		w.i++
+		return false, nil
+	case closer:
+		w.i++
+		return true, nil
+	}
+	return false, errMalformed
 }
 
 // str reads a string (w.i on its opening quote) and returns its value.
