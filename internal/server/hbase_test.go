@@ -59,6 +59,27 @@ func hbaseNamespace(t *testing.T, zk string) string {
 	})
 }
 
+// insertOnBoth inserts texts[i] as r<round>-<i> through server i of a and
+// b at once, with insert-if-unique, and returns their answers; a failed
+// call fails the test (not at once: the caller checks t.Failed).
+func insertOnBoth(t *testing.T, a, b *runServer, round int, texts [2]string) [2]insertResponse {
+	t.Helper()
+	var res [2]insertResponse
+	var wg sync.WaitGroup
+	for i, s := range []*runServer{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, out := s.do(t, "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": texts[i], "mode": "insert-if-unique"})
+			if err := json.Unmarshal(out, &res[i]); err != nil || (st != 200 && st != 201) {
+				t.Errorf("round %d server %d: %d %s", round, i, st, out)
+			}
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
 // hbaseNamespaceWith names a namespace of its own for the test (prefix,
 // the process and the time) and drops it when the test ends, through a
 // client from connect.
@@ -144,25 +165,11 @@ func TestHBaseTwoServersOneOriginal(t *testing.T) {
 	text := readText(t, "en_article.txt")
 	for round := range 15 {
 		body := fmt.Sprintf("%s Round %d.", text, round)
-		stored := make([]bool, 2)
-		var wg sync.WaitGroup
-		for i, s := range []*runServer{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				st, out := s.do(t, "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": body, "mode": "insert-if-unique"})
-				var ins insertResponse
-				if err := json.Unmarshal(out, &ins); err != nil || (st != 200 && st != 201) {
-					t.Errorf("round %d server %d: %d %s", round, i, st, out)
-					return
-				}
-				stored[i] = ins.Stored
-			}()
-		}
-		wg.Wait()
+		ins := insertOnBoth(t, a, b, round, [2]string{body, body})
 		if t.Failed() {
 			return
 		}
+		stored := []bool{ins[0].Stored, ins[1].Stored}
 		if stored[0] == stored[1] {
 			t.Fatalf("round %d: stored %v; want exactly one", round, stored)
 		}

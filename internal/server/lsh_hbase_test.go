@@ -1,11 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/simdex/simdex/internal/hbasetest"
@@ -27,26 +25,12 @@ func TestHBaseTwoServersBandNearCopiesOneOriginal(t *testing.T) {
 	a := startHBaseServer(t, zk, ns, true)
 	b := startHBaseServer(t, zk, ns, false)
 	for round := range 8 {
-		stored := make([]bool, 2)
-		dupOf := make([]string, 2)
-		var wg sync.WaitGroup
-		for i, s := range []*runServer{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				st, out := s.do(t, "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": texts[i], "mode": "insert-if-unique"})
-				var ins insertResponse
-				if err := json.Unmarshal(out, &ins); err != nil || (st != 200 && st != 201) {
-					t.Errorf("round %d server %d: %d %s", round, i, st, out)
-					return
-				}
-				stored[i], dupOf[i] = ins.Stored, ins.DuplicateOf
-			}()
-		}
-		wg.Wait()
+		ins := insertOnBoth(t, a, b, round, texts)
 		if t.Failed() {
 			return
 		}
+		stored := []bool{ins[0].Stored, ins[1].Stored}
+		dupOf := []string{ins[0].DuplicateOf, ins[1].DuplicateOf}
 		if stored[0] == stored[1] {
 			t.Fatalf("round %d: stored %v; want exactly one", round, stored)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,16 +22,28 @@ var nsSeq atomic.Int64
 func openFresh(t testing.TB) *hbasestore.Store {
 	t.Helper()
 	zk := hbasetest.ZK(t)
-	ns := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, nsSeq.Add(1))
+	return openFreshWith(t, "t", func(ns string) hbasestore.Config {
+		return hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns}
+	})
+}
+
+// openFreshWith is openFresh on the HBase config(ns) reaches: the
+// namespace is named after prefix, the process, the clock and a sequence
+// number.
+func openFreshWith(t testing.TB, prefix string, config func(ns string) hbasestore.Config) *hbasestore.Store {
+	t.Helper()
+	ns := fmt.Sprintf("%s_%d", hbasetest.Namespace(prefix), nsSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns, CreateTables: true, Compression: testCompression})
+	cfg := config(ns)
+	cfg.CreateTables, cfg.Compression = true, testCompression
+	s, err := hbasestore.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() {
 		s.Close()
-		drop(t, zk, ns)
+		drop(t, config(ns))
 	})
 	return s
 }
@@ -40,10 +51,12 @@ func openFresh(t testing.TB) *hbasestore.Store {
 // testCompression is the production default: the test HBase has the codec.
 var testCompression = "SNAPPY"
 
-func drop(t testing.TB, zk, ns string) {
+// drop drops the namespace cfg names, through a store opened with cfg.
+func drop(t testing.TB, cfg hbasestore.Config) {
+	ns := cfg.Namespace
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns})
+	s, err := hbasestore.Open(ctx, cfg)
 	if err != nil {
 		t.Logf("drop %s: %v", ns, err)
 		return

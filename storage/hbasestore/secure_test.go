@@ -1,11 +1,7 @@
 package hbasestore_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
@@ -30,29 +26,6 @@ func secureConfig(s *hbasetest.SecureCluster, ns string) hbasestore.Config {
 func TestSecureContract(t *testing.T) {
 	s := hbasetest.Secure(t)
 	storetest.Run(t, func(t *testing.T) storage.Store {
-		ns := fmt.Sprintf("s%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, nsSeq.Add(1))
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cfg := secureConfig(s, ns)
-		cfg.CreateTables, cfg.Compression = true, testCompression
-		st, err := hbasestore.Open(ctx, cfg)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() {
-			st.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			d, err := hbasestore.Open(ctx, secureConfig(s, ns))
-			if err != nil {
-				t.Logf("drop %s: %v", ns, err)
-				return
-			}
-			defer d.Close()
-			if err := hbasestore.Drop(ctx, d.Client(), ns); err != nil {
-				t.Logf("drop %s: %v", ns, err)
-			}
-		})
-		return st
+		return openFreshWith(t, "s", func(ns string) hbasestore.Config { return secureConfig(s, ns) })
 	})
 }
