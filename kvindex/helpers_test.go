@@ -3,13 +3,13 @@ package kvindex_test
 import (
 	"context"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
@@ -62,12 +62,7 @@ func openIndex(t testing.TB, layout fingerprint.Layout) *kvindex.Index {
 }
 
 // flip returns fp with d distinct random bits flipped.
-func flip(r *rand.Rand, fp fingerprint.Fingerprint, d int) fingerprint.Fingerprint {
-	for _, b := range r.Perm(64)[:d] {
-		fp ^= 1 << b
-	}
-	return fp
-}
+var flip = indextest.Flip
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 

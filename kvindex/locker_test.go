@@ -3,13 +3,11 @@ package kvindex_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
@@ -169,24 +167,5 @@ func raceTwoIndexes(t *testing.T, st storage.Store, lk storage.Locker, seed uint
 		ixs = append(ixs, ix)
 	}
 	defer ixs[0].Close()
-	r := rand.New(rand.NewPCG(seed, seed))
-	for round := range 100 {
-		base := fingerprint.Fingerprint(r.Uint64())
-		docs := []kvindex.Document{doc(fmt.Sprintf("r%d-a", round), base, t0), doc(fmt.Sprintf("r%d-b", round), flip(r, base, 2), t0.Add(time.Second))}
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Go(func() {
-				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			})
-		}
-		wg.Wait()
-		if errs[0] != nil || errs[1] != nil {
-			t.Fatal(errs)
-		}
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
-	}
+	indextest.RaceInsertIfUnique(t, ixs[0], ixs[1], 100, seed)
 }

@@ -6,12 +6,12 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage/hbasestore"
 )
@@ -20,12 +20,7 @@ var bg = context.Background()
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func flip(r *rand.Rand, fp fingerprint.Fingerprint, d int) fingerprint.Fingerprint {
-	for _, b := range r.Perm(64)[:d] {
-		fp ^= 1 << b
-	}
-	return fp
-}
+var flip = indextest.Flip
 
 // TestIndexExactOnHBase runs the index on HBase against a brute-force
 // oracle: random documents plus planted neighbours at every distance
@@ -130,33 +125,9 @@ func TestLockerTwoClients(t *testing.T) {
 		}
 		ixs = append(ixs, ix)
 	}
-	r := rand.New(rand.NewPCG(8, 8))
 	rounds := 40
 	if testing.Short() {
 		rounds = 10
 	}
-	for round := range rounds {
-		base := fingerprint.Fingerprint(r.Uint64())
-		docs := []kvindex.Document{
-			{ID: fmt.Sprintf("r%d-a", round), Fingerprint: base, Time: t0},
-			{ID: fmt.Sprintf("r%d-b", round), Fingerprint: flip(r, base, 2), Time: t0.Add(time.Second)},
-		}
-		res := make([]kvindex.InsertResult, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i], errs[i] = ixs[i].Insert(bg, docs[i], kvindex.InsertIfUnique, 3)
-			}()
-		}
-		wg.Wait()
-		if errs[0] != nil || errs[1] != nil {
-			t.Fatal(errs)
-		}
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored %v and %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
-	}
+	indextest.RaceInsertIfUnique(t, ixs[0], ixs[1], rounds, 8)
 }
