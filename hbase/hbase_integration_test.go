@@ -82,16 +82,26 @@ func testTable(t testing.TB) (*Client, context.Context, string) {
 // "m" (MOB), split at g, n, t, and deletes it when the test ends.
 func createTestTable(t testing.TB, c *Client) string {
 	t.Helper()
+	return createTable(t, c, "t", []FamilyDescriptor{
+		{Name: "f", Attributes: map[string]string{AttrCompression: "SNAPPY", AttrDataBlockEncoding: "FAST_DIFF", AttrBloomFilter: "ROW", AttrVersions: "3", AttrTTL: "864000"}},
+		{Name: "m", Attributes: map[string]string{AttrIsMOB: "true", AttrMOBThreshold: "1024", AttrBlockSize: "4096"}},
+	}, "g", "n", "t")
+}
+
+// createTable creates testNamespace:prefix_<random> with families, split
+// at splits, and deletes it when the test ends.
+func createTable(t testing.TB, c *Client, prefix string, families []FamilyDescriptor, splits ...string) string {
+	t.Helper()
 	ctx := testCtx(t)
 	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
 		t.Fatalf("CreateNamespace: %v", err)
 	}
-	name := testNamespace + ":" + uniqueName("t")
-	td := &TableDescriptor{Name: name, Families: []FamilyDescriptor{
-		{Name: "f", Attributes: map[string]string{AttrCompression: "SNAPPY", AttrDataBlockEncoding: "FAST_DIFF", AttrBloomFilter: "ROW", AttrVersions: "3", AttrTTL: "864000"}},
-		{Name: "m", Attributes: map[string]string{AttrIsMOB: "true", AttrMOBThreshold: "1024", AttrBlockSize: "4096"}},
-	}}
-	if err := c.CreateTable(ctx, td, [][]byte{[]byte("g"), []byte("n"), []byte("t")}); err != nil {
+	name := testNamespace + ":" + uniqueName(prefix)
+	var keys [][]byte
+	for _, s := range splits {
+		keys = append(keys, []byte(s))
+	}
+	if err := c.CreateTable(ctx, &TableDescriptor{Name: name, Families: families}, keys); err != nil {
 		t.Fatalf("CreateTable %s: %v", name, err)
 	}
 	t.Cleanup(func() {

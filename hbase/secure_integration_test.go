@@ -225,17 +225,7 @@ func TestSecureTicketRenewal(t *testing.T) {
 	}
 	c := secureClient(t, s.ZK, keytabAuth(s, "simdex-short", "short.keytab"), s.TLSConfig(t, false))
 	ctx := testCtx(t)
-	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
-		t.Fatalf("CreateNamespace: %v", err)
-	}
-	name := testNamespace + ":" + uniqueName("renew")
-	if err := c.CreateTable(ctx, &TableDescriptor{Name: name, Families: []FamilyDescriptor{{Name: "f"}}}, nil); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
-	defer func() {
-		_ = c.DisableTable(ctx, name)
-		_ = c.DeleteTable(ctx, name)
-	}()
+	name := createTable(t, c, "renew", []FamilyDescriptor{{Name: "f"}})
 	end := time.Now().Add(s.ShortLife * 5 / 2)
 	lastDrop := time.Now()
 	requests, drops := 0, 0
@@ -277,17 +267,7 @@ func TestSecureJavaPeer(t *testing.T) {
 	s := hbasetest.Secure(t)
 	c := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, true))
 	ctx := testCtx(t)
-	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
-		t.Fatalf("CreateNamespace: %v", err)
-	}
-	table := testNamespace + ":" + uniqueName("peer")
-	if err := c.CreateTable(ctx, &TableDescriptor{Name: table, Families: []FamilyDescriptor{{Name: "f"}}}, [][]byte{[]byte("h")}); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
-	defer func() {
-		_ = c.DisableTable(ctx, table)
-		_ = c.DeleteTable(ctx, table)
-	}()
+	table := createTable(t, c, "peer", []FamilyDescriptor{{Name: "f"}}, "h")
 	rng := mrand.New(mrand.NewPCG(3, 4))
 	ts := uint64(time.Now().UnixMilli()) - 60000
 
@@ -319,17 +299,7 @@ func TestSecureBulkLoad(t *testing.T) {
 	s := hbasetest.Secure(t)
 	c := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), s.TLSConfig(t, false))
 	ctx := testCtx(t)
-	if err := c.CreateNamespace(ctx, testNamespace); err != nil && !errors.Is(err, ErrNamespaceExists) {
-		t.Fatalf("CreateNamespace: %v", err)
-	}
-	table := testNamespace + ":" + uniqueName("bulk")
-	if err := c.CreateTable(ctx, &TableDescriptor{Name: table, Families: []FamilyDescriptor{{Name: "f"}}}, [][]byte{[]byte("g")}); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
-	defer func() {
-		_ = c.DisableTable(ctx, table)
-		_ = c.DeleteTable(ctx, table)
-	}()
+	table := createTable(t, c, "bulk", []FamilyDescriptor{{Name: "f"}}, "g")
 	token, err := c.PrepareBulkLoad(ctx, table)
 	if err != nil {
 		t.Fatal(err)
