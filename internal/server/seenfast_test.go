@@ -17,43 +17,33 @@ import (
 // single-user filter twice: fresh and into a pooled list): each
 // decodes body with the fast path (reporting whether it took it) and with
 // decodeBytes, the definition of the API.
-var seenForms = []struct {
+var seenForms = []seenForm{
+	seenFormOf("filter", func(b []byte, r *seenFilterRequest) bool { return fastSeenFilterAliased(bytes.Clone(b), r, nil) }),
+	// As the handler decodes: into a stale pooled id list (the strings
+	// alias the clone).
+	seenFormOf("filter-pooled", func(b []byte, r *seenFilterRequest) bool {
+		return fastSeenFilterAliased(bytes.Clone(b), r, append(make([]string, 0, 1024), "stale", "", "ids"))
+	}),
+	seenFormOf("check", func(b []byte, r *seenCheckRequest) bool { return fastSeenCheckAliased(bytes.Clone(b), r, nil) }),
+	seenFormOf("filter-batch", fastSeenFilterBatch),
+	seenFormOf("check-batch", fastSeenCheckBatch),
+}
+
+// seenForm is one body form: its fast decoder and decodeBytes into the
+// same request type.
+type seenForm struct {
 	name string
 	fast func(body []byte) (any, bool)
 	slow func(body []byte) (any, error)
-}{
-	{"filter",
-		func(b []byte) (any, bool) {
-			var r seenFilterRequest
-			ok := fastSeenFilterAliased(bytes.Clone(b), &r, nil)
-			return r, ok
-		},
-		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
-	{"filter-pooled", // as the handler decodes: into a stale pooled id list
-		func(b []byte) (any, bool) {
-			var r seenFilterRequest
-			pooled := append(make([]string, 0, 1024), "stale", "", "ids")
-			ok := fastSeenFilterAliased(bytes.Clone(b), &r, pooled) // strings alias the clone
-			return r, ok
-		},
-		func(b []byte) (any, error) { var r seenFilterRequest; err := decodeBytes(b, &r); return r, err }},
-	{"check",
-		func(b []byte) (any, bool) {
-			var r seenCheckRequest
-			ok := fastSeenCheckAliased(bytes.Clone(b), &r, nil)
-			return r, ok
-		},
-		func(b []byte) (any, error) { var r seenCheckRequest; err := decodeBytes(b, &r); return r, err }},
-	{"filter-batch",
-		func(b []byte) (any, bool) {
-			var r seenFilterBatchRequest
-			ok := fastSeenFilterBatch(b, &r)
-			return r, ok
-		},
-		func(b []byte) (any, error) { var r seenFilterBatchRequest; err := decodeBytes(b, &r); return r, err }},
-	{"check-batch",
-		func(b []byte) (any, bool) { var r seenCheckBatchRequest; ok := fastSeenCheckBatch(b, &r); return r, ok },
-		func(b []byte) (any, error) { var r seenCheckBatchRequest; err := decodeBytes(b, &r); return r, err }},
+}
+
+// seenFormOf is the form of request type T whose fast decoder is fast.
+func seenFormOf[T any](name string, fast func(body []byte, r *T) bool) seenForm {
+	return seenForm{
+		name: name,
+		fast: func(b []byte) (any, bool) { var r T; ok := fast(b, &r); return r, ok },
+		slow: func(b []byte) (any, error) { var r T; err := decodeBytes(b, &r); return r, err },
+	}
 }
 
 // compareSeenForms fails t if a fast decoder accepts body and decodes it
