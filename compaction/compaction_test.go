@@ -16,6 +16,7 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
@@ -218,10 +219,7 @@ func TestConcurrentInsertsDeletesAndCompaction(t *testing.T) {
 	fps := map[fingerprint.Fingerprint]bool{}
 	for id, d := range live {
 		fps[d.fp] = true
-		res, err := ix.Lookup(bg, d.fp, kvindex.LookupOptions{K: 0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, d.fp, kvindex.LookupOptions{K: 0})
 		if !slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == id }) {
 			t.Errorf("live document %s (%s) not found", id, d.fp)
 		}
@@ -230,10 +228,7 @@ func TestConcurrentInsertsDeletesAndCompaction(t *testing.T) {
 		if _, err := ix.Get(bg, id); !errors.Is(err, kvindex.ErrNotFound) {
 			t.Errorf("deleted %s: Get err %v", id, err)
 		}
-		res, err := ix.Lookup(bg, fp, kvindex.LookupOptions{K: 0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, fp, kvindex.LookupOptions{K: 0})
 		if slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == id }) {
 			t.Errorf("deleted document %s found", id)
 		}
@@ -245,10 +240,7 @@ func TestConcurrentInsertsDeletesAndCompaction(t *testing.T) {
 			q = d.fp ^ fingerprint.Fingerprint(1<<(i%64)|1<<((i*7)%64))
 			break
 		}
-		res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, q, kvindex.LookupOptions{K: 3})
 		var want, got []string
 		for id, d := range live {
 			if bits.OnesCount64(uint64(d.fp^q)) <= 3 {
@@ -348,10 +340,7 @@ func TestRetention(t *testing.T) {
 	cutoff := ix.Buckets().Of(now.Add(-7 * 24 * time.Hour))
 	kept := 0
 	for _, d := range docs {
-		res, err := ix.Lookup(bg, d.Fingerprint, kvindex.LookupOptions{K: 0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, d.Fingerprint, kvindex.LookupOptions{K: 0})
 		_, gerr := ix.Get(bg, d.ID)
 		if ix.Buckets().Of(d.Time) < cutoff {
 			if len(res.Hits) != 0 || !errors.Is(gerr, kvindex.ErrNotFound) {

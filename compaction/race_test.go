@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -174,19 +175,13 @@ func TestWriteBetweenReadAndRewrite(t *testing.T) {
 	check := func(stage string) {
 		t.Helper()
 		for id, fp := range live {
-			res, err := ix.Lookup(bg, fp, kvindex.LookupOptions{K: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := indextest.MustLookup(t, ix, fp, kvindex.LookupOptions{K: 0})
 			if !slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == id }) {
 				t.Errorf("%s: acknowledged document %s (%s) not found", stage, id, fp)
 			}
 		}
 		for id, fp := range deleted {
-			res, err := ix.Lookup(bg, fp, kvindex.LookupOptions{K: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := indextest.MustLookup(t, ix, fp, kvindex.LookupOptions{K: 0})
 			if slices.ContainsFunc(res.Hits, func(h kvindex.Hit) bool { return h.ID == id }) {
 				t.Errorf("%s: deleted document %s still found", stage, id)
 			}

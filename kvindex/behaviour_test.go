@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
@@ -33,10 +34,7 @@ func TestInsertGetLookupRoundTrip(t *testing.T) {
 	if got.ID != d.ID || got.Fingerprint != d.Fingerprint || got.TitleFingerprint != 42 || got.ExactHash != 7 || !got.Time.Equal(t0) || len(got.Attrs) != 3 || got.Attrs["空"] != "" || got.Attrs["source"] != "wire" {
 		t.Fatalf("Get = %+v", got)
 	}
-	res, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3, ExactHash: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := indextest.MustLookup(t, ix, fpA, kvindex.LookupOptions{K: 3, ExactHash: 7})
 	if len(res.Hits) != 1 || !res.Hits[0].Exact || res.Hits[0].Distance != 0 || res.Candidates < 1 {
 		t.Fatalf("Lookup = %+v", res)
 	}
@@ -126,10 +124,7 @@ func TestDeleteSharedFingerprintAndReinsert(t *testing.T) {
 	mustInsert(t, ix, doc("one", fpA, t0), kvindex.InsertAlways)
 	mustInsert(t, ix, doc("two", fpA, t0.Add(time.Second)), kvindex.InsertAlways)
 	look := func() []string {
-		res, err := ix.Lookup(bg, fpA^1, kvindex.LookupOptions{K: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, fpA^1, kvindex.LookupOptions{K: 1})
 		return ids(res.Hits)
 	}
 	if err := ix.Delete(bg, "one"); err != nil {
@@ -167,10 +162,7 @@ func TestWindowLimitAndOrder(t *testing.T) {
 	if _, _, err := ix.InsertBatch(bg, batch, kvindex.InsertAlways, 3); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ix.Lookup(bg, fpA, kvindex.LookupOptions{K: 3, Since: t0.Add(3 * time.Hour), Until: t0.Add(9 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := indextest.MustLookup(t, ix, fpA, kvindex.LookupOptions{K: 3, Since: t0.Add(3 * time.Hour), Until: t0.Add(9 * time.Hour)})
 	for _, h := range res.Hits {
 		if h.Time.Before(t0.Add(3*time.Hour)) || !h.Time.Before(t0.Add(9*time.Hour)) {
 			t.Fatalf("hit %s at %s outside the window", h.ID, h.Time)
@@ -412,10 +404,7 @@ func TestBaseSetsMatchBruteForce(t *testing.T) {
 	}
 	for i := 0; i < len(fps); i += 97 {
 		q := flip(r, fingerprint.Fingerprint(fps[i]), r.IntN(3))
-		res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, q, kvindex.LookupOptions{K: 3})
 		if got, want := sorted(ids(res.Hits)), live.within(q, 3); !slices.Equal(got, want) {
 			t.Fatalf("query %v: got %v, want %v", q, got, want)
 		}

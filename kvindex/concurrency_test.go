@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 )
 
@@ -105,10 +106,7 @@ func TestConcurrentMixedWorkload(t *testing.T) {
 	fps := map[fingerprint.Fingerprint]bool{}
 	for id, d := range final {
 		fps[d.Fingerprint] = true
-		res, err := ix.Lookup(bg, d.Fingerprint, kvindex.LookupOptions{K: 0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := indextest.MustLookup(t, ix, d.Fingerprint, kvindex.LookupOptions{K: 0})
 		if !slices.Contains(ids(res.Hits), id) {
 			t.Fatalf("live document %s not found by its fingerprint (hits %v)", id, ids(res.Hits))
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
@@ -155,10 +156,7 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 	// 4. Every query at every k' against the oracle.
 	for qi, q := range qs {
 		for k := 0; k <= layout.K; k++ {
-			res, err := ix.Lookup(bg, q, kvindex.LookupOptions{K: k})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := indextest.MustLookup(t, ix, q, kvindex.LookupOptions{K: k})
 			got := sorted(ids(res.Hits))
 			want := live.within(q, k)
 			if !slices.Equal(got, want) {

@@ -56,3 +56,13 @@ func RaceInsertIfUnique(t testing.TB, a, b *kvindex.Index, rounds int, seed uint
 		}
 	}
 }
+
+// MustLookup is ix.Lookup of fp with opt; an error fails the test.
+func MustLookup(t testing.TB, ix *kvindex.Index, fp fingerprint.Fingerprint, opt kvindex.LookupOptions) kvindex.LookupResult {
+	t.Helper()
+	res, err := ix.Lookup(context.Background(), fp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

@@ -80,10 +80,7 @@ func TestIndexExactOnHBase(t *testing.T) {
 	}
 	for k := 0; k <= layout.K; k++ {
 		for q, fp := range queries {
-			res, err := ix.Lookup(bg, fp, kvindex.LookupOptions{K: k})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := indextest.MustLookup(t, ix, fp, kvindex.LookupOptions{K: k})
 			var got, want []string
 			for _, h := range res.Hits {
 				got = append(got, h.ID)
