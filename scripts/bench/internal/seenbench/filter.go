@@ -25,7 +25,6 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/server"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/seen"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
 
@@ -323,14 +322,7 @@ func serve(ctx context.Context, dir string, floor bool) {
 		serveHTTP(ctx, http.HandlerFunc(floorHandler))
 		return
 	}
-	st, err := pebblestore.Open(dir, pebblestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc, err := seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	st, svc := openSeen(ctx, dir, pebblestore.Options{})
 	ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion})
 	if err != nil {
 		log.Fatal(err)

@@ -119,14 +119,7 @@ func Run(ctx context.Context, args []string) error {
 	}
 
 	// Serve: reopen as the server does (synced writes).
-	st, err := pebblestore.Open(d, pebblestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc, err := seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	st, svc := openSeen(ctx, d, pebblestore.Options{})
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	qs := make([]query, *queries)
@@ -274,15 +267,8 @@ func Run(ctx context.Context, args []string) error {
 		return nil // the marks phase would change the data a later -skip-load run reuses
 	}
 
-	st, err = pebblestore.Open(d, pebblestore.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	st, svc = openSeen(ctx, d, pebblestore.Options{})
 	defer st.Close()
-	svc, err = seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
 
 	// Marks/s: pages of 20 new items per call, G goroutines.
 	const page = 20
@@ -316,6 +302,7 @@ func Run(ctx context.Context, args []string) error {
 	if rc != nil {
 		conns := make([]*redisConn, *goroutines)
 		for i := range conns {
+			var err error
 			if conns[i], err = dialRedis(*redisAddr); err != nil {
 				log.Fatal(err)
 			}
@@ -337,14 +324,7 @@ func Run(ctx context.Context, args []string) error {
 // items, and reports load rates and bytes per item.
 func load(ctx context.Context, d string, rc *redisConn, now time.Time, total int) {
 	// Load (Pebble without fsync for the bulk phase, like bulk loads).
-	st, err := pebblestore.Open(d, pebblestore.Options{NoSync: true})
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc, err := seen.Open(ctx, st, seen.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	st, svc := openSeen(ctx, d, pebblestore.Options{NoSync: true})
 	t0 := time.Now()
 	const loaders = 2
 	bufs := make([][]seen.TimedMark, loaders) // each loader's marks, reused
@@ -577,4 +557,18 @@ func shareCalls(workers, n int, call func(worker, c int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// openSeen opens the Pebble store in dir with opts and the seen service on
+// it; an error ends the process.
+func openSeen(ctx context.Context, dir string, opts pebblestore.Options) (*pebblestore.Store, *seen.Service) {
+	st, err := pebblestore.Open(dir, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := seen.Open(ctx, st, seen.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return st, svc
 }

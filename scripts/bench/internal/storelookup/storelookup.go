@@ -137,18 +137,24 @@ func Run(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("store %s, layout %s, %s\n", store, ix.Layout(), from)
 	fmt.Printf("%-14s %8s %10s %10s %10s %10s %12s %8s %s\n", "load", "lookups", "p50", "p99", "p99.9", "max", "lookups/s", "misses", "mean candidates")
-	for _, f := range strings.Split(*gs, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue
+	goroutines, err := positiveInts("goroutines", *gs)
+	if err != nil {
+		return err
+	}
+	rateList, err := positiveInts("rates", *rates)
+	if err != nil {
+		return err
+	}
+	// drawWork is n queries drawn from qs, each with a few bits flipped.
+	drawWork := func(n int) []query {
+		w := make([]query, n)
+		for i := range w {
+			w[i] = flip(qs[r.IntN(len(qs))])
 		}
-		g, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || g < 1 {
-			return fmt.Errorf("bad -goroutines %q", *gs)
-		}
-		work := make([]query, *ops)
-		for i := range work {
-			work[i] = flip(qs[r.IntN(len(qs))])
-		}
+		return w
+	}
+	for _, g := range goroutines {
+		work := drawWork(*ops)
 		lat := make([]time.Duration, len(work))
 		t := tally{check: check}
 		var wg sync.WaitGroup
@@ -166,18 +172,8 @@ func Run(ctx context.Context, args []string) error {
 		wg.Wait()
 		t.report(fmt.Sprintf("%d goroutines", g), lat, time.Since(start))
 	}
-	for _, f := range strings.Split(*rates, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		rate, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || rate < 1 {
-			return fmt.Errorf("bad -rates %q", *rates)
-		}
-		work := make([]query, int(float64(rate)*dur.Seconds()))
-		for i := range work {
-			work[i] = flip(qs[r.IntN(len(qs))])
-		}
+	for _, rate := range rateList {
+		work := drawWork(int(float64(rate) * dur.Seconds()))
 		lat := make([]time.Duration, len(work))
 		t := tally{check: check}
 		// The dispatcher hands out lookup i at start + i/rate (all that are
@@ -274,6 +270,23 @@ func readQueries(path string, n int) ([]query, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no queries", path)
+	}
+	return out, nil
+}
+
+// positiveInts parses the comma-separated list of flag -name (blank items
+// skipped), each a whole number of at least 1.
+func positiveInts(name, list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad -%s %q", name, list)
+		}
+		out = append(out, n)
 	}
 	return out, nil
 }
