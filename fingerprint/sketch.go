@@ -82,24 +82,7 @@ func (s Sketch) Validate() error {
 // Two empty sketches give 0 (nothing is known to be shared). Both sketches
 // must be valid (Validate); Jaccard does not check.
 func Jaccard(a, b Sketch) float64 {
-	// The k smallest of a ∪ b can only include values up to the smaller of
-	// the two maxima when a sketch is full: above it, the full sketch has
-	// dropped values. Merge and stop after k union values.
-	full := len(a) == SketchSize || len(b) == SketchSize
-	k, both, i, j := 0, 0, 0, 0
-	for (i < len(a) || j < len(b)) && (!full || k < SketchSize) {
-		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
-			i++
-		case i == len(a) || b[j] < a[i]:
-			j++
-		default:
-			both++
-			i++
-			j++
-		}
-		k++
-	}
+	k, _, both := sample(a, b)
 	if k == 0 {
 		return 0
 	}
@@ -111,8 +94,22 @@ func Jaccard(a, b Sketch) float64 {
 // in both over those in a. It serves truncations and excerpts (a is the
 // shorter text). Empty a gives 0.
 func Containment(a, b Sketch) float64 {
+	_, inA, both := sample(a, b)
+	if inA == 0 {
+		return 0
+	}
+	return float64(both) / float64(inA)
+}
+
+// sample counts the sample Jaccard and Containment estimate from: the k
+// smallest values of a ∪ b (k is SketchSize when a sketch is full, else
+// the whole union), those of them in a, and those in both.
+func sample(a, b Sketch) (k, inA, both int) {
+	// The k smallest of a ∪ b can only include values up to the smaller of
+	// the two maxima when a sketch is full: above it, the full sketch has
+	// dropped values. Merge and stop after k union values.
 	full := len(a) == SketchSize || len(b) == SketchSize
-	k, inA, both, i, j := 0, 0, 0, 0, 0
+	i, j := 0, 0
 	for (i < len(a) || j < len(b)) && (!full || k < SketchSize) {
 		switch {
 		case j == len(b) || i < len(a) && a[i] < b[j]:
@@ -128,10 +125,7 @@ func Containment(a, b Sketch) float64 {
 		}
 		k++
 	}
-	if inA == 0 {
-		return 0
-	}
-	return float64(both) / float64(inA)
+	return k, inA, both
 }
 
 // SketchValues returns the sketch values (the values a Sketch samples) of
