@@ -51,15 +51,7 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 		bulk[i] = doc(fmt.Sprintf("bulk-%d", i), fingerprint.Fingerprint(r.Uint64()), t0.Add(time.Duration(i%3)*24*time.Hour))
 		live[bulk[i].ID] = bulk[i]
 	}
-	var muts []storage.Mutation
-	apply := func(force bool) {
-		if len(muts) >= 20_000 || force && len(muts) > 0 {
-			if err := ix.BulkWriter().Apply(bg, muts); err != nil {
-				t.Fatal(err)
-			}
-			muts = muts[:0]
-		}
-	}
+	batch := indextest.NewBatch(ix)
 	type entry struct {
 		row    string
 		bucket uint32
@@ -68,7 +60,7 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 	// The base sets are put as a bulk load puts them into its sorted-cell
 	// writers, here collected as mutations.
 	put := putFunc(func(row, q, v []byte) error {
-		muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: q, Value: v})
+		batch.Add(t, storage.Mutation{Kind: storage.Put, Table: storage.TableIndex, Row: row, Qualifier: q, Value: v})
 		return nil
 	})
 	for tb, p := range ix.Layout().Permuters() {
@@ -95,7 +87,6 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 			if _, _, err := ix.BulkWriter().PutBaseSets(put, []byte(es[i].row), []kvindex.BucketSet{{Bucket: es[i].bucket, Residuals: slices.Compact(rs)}}); err != nil {
 				t.Fatal(err)
 			}
-			apply(false)
 			i = j
 		}
 	}
@@ -104,10 +95,9 @@ func testExactness(t *testing.T, layout fingerprint.Layout, n, queries int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		muts = append(muts, m...)
-		apply(false)
+		batch.Add(t, m...)
 	}
-	apply(true)
+	batch.Flush(t)
 
 	// 2. Planted neighbours of each query at every distance 0..K+1, inserted
 	// online (delta cells), some with their own second document.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
 )
 
 // Flip returns fp with d distinct random bits flipped.
@@ -65,4 +66,35 @@ func MustLookup(t testing.TB, ix *kvindex.Index, fp fingerprint.Fingerprint, opt
 		t.Fatal(err)
 	}
 	return res
+}
+
+// Batch collects mutations and applies them through an index's BulkWriter
+// in batches of 20,000, as a bulk load writes: Add applies each full
+// batch, Flush what is left. An error fails the test.
+type Batch struct {
+	ix   *kvindex.Index
+	muts []storage.Mutation
+}
+
+// NewBatch is an empty Batch for ix.
+func NewBatch(ix *kvindex.Index) *Batch { return &Batch{ix: ix} }
+
+// Add adds muts, and applies the batch once it holds 20,000 or more.
+func (b *Batch) Add(t testing.TB, muts ...storage.Mutation) {
+	t.Helper()
+	if b.muts = append(b.muts, muts...); len(b.muts) >= 20_000 {
+		b.Flush(t)
+	}
+}
+
+// Flush applies what the batch holds.
+func (b *Batch) Flush(t testing.TB) {
+	t.Helper()
+	if len(b.muts) == 0 {
+		return
+	}
+	if err := b.ix.BulkWriter().Apply(context.Background(), b.muts); err != nil {
+		t.Fatal(err)
+	}
+	b.muts = b.muts[:0]
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/hbasestore"
@@ -48,15 +49,7 @@ func loadIndex(b *testing.B, st storage.Store, n int, locker storage.Locker) (*k
 	for i := range fps {
 		fps[i] = r.Uint64()
 	}
-	var muts []storage.Mutation
-	flush := func(force bool) {
-		if len(muts) >= 20_000 || force && len(muts) > 0 {
-			if err := ix.BulkWriter().Apply(bg, muts); err != nil {
-				b.Fatal(err)
-			}
-			muts = muts[:0]
-		}
-	}
+	batch := indextest.NewBatch(ix)
 	if err := ix.BulkWriter().BaseSets(fps, 0, 20_000, func(m []storage.Mutation) error { return ix.BulkWriter().Apply(bg, m) }); err != nil {
 		b.Fatal(err)
 	}
@@ -65,10 +58,9 @@ func loadIndex(b *testing.B, st storage.Store, n int, locker storage.Locker) (*k
 		if err != nil {
 			b.Fatal(err)
 		}
-		muts = append(muts, m...)
-		flush(false)
+		batch.Add(b, m...)
 	}
-	flush(true)
+	batch.Flush(b)
 	return ix, fps, time.Since(start)
 }
 
