@@ -13,6 +13,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# missing STEP WHAT: the step needs WHAT, which is not here: under CI that
+# fails the run, elsewhere the step skips.
+missing() {
+	if [ "${CI:-}" = true ]; then
+		echo "== $1: CI=true but $2 is missing" >&2
+		exit 1
+	fi
+	echo "== $1: $2 missing; skipped"
+}
+
 echo "== go modules"
 go mod download
 
@@ -189,11 +199,8 @@ if python3 -c 'import venv, ensurepip' 2>/dev/null; then
 	"$py_cache/venv/bin/python" -m pip install --quiet --disable-pip-version-check ./clients/python
 	go build -o "$py_cache/server" ./cmd/server
 	(cd clients/python && SIMDEX_SERVER_BIN="$py_cache/server" "$py_cache/venv/bin/python" -m unittest discover -s tests -t .)
-elif [ "${CI:-}" = true ]; then
-	echo "== python client: CI=true but python3 with venv is missing" >&2
-	exit 1
 else
-	echo "== python client: python3 with venv missing; skipped"
+	missing "python client" "python3 with venv"
 fi
 
 # ---- OpenAPI contract ---------------------------------------------------
@@ -205,11 +212,8 @@ fi
 echo "== openapi contract (scripts/openapi/schemathesis.sh)"
 if python3 -c 'import venv, ensurepip' 2>/dev/null; then
 	scripts/openapi/schemathesis.sh
-elif [ "${CI:-}" = true ]; then
-	echo "== openapi contract: CI=true but python3 with venv is missing" >&2
-	exit 1
 else
-	echo "== openapi contract: python3 with venv missing; skipped"
+	missing "openapi contract" "python3 with venv"
 fi
 
 # ---- Spark backfill -----------------------------------------------------
@@ -226,9 +230,6 @@ if [ "${CI:-}" != true ] && [ "${SIMDEX_SPARK:-}" = off ]; then
 	echo "== spark: off (SIMDEX_SPARK=off)"
 elif command -v java >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
 	scripts/spark/test.sh
-elif [ "${CI:-}" = true ]; then
-	echo "== spark: CI=true but java or python3 is missing" >&2
-	exit 1
 else
-	echo "== spark: java or python3 missing; skipped"
+	missing "spark" "java or python3"
 fi
