@@ -38,7 +38,12 @@ func Run(ctx context.Context, args []string) error {
 	if *alter {
 		run = alterIndex
 	}
-	return run(ctx, *zk, *ns, fs.Args())
+	c, err := connect(*zk, *ns)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return run(ctx, c, *ns, fs.Args())
 }
 
 // connect checks the flags and connects to a loopback HBase.
@@ -69,12 +74,7 @@ func override(a map[string]string, overrides []string) error {
 }
 
 // alterIndex changes the index family of an existing namespace.
-func alterIndex(ctx context.Context, zk, ns string, overrides []string) error {
-	c, err := connect(zk, ns)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+func alterIndex(ctx context.Context, c *hbase.Client, ns string, overrides []string) error {
 	name := schema.Schema{Namespace: ns}.WithDefaults().TableName(storage.TableIndex)
 	td, err := c.DescribeTable(ctx, name)
 	if err != nil {
@@ -90,12 +90,9 @@ func alterIndex(ctx context.Context, zk, ns string, overrides []string) error {
 	return nil
 }
 
-func create(ctx context.Context, zk, ns string, overrides []string) error {
-	c, err := connect(zk, ns)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+// create creates the namespace ns and simdex's tables in it, the index
+// family's attributes overridden.
+func create(ctx context.Context, c *hbase.Client, ns string, overrides []string) error {
 	s := schema.Schema{Namespace: ns}.WithDefaults()
 	if err := c.CreateNamespace(ctx, ns); err != nil {
 		return err
