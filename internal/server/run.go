@@ -166,23 +166,33 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithCancel(ctx)
+	stop = every(ctx, cfg.CompactEvery, func(ctx context.Context) {
+		c.Run(ctx) // logs its own summary line and errors
+	})
+	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())
+	return stop, nil
+}
+
+// every runs f every d in a goroutine of its own (owned by Run) until the
+// returned stop, which cancels the context f gets and waits for the
+// goroutine to end.
+func every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { // owned by Run: stopped by cancel, joined through done
+	go func() { // stopped by cancel, joined through done
 		defer close(done)
-		tk := time.NewTicker(cfg.CompactEvery)
+		tk := time.NewTicker(d)
 		defer tk.Stop()
 		for {
 			select {
-			case <-cctx.Done():
+			case <-ctx.Done():
 				return
 			case <-tk.C:
-				c.Run(cctx) // logs its own summary line and errors
+				f(ctx)
 			}
 		}
 	}()
-	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done }
 }
 
 // storeConfig says which store the server opens: HBase or the embedded

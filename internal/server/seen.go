@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -706,29 +705,16 @@ func openSeen(ctx context.Context, cfg Config, ix *kvindex.Index, fp any, locker
 }
 
 // withSeenFolder folds seen rows on the compaction timer (cfg.CompactEvery)
-// in a goroutine of its own, and returns a stop that stops it and then
-// calls stopCompactor. The goroutine is owned by Run: stopped by cancel,
-// joined through done.
+// in a goroutine of its own (every's), and returns a stop that stops it and
+// then calls stopCompactor.
 func withSeenFolder(ctx context.Context, cfg Config, svc *seen.Service, log *slog.Logger, stopCompactor func()) func() {
 	if cfg.CompactEvery <= 0 {
 		return stopCompactor
 	}
-	fctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tk := time.NewTicker(cfg.CompactEvery)
-		defer tk.Stop()
-		for {
-			select {
-			case <-fctx.Done():
-				return
-			case <-tk.C:
-				if _, err := svc.FoldAll(fctx); err != nil && fctx.Err() == nil {
-					log.Error("seen fold failed", "err", err)
-				}
-			}
+	stop := every(ctx, cfg.CompactEvery, func(ctx context.Context) {
+		if _, err := svc.FoldAll(ctx); err != nil && ctx.Err() == nil {
+			log.Error("seen fold failed", "err", err)
 		}
-	}()
-	return func() { cancel(); <-done; stopCompactor() }
+	})
+	return func() { stop(); stopCompactor() }
 }
