@@ -70,8 +70,8 @@ roles=(nn dn zk master1 master2 rs1 rs2 rs3)
 zk_addr="127.0.0.1:$zk_port"
 # shellcheck source=version.sh
 . "$here/version.sh" # cp_file: SIMDEX_HBASE_VERSION's install
-# shellcheck source=jvm.sh
-. "$here/jvm.sh" # hbase_jvm_flags
+# shellcheck source=common.sh
+. "$here/common.sh" # hbase_jvm_flags, hbase_loopback_site, hbase_log4j
 
 die() {
 	echo "cluster.sh: $*" >&2
@@ -149,12 +149,7 @@ XML
   <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
   <property><name>hbase.zookeeper.property.clientPort</name><value>$zk_port</value></property>
   <property><name>zookeeper.session.timeout</name><value>$session_ms</value></property>
-  <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
-  <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
-  <property><name>hbase.master.hostname</name><value>localhost</value></property>
-  <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
-  <property><name>hbase.master.info.port</name><value>-1</value></property>
-  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+$(hbase_loopback_site)
   <property><name>hbase.io.compress.snappy.codec</name><value>org.apache.hadoop.hbase.io.compress.xerial.SnappyCodec</value></property>
   <!-- Small thread pools: eight JVMs share two cores with other work. -->
   <property><name>hbase.regionserver.handler.count</name><value>12</value></property>
@@ -192,20 +187,12 @@ maxSessionTimeout=60000
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr
 CFG
-	cat >"$conf/log4j.properties" <<'PROPS'
-# Written by scripts/hbase/cluster.sh (HBase 2.6 and Hadoop log through reload4j).
-log4j.rootLogger=INFO,FILE
-log4j.appender.FILE=org.apache.log4j.RollingFileAppender
-log4j.appender.FILE.File=${simdex.log.file}
-log4j.appender.FILE.MaxFileSize=32MB
-log4j.appender.FILE.MaxBackupIndex=1
-log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
-log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
-log4j.logger.org.apache.zookeeper=WARN
-log4j.logger.org.apache.hadoop=WARN
-log4j.logger.org.apache.hadoop.hdfs.server.namenode=INFO
-log4j.logger.org.apache.hadoop.hbase=INFO
-PROPS
+	{
+		echo "# Written by scripts/hbase/cluster.sh (HBase 2.6 and Hadoop log through reload4j)."
+		# shellcheck disable=SC2016 # the JVM's property, not a shell variable
+		hbase_log4j '${simdex.log.file}' 32MB 1
+		echo "log4j.logger.org.apache.hadoop.hdfs.server.namenode=INFO"
+	} >"$conf/log4j.properties"
 }
 
 # launch ROLE XMX MAIN ARGS...: start one JVM in its own session (it outlives

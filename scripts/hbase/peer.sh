@@ -14,8 +14,8 @@ repo="$(cd "$here/../.." && pwd)"
 home="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 # shellcheck source=version.sh
 . "$here/version.sh" # cp_file, peer_classes: SIMDEX_HBASE_VERSION's install
-# shellcheck source=jvm.sh
-. "$here/jvm.sh" # hbase_jvm_flags
+# shellcheck source=common.sh
+. "$here/common.sh" # hbase_jvm_flags
 if [ ! -s "$cp_file" ]; then
 	echo "peer.sh: $cp_file missing; run scripts/hbase/install.sh (SIMDEX_HBASE_VERSION=$hbase_version)" >&2
 	exit 1

@@ -39,8 +39,8 @@ export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 home="$SIMDEX_HBASE_HOME"
 # shellcheck source=version.sh
 . "$here/version.sh"
-# shellcheck source=jvm.sh
-. "$here/jvm.sh" # hbase_jvm_flags
+# shellcheck source=common.sh
+. "$here/common.sh" # hbase_jvm_flags, hbase_loopback_site, hbase_log4j
 data="${SIMDEX_HBASE_DATA:-$(default_data)}"
 zk_port="${SIMDEX_HBASE_ZK_PORT:-22181}"
 master_port="${SIMDEX_HBASE_MASTER_PORT:-26000}"
@@ -86,12 +86,7 @@ else
   <property><name>hbase.localcluster.assign.random.ports</name><value>false</value></property>
   <property><name>hbase.master.port</name><value>$master_port</value></property>
   <property><name>hbase.regionserver.port</name><value>$rs_port</value></property>
-  <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
-  <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
-  <property><name>hbase.master.hostname</name><value>localhost</value></property>
-  <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
-  <property><name>hbase.master.info.port</name><value>-1</value></property>
-  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+$(hbase_loopback_site)
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.io.compress.snappy.codec</name><value>$snappy_codec</value></property>
   <property><name>hbase.regionserver.handler.count</name><value>$handlers</value></property>
@@ -106,20 +101,11 @@ else
 $(if [ -n "${SIMDEX_HBASE_SITE_EXTRA:-}" ]; then cat "$SIMDEX_HBASE_SITE_EXTRA"; fi)
 </configuration>
 XML
-	cat >"$data/conf/log4j.properties" <<PROPS
-# Written by scripts/hbase/start.sh (HBase on Maven's classpath logs through
-# reload4j, Hadoop's slf4j binding, in every version of version.sh).
-log4j.rootLogger=INFO,FILE
-log4j.appender.FILE=org.apache.log4j.RollingFileAppender
-log4j.appender.FILE.File=$data/logs/hbase.log
-log4j.appender.FILE.MaxFileSize=64MB
-log4j.appender.FILE.MaxBackupIndex=2
-log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
-log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
-log4j.logger.org.apache.zookeeper=WARN
-log4j.logger.org.apache.hadoop=WARN
-log4j.logger.org.apache.hadoop.hbase=INFO
-PROPS
+	{
+		echo "# Written by scripts/hbase/start.sh (HBase on Maven's classpath logs through"
+		echo "# reload4j, Hadoop's slf4j binding, in every version of version.sh)."
+		hbase_log4j "$data/logs/hbase.log" 64MB 2
+	} >"$data/conf/log4j.properties"
 	java_flags=(
 		"-Xmx$heap" "$gc_flag"
 		"${hbase_jvm_flags[@]}"
