@@ -71,7 +71,7 @@ zk_addr="127.0.0.1:$zk_port"
 # shellcheck source=version.sh
 . "$here/version.sh" # cp_file: SIMDEX_HBASE_VERSION's install
 # shellcheck source=common.sh
-. "$here/common.sh" # hbase_jvm_flags, hbase_loopback_site, hbase_log4j
+. "$here/common.sh" # hbase_jvm_flags, hbase_loopback_site, hbase_log4j, signal_wait
 
 die() {
 	echo "cluster.sh: $*" >&2
@@ -267,12 +267,7 @@ kill_role() { # ROLE SIGNAL: signal it and wait (up to 120 s) until it is gone
 		rm -f "$data/pids/$1.pid"
 		return 0
 	fi
-	kill "-$2" "$pid" 2>/dev/null || true
-	for _ in $(seq 1 600); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	if kill -0 "$pid" 2>/dev/null; then
+	if ! signal_wait "$pid" "$2" 120; then
 		echo "cluster.sh: $1 (pid $pid) ignored SIG$2 for 120 s; SIGKILL" >&2
 		kill -KILL "$pid" 2>/dev/null || true
 		sleep 0.5

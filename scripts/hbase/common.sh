@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Sourced by start.sh, cluster.sh and peer.sh: what the HBase processes they
-# start share. hbase_jvm_flags are the flags every JVM of HBase (its
+# Sourced by start.sh, stop.sh, cluster.sh and peer.sh: what the HBase
+# processes they start and stop share. hbase_jvm_flags are the flags every JVM of HBase (its
 # servers, ClusterAdmin and the Java peer) runs with on Java 17 and later:
 # IPv4, netty's reflection, and the JDK internals HBase and its netty reach
 # into (heap, GC and logging flags are each script's own);
@@ -52,4 +52,16 @@ log4j.logger.org.apache.zookeeper=WARN
 log4j.logger.org.apache.hadoop=WARN
 log4j.logger.org.apache.hadoop.hbase=INFO
 PROPS
+}
+
+# signal_wait PID SIGNAL SECONDS sends SIGNAL to PID and waits up to
+# SECONDS for it to exit; it fails when PID is still up then.
+signal_wait() {
+	local i
+	kill "-$2" "$1" 2>/dev/null || true
+	for ((i = 0; i < $3 * 5; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.2
+	done
+	! kill -0 "$1" 2>/dev/null
 }

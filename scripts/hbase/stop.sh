@@ -12,6 +12,8 @@ repo="$(cd "$here/../.." && pwd)"
 home="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 # shellcheck source=version.sh
 . "$here/version.sh"
+# shellcheck source=common.sh
+. "$here/common.sh" # signal_wait
 data="${SIMDEX_HBASE_DATA:-$(default_data)}"
 pid_file="$data/hbase.pid"
 timeout="${SIMDEX_HBASE_STOP_TIMEOUT:-40}"
@@ -29,12 +31,7 @@ fi
 if [ "${SIMDEX_HBASE_STOP_KILL:-0}" = 1 ]; then
 	kill -KILL "$pid" 2>/dev/null || true
 else
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 1 "$timeout"); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
+	if ! signal_wait "$pid" TERM "$timeout"; then
 		echo "stop.sh: pid $pid still up after ${timeout}s; SIGKILL" >&2
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
