@@ -513,6 +513,30 @@ def _seen_batch(
         lo = hi
 
 
+def _seen_lists(
+    single: Route,
+    batch: Route,
+    key: str,
+    names: List[str],
+    lists: Sequence[Sequence[Any]],
+    out: List[Any],
+    merge: Callable[[_Piece, Any], None],
+    single_user: bool,
+    max_batch: int,
+    max_body: int,
+) -> Generator[Call, Reply, None]:
+    """_seen_batch for entries of one list per user, sent as the field key;
+    out is the answer, one per user (a SimdexError's partial answer)."""
+
+    def entry(p: _Piece) -> Dict[str, Any]:
+        return {key: lists[p.user][p.lo : p.hi]}
+
+    def partial() -> Any:
+        return out[0] if single_user else out
+
+    yield from _seen_batch(single, batch, names, [len(x) for x in lists], entry, merge, partial, max_batch, max_body)
+
+
 def seen_mark_batch(
     users: Sequence[Union[SeenUserMarks, Mapping[str, Any]]], max_batch: int, max_body: int, single_user: bool = False
 ) -> "Op[List[SeenMarkResponse]]":
@@ -529,15 +553,8 @@ def seen_mark_batch(
         o.marked += d.get("marked", 0)
         o.unknown_doc_ids.extend(d.get("unknown_doc_ids") or [])
 
-    def entry(p: _Piece) -> Dict[str, Any]:
-        return {"items": lists[p.user][p.lo : p.hi]}
-
-    def partial() -> Any:
-        return out[0] if single_user else out
-
-    lens = [len(x) for x in lists]
-    yield from _seen_batch(
-        ROUTES["seenMark"], ROUTES["seenMarkBatch"], names, lens, entry, merge, partial, max_batch, max_body
+    yield from _seen_lists(
+        ROUTES["seenMark"], ROUTES["seenMarkBatch"], "items", names, lists, out, merge, single_user, max_batch, max_body
     )
     return out
 
@@ -559,15 +576,8 @@ def seen_check_batch(
             raise SimdexError(200, "", "Unexpected answer", f"{len(seen)} flags for {p.hi - p.lo} ids")
         out[p.user].seen.extend(seen)
 
-    def entry(p: _Piece) -> Dict[str, Any]:
-        return {"ids": lists[p.user][p.lo : p.hi]}
-
-    def partial() -> Any:
-        return out[0] if single_user else out
-
-    lens = [len(x) for x in lists]
-    yield from _seen_batch(
-        ROUTES["seenCheck"], ROUTES["seenCheckBatch"], names, lens, entry, merge, partial, max_batch, max_body
+    yield from _seen_lists(
+        ROUTES["seenCheck"], ROUTES["seenCheckBatch"], "ids", names, lists, out, merge, single_user, max_batch, max_body
     )
     return out
 
