@@ -315,6 +315,18 @@ def check(content: Dict[str, Any], search: Dict[str, Any], policy: Optional[str]
     return CheckResponse.from_dict(reply.json())
 
 
+def _merge_results(out: Any, result: Callable[[Dict[str, Any]], Any]) -> Callable[[int, Any], None]:
+    """The merge of a per-item batch into out: each call's results (decoded
+    by result; None where an item failed) and its items' errors, their
+    indexes made the whole batch's (lo: the call's first item)."""
+
+    def merge(lo: int, d: Any) -> None:
+        out.results.extend(result(r) if r is not None else None for r in d["results"])
+        out.errors.extend(ItemError.from_dict(e, lo) for e in d["errors"])
+
+    return merge
+
+
 def check_batch(
     items: Sequence[Union[Content, Mapping[str, Any]]],
     search: Dict[str, Any],
@@ -326,14 +338,8 @@ def check_batch(
     if policy is not None:
         rest["policy"] = policy
     out = BatchCheckResponse()
-
-    def merge(lo: int, d: Any) -> None:
-        out.results.extend(CheckResponse.from_dict(r) if r is not None else None for r in d["results"])
-        out.errors.extend(ItemError.from_dict(e, lo) for e in d["errors"])
-
-    yield from _batch(
-        ROUTES["checkBatch"], [encode(_content(i)) for i in items], rest, max_batch, max_body, merge, lambda: out
-    )
+    merge = _merge_results(out, CheckResponse.from_dict)
+    yield from _batch(ROUTES["checkBatch"], [encode(_content(i)) for i in items], rest, max_batch, max_body, merge, lambda: out)
     return out
 
 
@@ -360,14 +366,8 @@ def insert_documents(
     if k is not None:
         rest["k"] = k
     out = BatchInsertResponse()
-
-    def merge(lo: int, d: Any) -> None:
-        out.results.extend(InsertResponse.from_dict(r) if r is not None else None for r in d["results"])
-        out.errors.extend(ItemError.from_dict(e, lo) for e in d["errors"])
-
-    yield from _batch(
-        ROUTES["insertDocuments"], [encode(_document(i)) for i in items], rest, max_batch, max_body, merge, lambda: out
-    )
+    merge = _merge_results(out, InsertResponse.from_dict)
+    yield from _batch(ROUTES["insertDocuments"], [encode(_document(i)) for i in items], rest, max_batch, max_body, merge, lambda: out)
     return out
 
 
