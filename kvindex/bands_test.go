@@ -246,13 +246,7 @@ func TestInsertIfUniqueThroughBands(t *testing.T) {
 // shared band row).
 func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
 	ix := openAt(t, t.TempDir(), kvindex.Config{Confirm: kvindex.ConfirmEach(jaccardConfirm)}, false)
-	r := rand.New(rand.NewPCG(5, 6))
-	rounds := 100
-	if testing.Short() {
-		rounds = 30
-	}
-	for round := range rounds {
-		base := fingerprint.Fingerprint(r.Uint64())
+	raceRounds(t, ix, 100, 30, rand.New(rand.NewPCG(5, 6)), func(r *rand.Rand, round int, base fingerprint.Fingerprint) []kvindex.Document {
 		shared := r.IntN(fingerprint.NumBands)
 		seedA, seedB := uint64(round*2+10), uint64(round*2+11)
 		ba := bandsFrom(seedA, nil)
@@ -264,11 +258,8 @@ func TestRacingBandNearCopiesExactlyOneOriginal(t *testing.T) {
 		if d := bits.OnesCount64(uint64(docs[0].Fingerprint ^ docs[1].Fingerprint)); d <= 3 {
 			t.Fatalf("distance %d: the pair must be beyond K", d)
 		}
-		res := insertAll(t, ix, docs, kvindex.InsertIfUnique)
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
-	}
+		return docs
+	}, nil)
 }
 
 // Whether an index has bands is fixed when it is created and recorded in

@@ -17,21 +17,13 @@ import (
 // every round exactly one is stored, and the other names it as original.
 func TestRacingNearDuplicatesExactlyOneOriginal(t *testing.T) {
 	ix := openIndex(t, fingerprint.DefaultLayout)
-	r := rand.New(rand.NewPCG(3, 4))
-	rounds := 200
-	if testing.Short() {
-		rounds = 50
-	}
-	for round := range rounds {
-		base := fingerprint.Fingerprint(r.Uint64())
-		docs := []kvindex.Document{
+	near := func(r *rand.Rand, round int, base fingerprint.Fingerprint) []kvindex.Document {
+		return []kvindex.Document{
 			doc(fmt.Sprintf("r%d-a", round), base, t0),
 			doc(fmt.Sprintf("r%d-b", round), flip(r, base, 1+r.IntN(3)), t0.Add(time.Duration(r.IntN(3)-1)*time.Second)),
 		}
-		res := insertAll(t, ix, docs, kvindex.InsertIfUnique)
-		if res[0].Stored == res[1].Stored {
-			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
-		}
+	}
+	raceRounds(t, ix, 200, 50, rand.New(rand.NewPCG(3, 4)), near, func(round int, docs []kvindex.Document, res []kvindex.InsertResult) {
 		winner, loser := 0, 1
 		if res[1].Stored {
 			winner, loser = 1, 0
@@ -41,6 +33,29 @@ func TestRacingNearDuplicatesExactlyOneOriginal(t *testing.T) {
 		}
 		if res[winner].Original != nil {
 			t.Fatalf("round %d: the stored document has an original %+v", round, res[winner].Original)
+		}
+	})
+}
+
+// raceRounds runs rounds rounds (short under -short): docs makes two
+// documents from r and a random fingerprint base, insertAll inserts them
+// at once with insert-if-unique, exactly one must be stored, and check
+// (when given) judges the round further.
+func raceRounds(t *testing.T, ix *kvindex.Index, rounds, short int, r *rand.Rand,
+	docs func(r *rand.Rand, round int, base fingerprint.Fingerprint) []kvindex.Document,
+	check func(round int, docs []kvindex.Document, res []kvindex.InsertResult)) {
+	t.Helper()
+	if testing.Short() {
+		rounds = short
+	}
+	for round := range rounds {
+		ds := docs(r, round, fingerprint.Fingerprint(r.Uint64()))
+		res := insertAll(t, ix, ds, kvindex.InsertIfUnique)
+		if res[0].Stored == res[1].Stored {
+			t.Fatalf("round %d: stored = %v, %v; want exactly one", round, res[0].Stored, res[1].Stored)
+		}
+		if check != nil {
+			check(round, ds, res)
 		}
 	}
 }
