@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/scripts/bench/internal/pace"
+	"github.com/simdex/simdex/scripts/bench/internal/rawhttp"
 )
 
 // How the load is driven and measured.
@@ -117,11 +118,11 @@ func newRequestMaker(c config) (*requestMaker, error) {
 	default:
 		return nil, fmt.Errorf("unknown mode %q", c.mode)
 	}
-	h := "POST " + path + " HTTP/1.1\r\nHost: " + c.addr + "\r\nContent-Type: application/json\r\n"
+	var auth []string
 	if c.apiKey != "" {
-		h += "Authorization: Bearer " + c.apiKey + "\r\n"
+		auth = append(auth, "Authorization: Bearer "+c.apiKey)
 	}
-	m.head = []byte(h + "Content-Length: ")
+	m.head = rawhttp.PostHead(c.addr, path, auth...)
 	return m, nil
 }
 
@@ -164,10 +165,7 @@ func (m *requestMaker) appendRequest(dst, body []byte, r *rand.Rand, w, i int) (
 			body = append(body, '}')
 		}
 	}
-	dst = append(dst, m.head...)
-	dst = strconv.AppendInt(dst, int64(len(body)), 10)
-	dst = append(dst, "\r\n\r\n"...)
-	return append(dst, body...), body
+	return rawhttp.AppendPost(dst, m.head, body), body
 }
 
 // Text documents are ~1 KB of words drawn at random from a vocabulary of
@@ -254,54 +252,15 @@ func appendHex16(dst []byte, v uint64) []byte {
 
 var errResponse = errors.New("unexpected response")
 
-// readResponse reads one HTTP/1.1 answer into body (reused) and checks it.
-// close reports that the server will close the connection.
+// readResponse reads one HTTP/1.1 answer into body (reused) and checks
+// its status and shape. close reports that the server will close the
+// connection.
 func (m *requestMaker) readResponse(br *bufio.Reader, body []byte) (_ []byte, bodyLen int, close bool, err error) {
-	line, err := br.ReadSlice('\n')
+	status, body, close, err := rawhttp.Read(br, body)
 	if err != nil {
-		return body, 0, true, err
+		return body, 0, true, fmt.Errorf("%w: %w", errResponse, err)
 	}
-	// "HTTP/1.1 200 OK\r\n"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
-		return body, 0, true, fmt.Errorf("%w: status line %q", errResponse, line)
-	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil {
-		return body, 0, true, fmt.Errorf("%w: status line %q", errResponse, line)
-	}
-	n := -1
-	for {
-		line, err = br.ReadSlice('\n')
-		if err != nil {
-			return body, 0, true, err
-		}
-		if len(line) <= 2 {
-			break
-		}
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return body, 0, true, fmt.Errorf("%w: header %q", errResponse, line)
-		}
-		v = bytes.TrimSpace(v)
-		switch {
-		case bytes.EqualFold(k, []byte("Content-Length")):
-			if n, err = strconv.Atoi(string(v)); err != nil || n < 0 {
-				return body, 0, true, fmt.Errorf("%w: Content-Length %q", errResponse, v)
-			}
-		case bytes.EqualFold(k, []byte("Connection")):
-			close = bytes.EqualFold(v, []byte("close"))
-		}
-	}
-	if n < 0 {
-		return body, 0, true, fmt.Errorf("%w: no Content-Length", errResponse)
-	}
-	if cap(body) < n {
-		body = make([]byte, n)
-	}
-	body = body[:n]
-	if _, err := io.ReadFull(br, body); err != nil {
-		return body, 0, true, err
-	}
+	n := len(body)
 	if status != m.want && (m.want2 == 0 || status != m.want2) {
 		return body, n, close, fmt.Errorf("%w: status %d: %s", errResponse, status, bytes.TrimSpace(body))
 	}

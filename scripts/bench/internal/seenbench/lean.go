@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
+
+	"github.com/simdex/simdex/scripts/bench/internal/rawhttp"
 )
 
 // The lean clients of the filter comparison. Both sides get the same
@@ -35,30 +36,17 @@ func dialHTTP(addr string) (*httpConn, error) {
 	return &httpConn{c: c, r: bufio.NewReaderSize(c, 1<<16)}, nil
 }
 
-// buildRequest is a POST of a JSON body to path, with the headers
-// net/http's client sends (Host, User-Agent, Content-Length, Content-Type,
-// Accept-Encoding is left out: the server does not compress).
+// buildRequest is a POST of a JSON body to path (rawhttp), with the
+// headers net/http's client sends (Host, User-Agent, Content-Length,
+// Content-Type; Accept-Encoding is left out: the server does not
+// compress).
 func buildRequest(host, path string, body []byte) []byte {
-	b := make([]byte, 0, len(body)+160)
-	b = append(b, "POST "...)
-	b = append(b, path...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, host...)
-	b = append(b, "\r\nUser-Agent: seen-bench\r\nContent-Type: application/json\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(body)), 10)
-	b = append(b, "\r\n\r\n"...)
-	return append(b, body...)
+	return rawhttp.AppendPost(make([]byte, 0, len(body)+160), rawhttp.PostHead(host, path, "User-Agent: seen-bench"), body)
 }
 
-var errHTTP = errors.New("http: malformed response")
-
-// maxBody bounds an answer's Content-Length (a full filter answer of
-// 1,000 candidates is ~40 KB).
-const maxBody = 16 << 20
-
 // roundTrip writes req and reads one response, returning its body in
-// dst's memory. Status other than 200, a missing Content-Length, a
-// chunked body or "Connection: close" are errors.
+// dst's memory. Status other than 200 and "Connection: close" are errors
+// besides rawhttp.Read's.
 func (h *httpConn) roundTrip(req, dst []byte) ([]byte, error) {
 	if _, err := h.c.Write(req); err != nil {
 		return dst, err
@@ -66,77 +54,18 @@ func (h *httpConn) roundTrip(req, dst []byte) ([]byte, error) {
 	return readResponse(h.r, dst)
 }
 
-// readResponse reads one HTTP/1.1 response (see roundTrip).
+// readResponse reads one response (see roundTrip).
 func readResponse(r *bufio.Reader, dst []byte) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return dst, err
+	status, body, closing, err := rawhttp.Read(r, dst)
+	switch {
+	case err != nil:
+		return body, err
+	case status != 200:
+		return body, fmt.Errorf("%w: status %d", rawhttp.ErrResponse, status)
+	case closing:
+		return body, fmt.Errorf("%w: the server closes the connection", rawhttp.ErrResponse)
 	}
-	if len(line) < 14 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) || line[len(line)-2] != '\r' {
-		return dst, fmt.Errorf("%w: status line %q", errHTTP, line)
-	}
-	if string(line[9:13]) != "200 " {
-		return dst, fmt.Errorf("%w: status %q", errHTTP, bytes.TrimSpace(line[9:]))
-	}
-	n := -1
-	for {
-		line, err = r.ReadSlice('\n')
-		if err != nil {
-			return dst, err
-		}
-		if len(line) < 2 || line[len(line)-2] != '\r' {
-			return dst, fmt.Errorf("%w: header line %q", errHTTP, line)
-		}
-		line = line[:len(line)-2]
-		if len(line) == 0 {
-			break
-		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return dst, fmt.Errorf("%w: header line %q", errHTTP, line)
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case asciiEqualFold(name, "Content-Length"):
-			v, err := strconv.Atoi(string(value))
-			if err != nil || v < 0 || v > maxBody || n >= 0 {
-				return dst, fmt.Errorf("%w: Content-Length %q", errHTTP, value)
-			}
-			n = v
-		case asciiEqualFold(name, "Transfer-Encoding"):
-			return dst, fmt.Errorf("%w: Transfer-Encoding %q", errHTTP, value)
-		case asciiEqualFold(name, "Connection") && asciiEqualFold(value, "close"):
-			return dst, fmt.Errorf("%w: the server closes the connection", errHTTP)
-		}
-	}
-	if n < 0 {
-		return dst, fmt.Errorf("%w: no Content-Length", errHTTP)
-	}
-	if cap(dst) < n {
-		dst = make([]byte, n)
-	}
-	dst = dst[:n]
-	_, err = io.ReadFull(r, dst)
-	return dst, err
-}
-
-// asciiEqualFold reports whether b and s are equal ignoring ASCII case.
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	lower := func(c byte) byte {
-		if c >= 'A' && c <= 'Z' {
-			return c + 'a' - 'A'
-		}
-		return c
-	}
-	for i := range b {
-		if lower(b[i]) != lower(s[i]) {
-			return false
-		}
-	}
-	return true
+	return body, nil
 }
 
 // answer is one decoded answer: a seen flag per candidate, and what the
