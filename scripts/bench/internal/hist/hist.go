@@ -30,6 +30,12 @@ func (s *Samples) Add(d time.Duration) {
 	s.sorted = false
 }
 
+// Merge adds o's samples.
+func (s *Samples) Merge(o *Samples) {
+	s.d = append(s.d, o.d...)
+	s.sorted = false
+}
+
 // Len returns the number of samples.
 func (s *Samples) Len() int { return len(s.d) }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simdex/simdex/scripts/bench/internal/hist"
 	"github.com/simdex/simdex/scripts/bench/internal/pace"
 	"github.com/simdex/simdex/scripts/bench/internal/rawhttp"
 )
@@ -36,8 +36,8 @@ import (
 // connection is re-opened.
 //
 // Latency is the time from writing the request to reading the last byte
-// of the answer, recorded in a log-linear histogram (1/32 relative
-// precision), so p50/p99 cost no sorting and no memory per request.
+// of the answer; every latency is kept (hist.Samples, 8 bytes a request)
+// and the quantiles are exact: the sample of rank ⌊q·n⌋ (hist's Rank).
 //
 // Coordinated omission: in the default closed loop a slow answer delays
 // the connection's next request, so the latencies are those of requests
@@ -274,67 +274,12 @@ func (m *requestMaker) readResponse(br *bufio.Reader, body []byte) (_ []byte, bo
 	return body, n, close, nil
 }
 
-// hist is a log-linear latency histogram of nanoseconds: values below 64
-// have a bucket each; above, each power of two has 64 buckets.
-type hist struct {
-	counts [64 * 64]uint64
-	n      uint64
-	max    time.Duration
-}
-
-func bucketOf(v uint64) int {
-	if v < 64 {
-		return int(v)
-	}
-	e := bits.Len64(v) - 6 // v >> e is in [32, 64)
-	return min(e*64+int(v>>uint(e)), 64*64-1)
-}
-
-// lowerBound is the smallest value of bucket b.
-func lowerBound(b int) uint64 {
-	if b < 64 {
-		return uint64(b)
-	}
-	e, m := b/64, b%64
-	return uint64(m) << uint(e)
-}
-
-func (h *hist) record(d time.Duration) {
-	h.counts[bucketOf(uint64(max(d, 0)))]++
-	h.n++
-	h.max = max(h.max, d)
-}
-
-func (h *hist) merge(o *hist) {
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	h.n += o.n
-	h.max = max(h.max, o.max)
-}
-
-// quantile returns the lower bound of the bucket holding quantile q.
-func (h *hist) quantile(q float64) time.Duration {
-	if h.n == 0 {
-		return 0
-	}
-	rank := uint64(q * float64(h.n))
-	var seen uint64
-	for b, c := range h.counts {
-		seen += c
-		if seen > rank {
-			return time.Duration(lowerBound(b))
-		}
-	}
-	return h.max
-}
-
 // result is what one measured run produced.
 type result struct {
-	h hist
+	h hist.Samples
 	// late: in an open loop, how long after its due time each request was
 	// written (the load generator's own delay, part of h's latencies).
-	late               hist
+	late               hist.Samples
 	errs               int
 	firstErr           error
 	bodyBytes          int64
@@ -392,8 +337,8 @@ func driveOnce(ctx context.Context, c config, m *requestMaker, d time.Duration) 
 			var local result
 			conn(ctx, c, m, w, start, deadline, interval, &local)
 			mu.Lock()
-			res.h.merge(&local.h)
-			res.late.merge(&local.late)
+			res.h.Merge(&local.h)
+			res.late.Merge(&local.late)
 			res.errs += local.errs
 			if res.firstErr == nil {
 				res.firstErr = local.firstErr
@@ -404,7 +349,7 @@ func driveOnce(ctx context.Context, c config, m *requestMaker, d time.Duration) 
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	if res.h.n == 0 {
+	if res.h.Len() == 0 {
 		return nil, fmt.Errorf("no successful requests (%d errors, first: %v)", res.errs, res.firstErr)
 	}
 	return res, nil
@@ -472,7 +417,7 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 		}
 		req, body = m.appendRequest(req[:0], body, r, w, i)
 		if interval > 0 {
-			res.late.record(time.Since(t0))
+			res.late.Add(time.Since(t0))
 		}
 		if _, err := nc.Write(req); err != nil {
 			fail(err)
@@ -486,7 +431,7 @@ func conn(ctx context.Context, c config, m *requestMaker, w int, start, deadline
 			fail(err)
 			continue
 		}
-		res.h.record(time.Since(t0))
+		res.h.Add(time.Since(t0))
 		res.bodyBytes += int64(len(body))
 		_ = n
 		if closing {
@@ -512,19 +457,19 @@ func (r *result) print(out io.Writer, c config) {
 		loop = fmt.Sprintf("open@%.0f/s", c.rate)
 	}
 	fmt.Fprintf(out, "mode=%s concurrency=%d loop=%s duration=%v requests=%d errors=%d rate=%.0f/s p50=%v p90=%v p99=%v p99.9=%v max=%v",
-		c.mode, c.concurrency, loop, r.elapsed.Round(time.Millisecond), r.h.n, r.errs, float64(r.h.n)/secs,
-		r.h.quantile(.50), r.h.quantile(.90), r.h.quantile(.99), r.h.quantile(.999), r.h.max)
+		c.mode, c.concurrency, loop, r.elapsed.Round(time.Millisecond), r.h.Len(), r.errs, float64(r.h.Len())/secs,
+		r.h.Rank(.50), r.h.Rank(.90), r.h.Rank(.99), r.h.Rank(.999), r.h.Max())
 	if c.mode == "check-text" {
 		fmt.Fprintf(out, " text_MB/s=%.2f", float64(r.bodyBytes)/secs/1e6)
 	}
 	if c.batch > 0 {
-		fmt.Fprintf(out, " batch=%d docs/s=%.0f", c.batch, float64(r.h.n)*float64(c.batch)/secs)
+		fmt.Fprintf(out, " batch=%d docs/s=%.0f", c.batch, float64(r.h.Len())*float64(c.batch)/secs)
 	}
 	fmt.Fprintf(out, "\ncpu: loadgen %.2fs (%.0f%% of one core, %.1f µs/request)", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs,
-		float64(r.selfCPU.Microseconds())/float64(r.h.n))
+		float64(r.selfCPU.Microseconds())/float64(r.h.Len()))
 	if r.serverCPUErr == nil {
 		fmt.Fprintf(out, "; server %.2fs (%.0f%% of one core, %.1f µs/request)", r.serverCPU.Seconds(), 100*r.serverCPU.Seconds()/secs,
-			float64(r.serverCPU.Microseconds())/float64(r.h.n))
+			float64(r.serverCPU.Microseconds())/float64(r.h.Len()))
 	} else {
 		fmt.Fprintf(out, "; server CPU unknown (%v)", r.serverCPUErr)
 	}
@@ -542,9 +487,9 @@ func (r *result) print(out io.Writer, c config) {
 	if len(parts) > 0 {
 		fmt.Fprintf(out, "server's histograms (interpolated within doubling buckets): %s\n", strings.Join(parts, "; "))
 	}
-	if r.late.n > 0 {
+	if r.late.Len() > 0 {
 		fmt.Fprintf(out, "sent after due: p50=%v p99=%v p99.9=%v max=%v (the load generator's own delay, counted in the latencies)\n",
-			r.late.quantile(.50), r.late.quantile(.99), r.late.quantile(.999), r.late.max)
+			r.late.Rank(.50), r.late.Rank(.99), r.late.Rank(.999), r.late.Max())
 	}
 	if r.firstErr != nil {
 		fmt.Fprintf(out, "first error: %v\n", r.firstErr)

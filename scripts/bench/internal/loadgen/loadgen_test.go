@@ -6,49 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// TestHistQuantiles checks the histogram against sorting (the oracle):
-// every quantile is within the bucket precision (1/32) below the true one.
-func TestHistQuantiles(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var h hist
-	var all []time.Duration
-	for range 20_000 {
-		d := time.Duration(r.ExpFloat64() * float64(300*time.Microsecond))
-		h.record(d)
-		all = append(all, d)
-	}
-	slices.Sort(all)
-	for _, q := range []float64{0, .5, .9, .99, .999} {
-		want := all[int(q*float64(len(all)))]
-		got := h.quantile(q)
-		if got > want || float64(want-got) > float64(want)/32+1 {
-			t.Errorf("q%v: %v, want %v (within 1/32 below)", q, got, want)
-		}
-	}
-	if h.max != all[len(all)-1] || h.n != uint64(len(all)) {
-		t.Errorf("max %v n %d", h.max, h.n)
-	}
-	for b := range 58 * 64 { // above, lower bounds overflow int64 durations
-		if b >= 64 && b%64 < 32 {
-			continue // unused buckets
-		}
-		if got := bucketOf(lowerBound(b)); got != b {
-			t.Fatalf("bucketOf(lowerBound(%d)) = %d", b, got)
-		}
-	}
-}
 
 func TestReadResponse(t *testing.T) {
 	m := &requestMaker{mode: "check-fp", want: 200, prefix: []byte(`{"fingerprint":"`)}
@@ -147,8 +113,8 @@ func TestDrive(t *testing.T) {
 			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 3, textFile: text, apiKey: "k", source: source})
 			// Every request sent is read to the end before the deadline is
 			// checked, so the counts are exact.
-			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() {
-				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.n, res.errs)
+			if s := served.Load(); int64(res.h.Len())+int64(res.errs) != s || int64(res.errs) != failed.Load() {
+				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.Len(), res.errs)
 			}
 			if res.errs == 0 || !errors.Is(res.firstErr, errResponse) {
 				t.Fatalf("errors %d, first %v: the 503s were not counted", res.errs, res.firstErr)
@@ -198,8 +164,8 @@ func TestDriveBatch(t *testing.T) {
 			}))
 			defer srv.Close()
 			res := driveTest(t, config{addr: strings.TrimPrefix(srv.URL, "http://"), mode: mode, duration: 200 * time.Millisecond, concurrency: 2, batch: 5, docs: "text"})
-			if s := served.Load(); int64(res.h.n)+int64(res.errs) != s || int64(res.errs) != failed.Load() || res.errs == 0 {
-				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.n, res.errs)
+			if s := served.Load(); int64(res.h.Len())+int64(res.errs) != s || int64(res.errs) != failed.Load() || res.errs == 0 {
+				t.Fatalf("served %d (failed %d), counted %d ok + %d errors", s, failed.Load(), res.h.Len(), res.errs)
 			}
 		})
 	}
@@ -219,11 +185,11 @@ func TestDriveOpenLoop(t *testing.T) {
 	// 4 connections, one request each every 10 ms, due times in [0, 300
 	// ms]: 30 or 31 per connection, whatever the machine's speed (a late
 	// request is still sent, and timed from its due time).
-	if n := int64(res.h.n); n != served.Load() || n < 120 || n > 124 || res.errs != 0 {
-		t.Fatalf("%d requests answered, %d served, %d errors: want 120-124, all answered", res.h.n, served.Load(), res.errs)
+	if n := int64(res.h.Len()); n != served.Load() || n < 120 || n > 124 || res.errs != 0 {
+		t.Fatalf("%d requests answered, %d served, %d errors: want 120-124, all answered", res.h.Len(), served.Load(), res.errs)
 	}
-	if res.late.n != res.h.n {
-		t.Fatalf("lateness recorded for %d of %d requests", res.late.n, res.h.n)
+	if res.late.Len() != res.h.Len() {
+		t.Fatalf("lateness recorded for %d of %d requests", res.late.Len(), res.h.Len())
 	}
 }
 
