@@ -43,11 +43,14 @@ import threading
 import time
 
 from pyspark import SparkFiles, StorageLevel
+from pyspark.serializers import BatchedSerializer, CPickleSerializer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 ORDER_SHIFT = 40  # order = partition index << 40 | line within the partition
+RECORDS_PER_PART = 1000000  # default input records per output part (benchmarks/2026-11-27-spark.md)
+BATCH_BYTES = 1 << 16  # a pickled batch of map outputs: about this many bytes, or one larger output
 
 
 def parse_args(argv):
@@ -70,7 +73,11 @@ def parse_args(argv):
     p.add_argument("--format", choices=["docs", "fp", "parquet"], default="docs",
                    help="docs: JSON Lines; fp: id,fingerprint,time lines; parquet: columns id, title, text, time, attrs")
     p.add_argument("--partitions", type=int, default=0,
-                   help="output parts per table (index, fp, bands, docs); default: 2 x the default parallelism")
+                   help="output parts per table (index, fp, bands, docs); default: one per --records-per-part input "
+                        "records, at least 2 x the default parallelism")
+    p.add_argument("--records-per-part", type=int, default=RECORDS_PER_PART,
+                   help="without --partitions: input records (lines with an id) per output part of each table "
+                        "(default %(default)d)")
     p.add_argument("--layout-b", type=int, default=4)
     p.add_argument("--layout-k", type=int, default=3)
     p.add_argument("--bucket", default="720h0m0s", help="time-bucket width of a new index (Go duration)")
@@ -87,6 +94,8 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.store == "pebble" and not args.data_dir:
         p.error("--data-dir is required (or --store hbase)")
+    if args.partitions < 0 or args.records_per_part < 1:
+        p.error("--partitions must be 0 or more and --records-per-part 1 or more")
     return args
 
 
@@ -159,6 +168,39 @@ def read_frames(stream):
         if len(payload) < n:
             raise RuntimeError("simdex-spark: truncated frame")
         yield h[0], payload
+
+
+class MapBatches(BatchedSerializer):
+    """Pickles a map task's outputs in batches of about BATCH_BYTES, each
+    output larger than that (a part's run of cells) in a batch of its own.
+    The JVM holds a batch as one byte array; PySpark's default batching
+    counts items, so after a partition's many small records it would put
+    all the partition's runs, which come last, into one array that a 1 GB
+    driver cannot hold."""
+
+    def __init__(self):
+        BatchedSerializer.__init__(self, CPickleSerializer(), BatchedSerializer.UNKNOWN_BATCH_SIZE)
+
+    def _batched(self, iterator):
+        items, size = [], 0
+        for item in iterator:
+            n = 64 + sum(len(x) for x in item if isinstance(x, (bytes, str)))
+            if n >= BATCH_BYTES:
+                if items:
+                    yield items
+                    items, size = [], 0
+                yield [item]
+                continue
+            items.append(item)
+            size += n
+            if size >= BATCH_BYTES:
+                yield items
+                items, size = [], 0
+        if items:
+            yield items
+
+    def __repr__(self):
+        return "MapBatches(%d)" % BATCH_BYTES
 
 
 def map_partition(cfg):
@@ -264,17 +306,32 @@ def read_input(spark, args):
                      F.col("_metadata.file_block_start").alias("start"))
 
 
-def sample_doc_bounds(df, args, parts):
-    """Cuts the docs table into `parts` key ranges at sampled ids."""
-    if parts <= 1:
-        return []
+def input_ids(df, args):
+    """The ids of the input's lines (those without one are rejects)."""
     if args.format == "fp":
         ids = df.select(F.trim(F.regexp_extract("value", r"^([^,\t]*)", 1)).alias("id"))
     else:
         ids = df.select(F.get_json_object("value", "$.id").alias("id"))
-    ids = ids.where(F.col("id").isNotNull() & (F.col("id") != ""))
-    n = ids.count()
-    if n == 0:
+    return ids.where(F.col("id").isNotNull() & (F.col("id") != ""))
+
+
+def choose_parts(records, partitions, parallelism, records_per_part):
+    """The output parts per table and why: --partitions when given, else one
+    part per records_per_part input records, at least two per default
+    parallelism (a part's shuffled runs meet in one write task, so the part
+    count grows with the input)."""
+    if partitions > 0:
+        return partitions, "--partitions"
+    floor = 2 * parallelism
+    by_records = -(-records // records_per_part)
+    if by_records > floor:
+        return by_records, "records"
+    return floor, "parallelism"
+
+
+def sample_doc_bounds(ids, n, args, parts):
+    """Cuts the docs table into `parts` key ranges at ids sampled from the n input ids."""
+    if parts <= 1 or n == 0:
         return []
     frac = min(1.0, float(args.sample * parts) / n)
     sample = sorted({r.id.encode("utf-8") for r in ids.sample(fraction=frac, seed=1).collect()})
@@ -306,9 +363,16 @@ def main(argv):
         print("simdex-backfill: load %s is already in %s; nothing to do" % (lid, store_name(args)))
         return 0
 
-    n = args.partitions or 2 * sc.defaultParallelism
     df = read_input(spark, args)
-    parts = {"index": n, "fp": n, "bands": n, "doc_bounds": sample_doc_bounds(df, args, n)}
+    ids = input_ids(df, args)
+    n_input = ids.count()
+    n, chosen_by = choose_parts(n_input, args.partitions, sc.defaultParallelism, args.records_per_part)
+    why = {"--partitions": "--partitions %d" % n,
+           "records": "ceil(%d input records / %d per part, --records-per-part)" % (n_input, args.records_per_part),
+           "parallelism": "2 x default parallelism %d (%d input records / %d per part is fewer)" % (
+               sc.defaultParallelism, n_input, args.records_per_part)}[chosen_by]
+    print("simdex-backfill: %d parts per table: %s" % (n, why), flush=True)
+    parts = {"index": n, "fp": n, "bands": n, "doc_bounds": sample_doc_bounds(ids, n_input, args, n)}
     parts_path = os.path.join(work, "parts.json")
     with open(parts_path, "w") as f:
         json.dump(parts, f)
@@ -320,7 +384,9 @@ def main(argv):
     cfg = {"worker": os.path.basename(worker), "format": "fp" if args.format == "fp" else "docs",
            "fail_once": args.fail_once, "out": os.path.join(work, "sst" if args.store == "pebble" else "hfiles")}
 
-    mapped = df.rdd.mapPartitionsWithIndex(map_partition(cfg)).persist(StorageLevel.DISK_ONLY)
+    mapped = df.rdd.mapPartitionsWithIndex(map_partition(cfg))
+    mapped._jrdd_deserializer = MapBatches()  # before persist() makes the RDD that pickles with it
+    mapped = mapped.persist(StorageLevel.DISK_ONLY)
 
     rec_schema = T.StructType([T.StructField("id", T.StringType()), T.StructField("order", T.LongType()),
                                T.StructField("fp", T.LongType()), T.StructField("file", T.StringType()),
@@ -388,7 +454,9 @@ def main(argv):
         "bytes_written": sum(w["bytes"] for w in written),
         "input_bytes": sum(e["input_bytes"] for e in ends),
         "new_documents": ing["counted"]["documents"], "new_fingerprints": ing["counted"]["fingerprints"],
-        "map_tasks": len(ends), "parts": total, "files": ing["files"], "hfiles_imported": ing.get("hfiles_imported", 0),
+        "map_tasks": len(ends), "parts": total,
+        "input_records": n_input, "parts_per_table": n, "parts_chosen_by": chosen_by, "records_per_part": args.records_per_part,
+        "files": ing["files"], "hfiles_imported": ing.get("hfiles_imported", 0),
         "tables": by_table,
         "seconds": round(time.time() - t0, 1),
     }

@@ -10,7 +10,8 @@
 # text, ids repeated within it) into the embedded index the documents' run
 # built must equal cmd/bulkload's second load into its index. The fingerprint
 # lines are loaded into a new index without source-scoped rows
-# (--source-attr -), which both must record alike.
+# (--source-attr -), which both must record alike, in as many parts as
+# their count and --records-per-part give (the summary must say so).
 #
 # On HBase (the suite's, SIMDEX_HBASE_ZK, as scripts/test.sh exports it; in
 # namespaces of its own, pre-split by simdexctl schema create, dropped at the
@@ -169,9 +170,32 @@ if ! "$tmp/simdex-spark" compare "$tmp/docs.bulk" "$tmp/docs.spark"; then
 	exit 1
 fi
 passed=$((passed + 1))
-echo "== spark: fingerprint lines"
-run_job fps fp --source-attr - "$tmp/fps.csv"
+echo "== spark: fingerprint lines (parts chosen from the input's size: 5002 lines with an id, 1200 per part)"
+run_job fps fp --source-attr - --partitions 0 --records-per-part 1200 "$tmp/fps.csv"
 check fps --source-attr - "$tmp/fps.csv"
+"$home/venv/bin/python" - "$repo/spark" "$tmp/fps.work/summary.json" <<'PY' || { echo "spark test: FAIL: the part count" >&2; exit 1; }
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import io
+from simdex_backfill import BATCH_BYTES, MapBatches, choose_parts
+# Map outputs: small records batched, each run in a batch of its own, read back unchanged.
+out = [("r", 0, "id-%d" % i, i, i, "f", 0, 0, None, None) for i in range(5000)]
+out += [("b", p, None, 0, 0, None, 0, 0, None, b"c" * BATCH_BYTES * 2) for p in range(8)] + [("e", 0, None, 0, 0, None, 0, 0, "{}", None)]
+batches = list(MapBatches()._batched(iter(out)))
+assert [len(b) for b in batches if b[0][0] == "b"] == [1] * 8, [len(b) for b in batches]
+buf = io.BytesIO()
+MapBatches().dump_stream(iter(out), buf)
+buf.seek(0)
+assert list(MapBatches().load_stream(buf)) == out
+assert choose_parts(10**7, 0, 2, 10**6) == (10, "records")
+assert choose_parts(4 * 10**6 + 1, 0, 2, 10**6) == (5, "records")
+assert choose_parts(4 * 10**6, 0, 2, 10**6) == (4, "parallelism")
+assert choose_parts(0, 0, 2, 10**6) == (4, "parallelism")
+assert choose_parts(10**9, 32, 2, 10**6) == (32, "--partitions")
+s = json.load(open(sys.argv[2]))
+got = (s["input_records"], s["parts_per_table"], s["parts_chosen_by"], s["records_per_part"], s["tables"]["index"]["parts"])
+assert got == (5002, 5, "records", 1200, 5), "input records, parts per table, chosen by, records per part, index parts: %s" % (got,)
+PY
 passed=$((passed + 1))
 
 # HBase: the same documents, and the second load, into namespaces of its own.
