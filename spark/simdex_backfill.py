@@ -396,7 +396,9 @@ def main(argv):
     rej_schema = T.StructType([T.StructField("file", T.StringType()), T.StructField("split_start", T.LongType()),
                                T.StructField("line", T.LongType()), T.StructField("reason", T.StringType())])
     rejects = spark.createDataFrame(mapped.filter(lambda t: t[0] == "x").map(lambda t: (t[5], t[6], t[7], t[8])), rej_schema)
-    rejects.coalesce(1).write.mode("overwrite").json(os.path.join(work, "rejects"))
+    # repartition, not coalesce: a coalesce to one partition would run the map
+    # stage above it (the fingerprinting, this job's first action) in one task.
+    rejects.repartition(1).write.mode("overwrite").json(os.path.join(work, "rejects"))
     n_rejects = spark.read.json(os.path.join(work, "rejects"), schema=rej_schema).count()
     ends = [json.loads(t[8]) for t in mapped.filter(lambda t: t[0] == "e").collect()]
 

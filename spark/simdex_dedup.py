@@ -442,7 +442,9 @@ def main(argv):
     rej_schema = T.StructType([T.StructField("file", T.StringType()), T.StructField("split_start", T.LongType()),
                                T.StructField("line", T.LongType()), T.StructField("reason", T.StringType())])
     rejects = spark.createDataFrame(mapped.filter(lambda t: t[0] == "x").map(lambda t: (t[4], t[5], t[6], t[10])), rej_schema)
-    rejects.coalesce(1).write.mode("overwrite").json(out + "/rejects.jsonl")
+    # repartition, not coalesce: a coalesce to one partition would run the map
+    # stage above it (the fingerprinting, this job's first action) in one task.
+    rejects.repartition(1).write.mode("overwrite").json(out + "/rejects.jsonl")
     n_rejects = spark.read.json(out + "/rejects.jsonl", schema=rej_schema).count()
     ends = [json.loads(t[10]) for t in mapped.filter(lambda t: t[0] == "e").collect()]
 
