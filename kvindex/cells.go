@@ -193,6 +193,17 @@ func bareFingerprint(d *Document) bool {
 
 var errCell = errors.New("bad cell")
 
+// docCellFingerprint is the fingerprint a docs cell carries, read without
+// decoding the rest of the cell; ok is false when the cell is too short or
+// of an unknown format.
+func docCellFingerprint(v []byte) (fp uint64, ok bool) {
+	switch {
+	case len(v) >= 18 && v[0] == docFormatCompact, len(v) >= 34 && v[0] >= docFormat && v[0] <= docFormatText:
+		return binary.BigEndian.Uint64(v[1:]), true
+	}
+	return 0, false
+}
+
 func decodeDoc(id string, v []byte) (Document, error) {
 	var d Document
 	var p []byte

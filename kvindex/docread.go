@@ -38,34 +38,31 @@ func (ix *Index) readDocs(ctx context.Context, docs []Document, order []int) (ma
 	return old, errs, nil
 }
 
-// candidateDocs reads the docs cells of every document on the candidate
-// fingerprints (one multi-get), for Config.Confirm; known documents (read
-// already) are not read again. A missing or corrupt cell leaves its id out:
-// Confirm then sees the bare fingerprint.
-func (ix *Index) candidateDocs(ctx context.Context, cands [][]uint64, state map[uint64][]fpEntry, known map[string]Document) (map[string]Document, error) {
+// candidateDocs reads the docs cells of every document in state (one
+// multi-get); known documents (read already) are not read again. corrupt
+// lists the ids whose docs cell does not decode.
+func (ix *Index) candidateDocs(ctx context.Context, state map[uint64][]fpEntry, known map[string]Document) (docs map[string]Document, corrupt map[string]bool, err error) {
 	seen := map[string]bool{}
 	for id := range known {
 		seen[id] = true
 	}
 	var keys []storage.RowKey
-	for _, c := range cands {
-		for _, f := range c {
-			for _, e := range state[f] {
-				if !seen[e.id] {
-					seen[e.id] = true
-					keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
-				}
+	for _, es := range state {
+		for _, e := range es {
+			if !seen[e.id] {
+				seen[e.id] = true
+				keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
 			}
 		}
 	}
-	out, err := ix.docsByKey(ctx, keys, false)
+	out, corrupt, err := ix.readDocRows(ctx, keys, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for id, d := range known {
 		out[id] = d
 	}
-	return out, nil
+	return out, corrupt, nil
 }
 
 // bandCandidateDocs reads the docs cells of the documents found in band
@@ -116,13 +113,20 @@ func (ix *Index) Documents(ctx context.Context, ids []string) (map[string]Docume
 // documents stored there by id; a corrupt docs cell is an error when strict
 // and drops its document otherwise.
 func (ix *Index) docsByKey(ctx context.Context, keys []storage.RowKey, strict bool) (map[string]Document, error) {
+	out, _, err := ix.readDocRows(ctx, keys, strict)
+	return out, err
+}
+
+// readDocRows is docsByKey that also returns, when not strict, the ids
+// whose docs cell is there but does not decode.
+func (ix *Index) readDocRows(ctx context.Context, keys []storage.RowKey, strict bool) (docs map[string]Document, corrupt map[string]bool, err error) {
 	out := make(map[string]Document, len(keys))
 	if len(keys) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	rows, err := ix.get(ctx, keys)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, row := range rows {
 		if len(row.Cells) == 0 {
@@ -131,13 +135,89 @@ func (ix *Index) docsByKey(ctx context.Context, keys []storage.RowKey, strict bo
 		d, err := ix.decodeDocRow(row)
 		if err != nil {
 			if strict {
-				return nil, err
+				return nil, nil, err
 			}
+			if corrupt == nil {
+				corrupt = map[string]bool{}
+			}
+			corrupt[string(row.Key)] = true
 			continue
 		}
 		out[d.ID] = d
 	}
-	return out, nil
+	return out, corrupt, nil
+}
+
+// committed drops from rows (fp-row entries by fingerprint) the entries
+// whose document is not committed. A document's docs cell is its commit
+// record: an insert writes it after the index, fp and band cells that lead
+// to it, and a delete removes it before them, so an fp entry is a
+// document only while the docs cell of its id exists and carries its
+// fingerprint. Without one the entry is an insert that wrote its first
+// cells and was not acknowledged (its docs write failed: the 503 asks for
+// a retry), or one whose cells are being written right now by a holder of
+// the rows' locks; with another fingerprint, a replace whose removal of
+// the old fp cell is in flight or failed. Checks and inserts read through
+// this one filter, so they see the same documents. Only entries for which
+// keep is true are verified (and kept); a docs cell that does not decode
+// keeps its entry (the fault is the cell's, reported where it is read).
+func (ix *Index) committed(ctx context.Context, rows map[uint64][]fpEntry, keep func(fpEntry) bool) error {
+	var keys []storage.RowKey
+	seen := map[string]bool{}
+	for _, es := range rows {
+		for _, e := range es {
+			if keep(e) && !seen[e.id] {
+				seen[e.id] = true
+				keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
+			}
+		}
+	}
+	// The fingerprint each id's docs cell carries; ok false for a cell
+	// that does not decode.
+	type carried struct {
+		fp uint64
+		ok bool
+	}
+	have := make(map[string]carried, len(keys))
+	if len(keys) > 0 {
+		docs, err := ix.get(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for _, row := range docs {
+			for _, c := range row.Cells {
+				if string(c.Qualifier) == string(docQualifier) {
+					f, ok := docCellFingerprint(c.Value)
+					have[string(row.Key)] = carried{f, ok}
+				}
+			}
+		}
+	}
+	for f, es := range rows {
+		rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !keep(e) })
+	}
+	ix.dropUncommitted(rows, func(id string) (uint64, bool, bool) {
+		c, found := have[id]
+		return c.fp, found, c.ok
+	})
+	return nil
+}
+
+// dropUncommitted removes from rows the entries whose document is not
+// committed (see committed). carried reports the docs cell of an id:
+// found false when there is none, ok false when it does not decode (the
+// entry is kept), else the fingerprint it carries.
+func (ix *Index) dropUncommitted(rows map[uint64][]fpEntry, carried func(id string) (fp uint64, found, ok bool)) {
+	for f, es := range rows {
+		rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool {
+			fp, found, ok := carried(e.id)
+			if found && (!ok || fp == f) {
+				return false
+			}
+			ix.m.uncommitted.Inc()
+			return true
+		})
+	}
 }
 
 // DecodeDocument decodes a docs-table row (for tools that scan it).

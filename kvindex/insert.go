@@ -218,11 +218,15 @@ type insertBatch struct {
 	state    map[uint64][]fpEntry
 	before   map[uint64]bool
 
+	// storedDocs holds the candidates' docs cells (set by lookup) and
+	// the documents stored so far (by decide); corruptDocs the
+	// candidates whose docs cell does not decode.
+	storedDocs  map[string]Document
+	corruptDocs map[string]bool
+
 	// Set by decide: stored lists the positions of the documents stored,
-	// in order; storedDocs the candidates' docs cells and the documents
-	// stored so far, for Confirm (nil without one).
-	stored     []int
-	storedDocs map[string]Document
+	// in order.
+	stored []int
 }
 
 // prepareInsert copies docs (the caller's stay untouched) and prepares
@@ -373,6 +377,21 @@ func (b *insertBatch) lookup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The docs cells of every document on those fingerprints: for
+	// Confirm, and because the state holds committed documents only
+	// (Index.committed), as every lookup sees them. A fingerprint only
+	// uncommitted entries carry is not carried: its counter and
+	// tombstones follow the documents.
+	if b.storedDocs, b.corruptDocs, err = ix.candidateDocs(ctx, state, bandDocs); err != nil {
+		return err
+	}
+	ix.dropUncommitted(state, func(id string) (uint64, bool, bool) {
+		if b.corruptDocs[id] {
+			return 0, true, false
+		}
+		d, ok := b.storedDocs[id]
+		return uint64(d.Fingerprint), ok, true
+	})
 	b.before = make(map[uint64]bool, len(b.touched))
 	for _, f := range b.touched {
 		b.before[f] = len(state[f]) > 0
@@ -385,12 +404,6 @@ func (b *insertBatch) lookup(ctx context.Context) error {
 // state: a document stored is a candidate of the later ones it is near,
 // and a replaced version no longer carries its fingerprint.
 func (b *insertBatch) decide(ctx context.Context) error {
-	if b.ix.cfg.Confirm != nil {
-		var err error
-		if b.storedDocs, err = b.ix.candidateDocs(ctx, b.cands, b.state, b.bandDocs); err != nil {
-			return err
-		}
-	}
 	for n, i := range b.order {
 		var keys KeyCounts
 		if b.keyDocs != nil {
@@ -445,7 +458,10 @@ func (b *insertBatch) duplicates(d Document, fps []uint64, keys KeyCounts) []Hit
 			}
 			if confirm != nil {
 				sd, ok := b.storedDocs[e.id]
-				if !ok || sd.Fingerprint != fingerprint.Fingerprint(f) {
+				if !ok {
+					// A docs cell that does not decode (the state holds
+					// committed documents only): judged on its bare
+					// fingerprint, the cell's fault counted where it was read.
 					sd = Document{ID: e.id, Fingerprint: fingerprint.Fingerprint(f), Time: e.time}
 				}
 				if !judge(sd, bits.OnesCount64(f^uint64(d.Fingerprint))) {
@@ -470,9 +486,7 @@ func (b *insertBatch) store(i int) (replaced bool) {
 	}
 	b.state[uint64(d.Fingerprint)] = append(b.state[uint64(d.Fingerprint)], fpEntry{id: d.ID, time: d.Time, exact: d.ExactHash})
 	b.stored = append(b.stored, i)
-	if b.storedDocs != nil {
-		b.storedDocs[d.ID] = d
-	}
+	b.storedDocs[d.ID] = d
 	return replaced
 }
 
@@ -635,7 +649,12 @@ func (ix *Index) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	others := slices.DeleteFunc(state[uint64(d.Fingerprint)], func(e fpEntry) bool { return e.id == id })
+	// The other committed documents on the fingerprint: when there are
+	// none, its index entries get tombstones and the counter drops.
+	if err := ix.committed(ctx, state, func(e fpEntry) bool { return e.id != id }); err != nil {
+		return err
+	}
+	others := state[uint64(d.Fingerprint)]
 	muts := []storage.Mutation{
 		// A docs row has one cell: deleting the cell (not the row) avoids a
 		// range deletion, which the embedded store pays for on every later read.

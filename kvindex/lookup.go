@@ -86,8 +86,9 @@ func (ix *Index) Lookup(ctx context.Context, fp fingerprint.Fingerprint, opt Loo
 }
 
 // LookupBatch looks up several fingerprints with the same options, reading
-// all their index rows in one store call and all candidate fp rows in a
-// second.
+// all their index rows in one store call, all candidate fp rows in a
+// second and, when there are any, the docs rows of the documents on them
+// in a third (only committed documents are hits: Index.committed).
 func (ix *Index) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint, opt LookupOptions) ([]LookupResult, error) {
 	if err := ix.checkK(opt.K); err != nil {
 		return nil, err
@@ -107,14 +108,17 @@ func (ix *Index) LookupBatch(ctx context.Context, fps []fingerprint.Fingerprint,
 	if err != nil {
 		return nil, err
 	}
+	inWindow := func(e fpEntry) bool {
+		return (opt.Since.IsZero() || !e.time.Before(opt.Since)) && (opt.Until.IsZero() || e.time.Before(opt.Until))
+	}
+	if err := ix.committed(ctx, fpRows, inWindow); err != nil {
+		return nil, err
+	}
 	out := make([]LookupResult, len(fps))
 	for i, q := range fps {
 		var hits []Hit
 		for _, c := range cands[i] {
 			for _, e := range fpRows[c] {
-				if !opt.Since.IsZero() && e.time.Before(opt.Since) || !opt.Until.IsZero() && !e.time.Before(opt.Until) {
-					continue
-				}
 				d := bits.OnesCount64(uint64(q) ^ c)
 				hits = append(hits, Hit{ID: e.id, Fingerprint: fingerprint.Fingerprint(c), Distance: d, Time: e.time,
 					Exact: d == 0 && opt.ExactHash != 0 && e.exact == opt.ExactHash})

@@ -19,8 +19,11 @@ type metrics struct {
 	candidates prometheus.Histogram
 	hits       prometheus.Histogram
 	corrupt    prometheus.Counter
-	inserts    *prometheus.CounterVec
-	groupSize  prometheus.Histogram
+	// uncommitted: fp entries a lookup dropped because their document's
+	// docs cell is missing or carries another fingerprint.
+	uncommitted prometheus.Counter
+	inserts     *prometheus.CounterVec
+	groupSize   prometheus.Histogram
 	// bandCandidates: documents found in a query's band rows.
 	bandCandidates prometheus.Histogram
 	// boilerplateKeys: text-key rows skipped as boilerplate
@@ -54,6 +57,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "simdex_corrupt_cells_total",
 			Help: "Stored cells that failed to decode.",
 		}),
+		uncommitted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "simdex_lookup_uncommitted_entries_total",
+			Help: "Fingerprint-table entries a lookup passed over because their document is not committed (its docs cell is missing or carries another fingerprint): inserts that failed between their first writes and their docs cell, or replaces and deletes in flight.",
+		}),
 		inserts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "simdex_inserts_total",
 			Help: "Documents offered for insertion, by outcome (stored, replaced, duplicate).",
@@ -73,7 +80,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Text-key rows a lookup skipped because more than kvindex.TextKeyMaxDocs documents share the sentence (boilerplate).",
 		}),
 	}
-	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.inserts, m.groupSize, m.bandCandidates, m.boilerplateKeys}
+	m.collectors = []prometheus.Collector{m.storeSec, m.storeErrs, m.candidates, m.hits, m.corrupt, m.uncommitted, m.inserts, m.groupSize, m.bandCandidates, m.boilerplateKeys}
 	if err := promreg.Register(reg, m.collectors...); err != nil {
 		return nil, err
 	}

@@ -62,9 +62,12 @@ func TestInsertModeLockedRows(t *testing.T) {
 // failing on HBase.
 type writeLog struct {
 	storage.Store
-	mu            sync.Mutex // guards calls and failUnordered
+	mu            sync.Mutex // guards calls, failUnordered and failDocs
 	calls         []string
 	failUnordered bool
+	// failDocs fails every ordered call that writes the docs table,
+	// writing nothing of it: the docs region is down.
+	failDocs bool
 }
 
 var errInjected = errors.New("injected: a region server refused the writes")
@@ -83,7 +86,11 @@ func (w *writeLog) record(kind string, muts []storage.Mutation) {
 func (w *writeLog) Mutate(ctx context.Context, muts []storage.Mutation) error {
 	w.mu.Lock()
 	w.record("ordered", muts)
+	fail := w.failDocs && slices.ContainsFunc(muts, func(m storage.Mutation) bool { return m.Table == storage.TableDocs })
 	w.mu.Unlock()
+	if fail {
+		return fmt.Errorf("%w: %w", storage.ErrStore, errInjected)
+	}
 	return w.Store.Mutate(ctx, muts)
 }
 
@@ -177,4 +184,140 @@ func TestInsertWritesUnorderedThenDocs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An insert whose docs cell could not be written (the docs region was
+// down) wrote its index, fp and band cells first and answered an error.
+// It is not a document: a lookup by fingerprint and a lookup of documents
+// do not find it, a racing near-duplicate inserted if unique is stored as
+// the original, and Get answers not found, whether or not the index has a
+// Confirm. Retrying it with the same id stores it as any insert would.
+func TestUncommittedInsertIsNoDocument(t *testing.T) {
+	for _, confirm := range []bool{false, true} {
+		for _, mode := range []kvindex.InsertMode{kvindex.InsertAlways, kvindex.InsertIfUnique} {
+			t.Run(fmt.Sprintf("confirm=%v/%s", confirm, mode), func(t *testing.T) {
+				st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := &writeLog{Store: st}
+				cfg := kvindex.Config{RecipeVersion: testRecipe}
+				if confirm {
+					cfg.Confirm = kvindex.ConfirmEach(jaccardConfirm)
+				}
+				ix, err := kvindex.Open(bg, w, cfg)
+				if err != nil {
+					st.Close()
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ix.Close() })
+				k := ix.Layout().K
+				y := kvindex.Document{ID: "y", Fingerprint: 0x0F0F0F0F0F0F0F0F, Time: t0, Sketch: nearSketch, Chars: 900, Bands: bandsFrom(13, nil)}
+				z := kvindex.Document{ID: "z", Fingerprint: y.Fingerprint ^ 1, Time: t0.Add(time.Second), Sketch: nearSketch, Chars: 900, Bands: bandsFrom(13, nil)}
+
+				w.mu.Lock()
+				w.failDocs = true
+				w.mu.Unlock()
+				if res, _, err := ix.InsertBatch(bg, []kvindex.Document{y}, mode, k); !errors.Is(err, kvindex.ErrStore) || res != nil {
+					t.Fatalf("insert with the docs write failing: %v, %v; want the store's error", res, err)
+				}
+				w.mu.Lock()
+				w.failDocs = false
+				w.mu.Unlock()
+				if n := countCells(t, st, storage.TableFP); n != 1 {
+					t.Fatalf("fp cells after the failed insert: %d, want its 1 (written before the docs cell)", n)
+				}
+
+				lr, err := ix.Lookup(bg, y.Fingerprint, kvindex.LookupOptions{K: k})
+				if err != nil || len(lr.Hits) != 0 {
+					t.Fatalf("lookup of the unacknowledged insert: %+v, %v; want no hits", lr.Hits, err)
+				}
+				dr, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: y.Fingerprint, Bands: y.Bands}}, kvindex.LookupOptions{K: k})
+				if err != nil || len(dr[0].Hits) != 0 {
+					t.Fatalf("document lookup of the unacknowledged insert: %+v, %v; want no hits", dr, err)
+				}
+				if _, err := ix.Get(bg, "y"); !errors.Is(err, kvindex.ErrNotFound) {
+					t.Fatalf("Get of the unacknowledged insert: %v, want not found", err)
+				}
+				r := mustInsert(t, ix, z, kvindex.InsertIfUnique)
+				if !r.Stored || r.Original != nil || len(r.Duplicates) != 0 {
+					t.Fatalf("near-duplicate inserted if unique after the failed insert: %+v, want stored as the original", r)
+				}
+
+				// The retry: a duplicate of z, which is stored now.
+				r = mustInsert(t, ix, y, mode)
+				if r.Original == nil || r.Original.ID != "z" || r.Stored != (mode == kvindex.InsertAlways) {
+					t.Fatalf("retry of the failed insert (%s): %+v, want z as its original", mode, r)
+				}
+				lr, err = ix.Lookup(bg, y.Fingerprint, kvindex.LookupOptions{K: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, h := range lr.Hits {
+					ids = append(ids, h.ID)
+				}
+				want := []string{"z"}
+				if mode == kvindex.InsertAlways {
+					want = []string{"y", "z"}
+				}
+				if !slices.Equal(ids, want) {
+					t.Fatalf("lookup after the retry: %v, want %v", ids, want)
+				}
+				// The counters count documents and the fingerprints they
+				// carry, not the failed insert's cells.
+				stats, err := ix.Stats(bg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := int64(len(want)); stats.Documents != n || stats.Fingerprints != n {
+					t.Fatalf("counted %d documents, %d fingerprints; want %d of each", stats.Documents, stats.Fingerprints, n)
+				}
+			})
+		}
+	}
+}
+
+// An fp cell whose document now carries another fingerprint (a replace
+// whose removal of the old cell failed) leads to no hit and no duplicate.
+func TestStaleFPCellIsNoDocument(t *testing.T) {
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	const g, h = fingerprint.Fingerprint(0x1234567812345678), fingerprint.Fingerprint(0x7777000077770000)
+	mustInsert(t, ix, doc("v", g, t0), kvindex.InsertAlways)
+	mustInsert(t, ix, doc("w", g, t0.Add(time.Second)), kvindex.InsertAlways)
+	mustInsert(t, ix, doc("w", h, t0.Add(2*time.Second)), kvindex.InsertAlways)
+	// Put w's fp cell back on g, as if the replace had not removed it.
+	rows, err := st.Get(bg, []storage.RowKey{{Table: storage.TableFP, Key: kvindex.FPRowKey(uint64(h))}})
+	if err != nil || len(rows[0].Cells) != 1 {
+		t.Fatalf("w's fp row: %+v, %v", rows, err)
+	}
+	if err := st.Mutate(bg, []storage.Mutation{{Kind: storage.Put, Table: storage.TableFP, Row: kvindex.FPRowKey(uint64(g)), Qualifier: []byte("w"), Value: rows[0].Cells[0].Value}}); err != nil {
+		t.Fatal(err)
+	}
+	lr, err := ix.Lookup(bg, g, kvindex.LookupOptions{K: 0})
+	if err != nil || len(lr.Hits) != 1 || lr.Hits[0].ID != "v" {
+		t.Fatalf("lookup of the old fingerprint: %+v, %v; want v alone", lr.Hits, err)
+	}
+	r := mustInsert(t, ix, doc("u", g, t0.Add(3*time.Second)), kvindex.InsertAlways)
+	if len(r.Duplicates) != 1 || r.Duplicates[0].ID != "v" {
+		t.Fatalf("duplicates of a new document on the old fingerprint: %+v, want v alone", r.Duplicates)
+	}
+}
+
+func countCells(t *testing.T, st storage.Store, table storage.Table) int {
+	t.Helper()
+	n := 0
+	if err := st.Scan(bg, table, nil, nil, func(r storage.Row) error { n += len(r.Cells); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
