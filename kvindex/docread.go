@@ -158,10 +158,18 @@ func (ix *Index) readDocRows(ctx context.Context, keys []storage.RowKey, strict 
 // a retry), or one whose cells are being written right now by a holder of
 // the rows' locks; with another fingerprint, a replace whose removal of
 // the old fp cell is in flight or failed. Checks and inserts read through
-// this one filter, so they see the same documents. Only entries for which
+// this one filter, so they see the same documents. On a store whose
+// Mutate is atomic (storage.AtomicMutator) every entry is committed and
+// nothing is read. Only entries for which
 // keep is true are verified (and kept); a docs cell that does not decode
 // keeps its entry (the fault is the cell's, reported where it is read).
 func (ix *Index) committed(ctx context.Context, rows map[uint64][]fpEntry, keep func(fpEntry) bool) error {
+	if ix.atomic {
+		for f, es := range rows {
+			rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !keep(e) })
+		}
+		return nil
+	}
 	var keys []storage.RowKey
 	seen := map[string]bool{}
 	for _, es := range rows {

@@ -326,7 +326,11 @@ type Index struct {
 	// keys to its source ("": the index keeps no source-scoped rows; meta
 	// sources, format 7 with bands).
 	sourceAttr string
-	closed     atomic.Bool
+	// atomic: every insert and delete is one Mutate call the store
+	// applies whole or not at all, so no fp entry outlives or precedes
+	// its docs cell and lookups need not check (committed).
+	atomic bool
+	closed atomic.Bool
 }
 
 // Meta-table rows and qualifiers. Values are text so that an HBase admin can
@@ -379,6 +383,11 @@ func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 		log:     cfg.Logger,
 	}
 	ix.bulk.ix, ix.rows.ix = ix, ix
+	// An UnorderedMutator gets an insert's writes in two calls (writeInsert).
+	if am, ok := st.(storage.AtomicMutator); ok && am.MutatesAtomically() {
+		_, unordered := st.(storage.UnorderedMutator)
+		ix.atomic = !unordered
+	}
 	for t := range ix.perms {
 		ix.bits = append(ix.bits, ix.perms[t].PrefixBits)
 	}

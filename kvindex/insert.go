@@ -382,16 +382,25 @@ func (b *insertBatch) lookup(ctx context.Context) error {
 	// (Index.committed), as every lookup sees them. A fingerprint only
 	// uncommitted entries carry is not carried: its counter and
 	// tombstones follow the documents.
-	if b.storedDocs, b.corruptDocs, err = ix.candidateDocs(ctx, state, bandDocs); err != nil {
-		return err
-	}
-	ix.dropUncommitted(state, func(id string) (uint64, bool, bool) {
-		if b.corruptDocs[id] {
-			return 0, true, false
+	// On a store whose Mutate is atomic every entry is committed, and
+	// the docs are read for Confirm only.
+	switch {
+	case !ix.atomic || ix.cfg.Confirm != nil:
+		if b.storedDocs, b.corruptDocs, err = ix.candidateDocs(ctx, state, bandDocs); err != nil {
+			return err
 		}
-		d, ok := b.storedDocs[id]
-		return uint64(d.Fingerprint), ok, true
-	})
+	default:
+		b.storedDocs = map[string]Document{}
+	}
+	if !ix.atomic {
+		ix.dropUncommitted(state, func(id string) (uint64, bool, bool) {
+			if b.corruptDocs[id] {
+				return 0, true, false
+			}
+			d, ok := b.storedDocs[id]
+			return uint64(d.Fingerprint), ok, true
+		})
+	}
 	b.before = make(map[uint64]bool, len(b.touched))
 	for _, f := range b.touched {
 		b.before[f] = len(state[f]) > 0

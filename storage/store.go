@@ -138,8 +138,8 @@ type Store interface {
 	Get(ctx context.Context, keys []RowKey) ([]Row, error)
 	// Mutate applies the mutations in order. When it returns nil they are
 	// durable (a crash afterwards loses none of them). It may apply them
-	// atomically (the embedded store does) but callers must not rely on
-	// atomicity across rows.
+	// atomically (the embedded store does); callers rely on atomicity
+	// across rows only where the store says so (AtomicMutator).
 	Mutate(ctx context.Context, muts []Mutation) error
 	// Scan calls fn for each non-empty row of table with start <= key < end
 	// (a nil end means the end of the table), in key order. fn may keep the
@@ -147,6 +147,17 @@ type Store interface {
 	Scan(ctx context.Context, table Table, start, end []byte, fn func(Row) error) error
 	// Close releases the store. Calls after Close fail with ErrStore.
 	Close() error
+}
+
+// AtomicMutator is a Store that can say whether its Mutate applies all
+// of a call's mutations or none, even across a crash (the embedded store:
+// one Pebble batch). The index then needs no read to tell a committed
+// document from the cells an interrupted insert left (kvindex: the docs
+// cell is the commit record), since an insert that is one Mutate call
+// leaves none. A wrapper that forwards Mutate answers for the store under
+// it; a Store that does not implement it is taken as not atomic.
+type AtomicMutator interface {
+	MutatesAtomically() bool
 }
 
 // UnorderedMutator is a Store that can apply mutations with no order

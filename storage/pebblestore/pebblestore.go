@@ -360,6 +360,10 @@ const maxPooledArena = 1 << 20
 
 // Mutate implements storage.Store: one Pebble batch, applied atomically and
 // synced before it returns.
+// MutatesAtomically implements storage.AtomicMutator: Mutate writes one
+// Pebble batch, which a crash leaves whole or absent.
+func (s *Store) MutatesAtomically() bool { return true }
+
 func (s *Store) Mutate(ctx context.Context, muts []storage.Mutation) error {
 	if err := s.acquire(ctx); err != nil {
 		return err
