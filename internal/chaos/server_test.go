@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,35 +128,45 @@ func (s *server) stop(t *testing.T) {
 // gauges reads the server's goroutine count and open HBase connections
 // from /metrics.
 func (s *server) gauges() (goroutines, conns int, err error) {
+	m, err := s.metrics("go_goroutines", "hbase_client_open_connections")
+	if err != nil {
+		return 0, 0, err
+	}
+	return int(m["go_goroutines"]), int(m["hbase_client_open_connections"]), nil
+}
+
+// metrics reads the named unlabelled metrics from the server's /metrics;
+// each must be there.
+func (s *server) metrics(names ...string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	goroutines, conns = -1, -1
+	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
+		if !ok || !slices.Contains(names, name) {
 			continue
 		}
-		f, perr := strconv.ParseFloat(v, 64)
-		switch {
-		case perr != nil:
-		case name == "go_goroutines":
-			goroutines = int(f)
-		case name == "hbase_client_open_connections":
-			conns = int(f)
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[name] = f
 		}
 	}
-	if goroutines < 0 || conns < 0 {
-		return 0, 0, fmt.Errorf("%s/metrics: no go_goroutines or hbase_client_open_connections", s.url)
+	if err := sc.Err(); err != nil {
+		return nil, err
 	}
-	return goroutines, conns, sc.Err()
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			return nil, fmt.Errorf("%s/metrics: no %s", s.url, n)
+		}
+	}
+	return out, nil
 }
 
 func get(url string) (int, error) {
