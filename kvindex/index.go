@@ -192,10 +192,14 @@ type Config struct {
 	// group. 0 (the default) decides each insert alone, which suits the
 	// embedded store, whose single insert is far cheaper than a window.
 	GroupWindow time.Duration
-	// GroupMax closes a group early at this many documents (default 64).
+	// GroupMax closes a group early at this many documents (default 256).
 	GroupMax int
-	// GroupsInFlight bounds the groups being decided at once (default 2);
-	// while they run, arrivals gather in the next group.
+	// GroupsInFlight bounds the groups being decided at once (default 4);
+	// while they run, arrivals gather in the next group. On HBase a group
+	// waits on a few synced round trips, not on CPU: with more groups in
+	// flight, and larger ones, single inserts on one standalone region
+	// server went from about 700/s to 1,000-1,200/s at 64-128 connections
+	// (benchmarks/2026-11-27-hbase-writes.md).
 	GroupsInFlight int
 	// AdoptStored makes Open take Layout and BucketWidth from the index
 	// the store holds, when it holds one, instead of refusing other
@@ -242,8 +246,8 @@ const (
 	DefaultBucketWidth    = 30 * 24 * time.Hour
 	DefaultMaxCellBytes   = 64 << 10
 	DefaultLockStripes    = lockBuckets
-	DefaultGroupMax       = 64
-	DefaultGroupsInFlight = 2
+	DefaultGroupMax       = 256
+	DefaultGroupsInFlight = 4
 )
 
 // withDefaults fills zero fields.

@@ -45,6 +45,10 @@ type Config struct {
 	HBaseInsertGroup time.Duration
 	// HBaseInsertGroupMax closes a group early at this many documents.
 	HBaseInsertGroupMax int
+	// HBaseInsertGroupsInFlight bounds the groups being decided at once
+	// (kvindex.Config.GroupsInFlight); arrivals meanwhile join the open
+	// group.
+	HBaseInsertGroupsInFlight int
 	// HBaseMultiInFlight is how many lookups (Multi calls of gets) the
 	// HBase client lets be in flight per region server before further
 	// ones queue and leave together as one MultiRequest (0: the client's
@@ -112,24 +116,25 @@ type Config struct {
 // DefaultConfig returns the configuration `go run ./cmd/server` uses.
 func DefaultConfig() Config {
 	return Config{
-		Addr:                "127.0.0.1:8080",
-		Store:               "pebble",
-		DataDir:             "simdex-data",
-		HBase:               config.DefaultHBase(),
-		HBaseInsertGroup:    time.Millisecond,
-		HBaseInsertGroupMax: 64,
-		MaxBodyBytes:        8 << 20,
-		RequestTimeout:      5 * time.Second,
-		ShutdownTimeout:     20 * time.Second,
-		MaxBatch:            1000,
-		MaxLimit:            1000,
-		Layout:              fingerprint.DefaultLayout,
-		Bands:               "auto",
-		Rule:                decide.DefaultRule(),
-		LogFormat:           "text",
-		LogLevel:            "info",
-		SeenRetention:       seen.DefaultRetention,
-		GCPercent:           300,
+		Addr:                      "127.0.0.1:8080",
+		Store:                     "pebble",
+		DataDir:                   "simdex-data",
+		HBase:                     config.DefaultHBase(),
+		HBaseInsertGroup:          time.Millisecond,
+		HBaseInsertGroupMax:       kvindex.DefaultGroupMax,
+		HBaseInsertGroupsInFlight: kvindex.DefaultGroupsInFlight,
+		MaxBodyBytes:              8 << 20,
+		RequestTimeout:            5 * time.Second,
+		ShutdownTimeout:           20 * time.Second,
+		MaxBatch:                  1000,
+		MaxLimit:                  1000,
+		Layout:                    fingerprint.DefaultLayout,
+		Bands:                     "auto",
+		Rule:                      decide.DefaultRule(),
+		LogFormat:                 "text",
+		LogLevel:                  "info",
+		SeenRetention:             seen.DefaultRetention,
+		GCPercent:                 300,
 	}
 }
 
@@ -167,6 +172,9 @@ func (c Config) Validate() error {
 		}
 		if c.HBaseInsertGroupMax < 1 || c.HBaseInsertGroupMax > 10000 {
 			return bad("hbase insert group max %d: want 1..10000", c.HBaseInsertGroupMax)
+		}
+		if c.HBaseInsertGroupsInFlight < 1 || c.HBaseInsertGroupsInFlight > 1000 {
+			return bad("hbase insert groups in flight %d: want 1..1000", c.HBaseInsertGroupsInFlight)
 		}
 	default:
 		return bad("store %q: want \"pebble\" or \"hbase\"", c.Store)
@@ -262,6 +270,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.DurationVar(&c.HBaseInsertGroup, "hbase-insert-group", c.HBaseInsertGroup, "with --store hbase: group-commit window of concurrent single inserts (0: off)")
 	fs.IntVar(&c.HBaseMultiInFlight, "hbase-multi-inflight", c.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
 	fs.IntVar(&c.HBaseInsertGroupMax, "hbase-insert-group-max", c.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
+	fs.IntVar(&c.HBaseInsertGroupsInFlight, "hbase-insert-groups-in-flight", c.HBaseInsertGroupsInFlight, "with --store hbase: most insert groups decided at once (arrivals meanwhile join the open group)")
 	fs.StringVar(apiKeys, "api-keys", *apiKeys, "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body; larger ones get 413")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "deadline for each request's work")

@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		// Several servers share the tables: check-and-insert takes the
 		// store's cross-process lease locks (docs/ARCHITECTURE.md), and
 		// groups concurrent inserts.
-		kcfg.GroupWindow, kcfg.GroupMax = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax
+		kcfg.GroupWindow, kcfg.GroupMax, kcfg.GroupsInFlight = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax, cfg.HBaseInsertGroupsInFlight
 	}
 	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
 	if err != nil {
