@@ -477,6 +477,16 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 	if err != nil {
 		return nil, err
 	}
+	// Only committed documents are hits (Index.committed): an fp entry
+	// whose docs cell is gone or carries another fingerprint is passed
+	// over here as on every route.
+	for f, es := range fpRows {
+		fpRows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !inWindow(e.time) })
+	}
+	ix.dropUncommitted(fpRows, func(id string) (uint64, bool, bool) {
+		d, ok := docs[id]
+		return uint64(d.Fingerprint), ok, true
+	})
 	out := make([]DocLookupResult, len(qs))
 	for i, q := range qs {
 		r := DocLookupResult{Docs: map[string]Document{}, Candidates: examined[i]}
@@ -494,12 +504,7 @@ func (ix *Index) LookupDocuments(ctx context.Context, qs []Query, opt LookupOpti
 		}
 		for _, c := range cands[i] {
 			for _, e := range fpRows[c] {
-				// The docs cell is the current version: an fp cell left by
-				// a replace in flight names a fingerprint the document no
-				// longer has, and the hit takes the stored one.
-				if d, ok := docs[e.id]; ok && inWindow(e.time) {
-					add(d)
-				}
+				add(docs[e.id])
 			}
 		}
 		if byBand != nil {

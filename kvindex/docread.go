@@ -158,23 +158,24 @@ func (ix *Index) readDocRows(ctx context.Context, keys []storage.RowKey, strict 
 // a retry), or one whose cells are being written right now by a holder of
 // the rows' locks; with another fingerprint, a replace whose removal of
 // the old fp cell is in flight or failed. Checks and inserts read through
-// this one filter, so they see the same documents. On a store whose
-// Mutate is atomic (storage.AtomicMutator) every entry is committed and
-// nothing is read. Only entries for which
-// keep is true are verified (and kept); a docs cell that does not decode
-// keeps its entry (the fault is the cell's, reported where it is read).
+// this rule (LookupDocuments and inserts through dropUncommitted with the
+// docs they read anyway), so they see the same documents. Entries for
+// which keep is false are dropped first, unread. On a store whose Mutate
+// is atomic (storage.AtomicMutator) every entry is committed and nothing
+// is read. A docs cell that does not decode keeps its entry (the fault is
+// the cell's, reported where it is read).
 func (ix *Index) committed(ctx context.Context, rows map[uint64][]fpEntry, keep func(fpEntry) bool) error {
+	for f, es := range rows {
+		rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !keep(e) })
+	}
 	if ix.atomic {
-		for f, es := range rows {
-			rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !keep(e) })
-		}
 		return nil
 	}
 	var keys []storage.RowKey
 	seen := map[string]bool{}
 	for _, es := range rows {
 		for _, e := range es {
-			if keep(e) && !seen[e.id] {
+			if !seen[e.id] {
 				seen[e.id] = true
 				keys = append(keys, storage.RowKey{Table: storage.TableDocs, Key: []byte(e.id)})
 			}
@@ -200,9 +201,6 @@ func (ix *Index) committed(ctx context.Context, rows map[uint64][]fpEntry, keep 
 				}
 			}
 		}
-	}
-	for f, es := range rows {
-		rows[f] = slices.DeleteFunc(es, func(e fpEntry) bool { return !keep(e) })
 	}
 	ix.dropUncommitted(rows, func(id string) (uint64, bool, bool) {
 		c, found := have[id]

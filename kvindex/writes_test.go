@@ -309,6 +309,10 @@ func TestStaleFPCellIsNoDocument(t *testing.T) {
 	if err != nil || len(lr.Hits) != 1 || lr.Hits[0].ID != "v" {
 		t.Fatalf("lookup of the old fingerprint: %+v, %v; want v alone", lr.Hits, err)
 	}
+	dr, err := ix.LookupDocuments(bg, []kvindex.Query{{Fingerprint: g}}, kvindex.LookupOptions{K: 0})
+	if err != nil || len(dr[0].Hits) != 1 || dr[0].Hits[0].ID != "v" {
+		t.Fatalf("document lookup of the old fingerprint: %+v, %v; want v alone", dr, err)
+	}
 	r := mustInsert(t, ix, doc("u", g, t0.Add(3*time.Second)), kvindex.InsertAlways)
 	if len(r.Duplicates) != 1 || r.Duplicates[0].ID != "v" {
 		t.Fatalf("duplicates of a new document on the old fingerprint: %+v, want v alone", r.Duplicates)
