@@ -356,7 +356,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"6", "", true},
 		{"7", fingerprint.BandsVersion, true},
 		{"7", "", true},
-		{"8", fingerprint.BandsVersion, false},
+		{"8", fingerprint.BandsVersion, true},
+		{"8", "", true},
+		{"9", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -449,6 +451,55 @@ func TestFormatsBeforeText(t *testing.T) {
 			if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "b" || !res.Hits[0].Time.Equal(t0) || res.Hits[0].Exact {
 				t.Fatalf("format %s: lookup of the bare fingerprint: %+v (%v)", tc.format, res, err)
 			}
+			checkCounterRows(t, ix, tc.format >= "8")
 		})
+	}
+}
+
+// checkCounterRows inserts and deletes documents one by one (more than
+// kvindex.CounterShards of them, so the shards wrap) and checks the
+// counters: their sum is right, and the additions went to the counter
+// shard rows when sharded (format 8), to the row counters alone
+// otherwise, where the binaries that wrote an older index read them.
+func checkCounterRows(t *testing.T, ix *kvindex.Index, sharded bool) {
+	t.Helper()
+	before, err := ix.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)
+	const n, deleted = kvindex.CounterShards + 6, 4
+	for i := range n {
+		mustInsert(t, ix, kvindex.Document{ID: fmt.Sprintf("c%d", i), Fingerprint: fingerprint.Fingerprint(1000 + i*7919), Time: t0}, kvindex.InsertAlways)
+	}
+	for i := range deleted {
+		if err := ix.Delete(bg, fmt.Sprintf("c%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := ix.Stats(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after.Documents - before.Documents; d != n-deleted || after.Fingerprints-before.Fingerprints != n-deleted {
+		t.Fatalf("counters grew by %d documents and %d fingerprints, want %d each", d, after.Fingerprints-before.Fingerprints, n-deleted)
+	}
+	keys := []storage.RowKey{{Table: storage.TableMeta, Key: []byte("counters")}}
+	for s := range kvindex.CounterShards {
+		keys = append(keys, storage.RowKey{Table: storage.TableMeta, Key: kvindex.CounterShardRow(s)})
+	}
+	rows, err := ix.Store().Get(bg, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := 0
+	for _, r := range rows[1:] {
+		if len(r.Cells) > 0 {
+			shards++
+		}
+	}
+	base := len(rows[0].Cells) > 0
+	if sharded && (shards != kvindex.CounterShards || base) || !sharded && (shards != 0 || !base) {
+		t.Fatalf("sharded %v: %d counter shard rows written, row counters written %v", sharded, shards, base)
 	}
 }

@@ -163,8 +163,11 @@ func (w *BulkWriter) Tombstones(fp fingerprint.Fingerprint) []storage.Mutation {
 }
 
 // Counters returns the mutations that add docs and fps to the index's
-// document and fingerprint counters.
-func (w *BulkWriter) Counters(docs, fps int64) []storage.Mutation { return w.ix.counterMuts(docs, fps) }
+// document and fingerprint counters (in the counters row, on every
+// format: a load adds once, so no row takes many increments).
+func (w *BulkWriter) Counters(docs, fps int64) []storage.Mutation {
+	return counterAdds(countersRow, docs, fps)
+}
 
 // Apply writes mutations of the index's tables (the cells above, or sorted
 // cells put in batches), durable on return.

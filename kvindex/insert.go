@@ -618,13 +618,26 @@ func (ix *Index) tombstones(fp fingerprint.Fingerprint) []storage.Mutation {
 	return muts
 }
 
+// counterMuts adds an insert group's or a delete's docs and fps to the
+// counters: to the counters row, or in an index of format 8 to the next
+// of its CounterShards rows, so that no one row takes every group's
+// increment (see FormatVersion).
 func (ix *Index) counterMuts(docs, fps int64) []storage.Mutation {
+	row := countersRow
+	if ix.shardCounters {
+		row = CounterShardRow(int(ix.counterSeq.Add(1) % CounterShards))
+	}
+	return counterAdds(row, docs, fps)
+}
+
+// counterAdds adds docs and fps to the counters in meta row row.
+func counterAdds(row []byte, docs, fps int64) []storage.Mutation {
 	var muts []storage.Mutation
 	if docs != 0 {
-		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: countersRow, Qualifier: qualDocuments, Delta: docs})
+		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: row, Qualifier: qualDocuments, Delta: docs})
 	}
 	if fps != 0 {
-		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: countersRow, Qualifier: qualFingerprints, Delta: fps})
+		muts = append(muts, storage.Mutation{Kind: storage.Add, Table: storage.TableMeta, Row: row, Qualifier: qualFingerprints, Delta: fps})
 	}
 	return muts
 }

@@ -39,7 +39,8 @@ type StatsOptions struct {
 	FullestRows int
 }
 
-// Stats returns the document and fingerprint counters (cheap: one row read).
+// Stats returns the document and fingerprint counters (cheap: one
+// multi-get of the counters rows).
 func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 	return ix.StatsWith(ctx, StatsOptions{})
 }
@@ -47,20 +48,28 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 // StatsWith is Stats with options.
 func (ix *Index) StatsWith(ctx context.Context, opt StatsOptions) (Stats, error) {
 	st := Stats{Layout: ix.layout}
-	rows, err := ix.get(ctx, []storage.RowKey{{Table: storage.TableMeta, Key: countersRow}})
+	keys := []storage.RowKey{{Table: storage.TableMeta, Key: countersRow}}
+	if ix.shardCounters {
+		for s := range CounterShards {
+			keys = append(keys, storage.RowKey{Table: storage.TableMeta, Key: CounterShardRow(s)})
+		}
+	}
+	rows, err := ix.get(ctx, keys)
 	if err != nil {
 		return st, err
 	}
-	for _, c := range rows[0].Cells {
-		if len(c.Value) != 8 {
-			return st, corrupt(storage.TableMeta, countersRow, c.Qualifier, "counter of %d bytes", len(c.Value))
-		}
-		v := int64(binary.BigEndian.Uint64(c.Value))
-		switch string(c.Qualifier) {
-		case string(qualDocuments):
-			st.Documents = v
-		case string(qualFingerprints):
-			st.Fingerprints = v
+	for _, row := range rows {
+		for _, c := range row.Cells {
+			if len(c.Value) != 8 {
+				return st, corrupt(storage.TableMeta, row.Key, c.Qualifier, "counter of %d bytes", len(c.Value))
+			}
+			v := int64(binary.BigEndian.Uint64(c.Value))
+			switch string(c.Qualifier) {
+			case string(qualDocuments):
+				st.Documents += v
+			case string(qualFingerprints):
+				st.Fingerprints += v
+			}
 		}
 	}
 	if opt.FullestRows <= 0 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -125,10 +126,13 @@ func zst(t testing.TB, s string) []byte {
 }
 
 // dump returns every cell of every table; rows of the meta table named in
-// skipMeta are left out.
+// skipMeta are left out. The counters are summed over their rows (an
+// online insert adds to a counter shard, a load to the row counters) and
+// reported as the row counters' cells.
 func dump(t testing.TB, ix *kvindex.Index, skipMeta ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	counters := map[string]uint64{}
 	for _, tb := range storage.Tables {
 		err := ix.Store().Scan(bg, tb, nil, nil, func(r storage.Row) error {
 			if tb == storage.TableMeta {
@@ -136,6 +140,12 @@ func dump(t testing.TB, ix *kvindex.Index, skipMeta ...string) map[string]string
 					if string(r.Key) == s {
 						return nil
 					}
+				}
+				if strings.HasPrefix(string(r.Key), "counters") {
+					for _, c := range r.Cells {
+						counters[string(c.Qualifier)] += binary.BigEndian.Uint64(c.Value)
+					}
+					return nil
 				}
 			}
 			for _, c := range r.Cells {
@@ -149,6 +159,9 @@ func dump(t testing.TB, ix *kvindex.Index, skipMeta ...string) map[string]string
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	for q, v := range counters {
+		out[fmt.Sprintf("%d/%x/%x", storage.TableMeta, "counters", q)] = string(binary.BigEndian.AppendUint64(nil, v))
 	}
 	return out
 }

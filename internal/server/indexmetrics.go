@@ -15,7 +15,7 @@ import (
 const indexStatsTimeout = time.Second
 
 // indexCollector exposes the index's document and fingerprint counters
-// (the counters row, one store read per scrape). On HBase every server
+// (the counters rows, one store read per scrape). On HBase every server
 // reads the same shared row, so each reports the whole index.
 type indexCollector struct {
 	stats        func(context.Context) (kvindex.Stats, error)
@@ -26,8 +26,8 @@ type indexCollector struct {
 func newIndexCollector(stats func(context.Context) (kvindex.Stats, error)) *indexCollector {
 	return &indexCollector{
 		stats:        stats,
-		documents:    prometheus.NewDesc("simdex_index_documents", "Documents in the index (its counters row, read at scrape time).", nil, nil),
-		fingerprints: prometheus.NewDesc("simdex_index_fingerprints", "Distinct fingerprints carried by the index's documents (its counters row, read at scrape time).", nil, nil),
+		documents:    prometheus.NewDesc("simdex_index_documents", "Documents in the index (its counters rows, read at scrape time).", nil, nil),
+		fingerprints: prometheus.NewDesc("simdex_index_fingerprints", "Distinct fingerprints carried by the index's documents (its counters rows, read at scrape time).", nil, nil),
 	}
 }
 
