@@ -65,6 +65,7 @@ func Verbs() []Verb {
 		compactVerb,
 		schemaVerb,
 		seenVerb,
+		upgradeVerb,
 	}
 	slices.SortFunc(v, func(a, b Verb) int { return strings.Compare(a.Name, b.Name) })
 	return v
