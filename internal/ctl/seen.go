@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/simdex/simdex/internal/config"
-	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/seen"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var seenVerb = Verb{
@@ -23,10 +20,7 @@ var seenVerb = Verb{
 
 // seenConfig is the seen verb's configuration.
 type seenConfig struct {
-	// DataDir is the embedded store; HBase the other store (exactly one:
-	// DataDir or HBaseZK).
-	DataDir string
-	config.HBase
+	storeChoice
 	// Command is stats or fold.
 	Command string
 	// Retention is the seen retention: older buckets are not counted
@@ -37,7 +31,7 @@ type seenConfig struct {
 }
 
 func defaultSeenConfig() seenConfig {
-	return seenConfig{HBase: config.DefaultHBase(), Retention: seen.DefaultRetention, Top: 10}
+	return seenConfig{storeChoice: defaultStoreChoice(), Retention: seen.DefaultRetention, Top: 10}
 }
 
 // Validate reports what is wrong with c (wrapping ErrUsage).
@@ -45,29 +39,19 @@ func (c seenConfig) Validate() error {
 	if c.Command != "stats" && c.Command != "fold" {
 		return fmt.Errorf("%w: want stats or fold", ErrUsage)
 	}
-	if (c.DataDir == "") == (c.HBaseZK == "") {
-		return fmt.Errorf("%w: give exactly one of --data-dir and --hbase-zk", ErrUsage)
-	}
 	if c.Top < 0 {
 		return fmt.Errorf("%w: --top %d", ErrUsage, c.Top)
 	}
-	if c.HBaseZK != "" {
-		if err := c.ValidateHBase("seen " + c.Command); err != nil {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-	}
-	return nil
+	return c.validate("seen " + c.Command)
 }
 
-// parseSeen parses the verb's arguments. When the data directory and the
-// quorum come from different sources (say SIMDEX_DATA_DIR set for the
-// server and --hbase-zk given), the stronger source names the store.
+// parseSeen parses the verb's arguments (storeChoice.settle says which
+// store when both are set).
 func parseSeen(env *Env, args []string) (seenConfig, error) {
 	c := defaultSeenConfig()
 	s := newSet(env, hbaseExample)
+	c.flags(s)
 	fs := s.Flags()
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded store (the server must not be running on it)")
-	c.HBaseFlags(fs, "", "")
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "seen retention: older buckets are not counted (stats) or are dropped (fold)")
 	fs.IntVar(&c.Top, "top", c.Top, "stats: how many of the fullest users to list")
 	pos, err := parse(env, s, args)
@@ -77,14 +61,7 @@ func parseSeen(env *Env, args []string) (seenConfig, error) {
 	if len(pos) == 1 {
 		c.Command = pos[0] // else "", refused by Validate
 	}
-	if c.DataDir != "" && c.HBaseZK != "" {
-		switch dir, zk := s.Source("data-dir"), s.Source("hbase-zk"); {
-		case dir > zk:
-			c.HBaseZK = ""
-		case zk > dir:
-			c.DataDir = ""
-		}
-	}
+	c.settle(s)
 	return c, c.Validate()
 }
 
@@ -94,12 +71,7 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	where := open.Store{DataDir: c.DataDir, Pebble: pebblestore.Options{Logger: log}}
-	if c.HBaseZK != "" {
-		where = open.Store{Kind: "hbase", HBase: c.HBaseStoreConfig()}
-		where.HBase.Logger = log
-	}
-	st, locker, err := where.Open(ctx)
+	st, locker, err := c.store(log).Open(ctx)
 	if err != nil {
 		return err
 	}

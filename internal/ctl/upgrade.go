@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/simdex/simdex/internal/config"
-	"github.com/simdex/simdex/internal/open"
 	"github.com/simdex/simdex/kvindex"
-	"github.com/simdex/simdex/storage/pebblestore"
 )
 
 var upgradeVerb = Verb{
@@ -20,35 +17,11 @@ var upgradeVerb = Verb{
 	Run: runUpgrade,
 }
 
-// upgradeConfig is the upgrade verb's configuration: the store, exactly
-// one of DataDir and HBaseZK.
-type upgradeConfig struct {
-	DataDir string
-	config.HBase
-}
-
-// Validate reports what is wrong with c (wrapping ErrUsage).
-func (c upgradeConfig) Validate() error {
-	if (c.DataDir == "") == (c.HBaseZK == "") {
-		return fmt.Errorf("%w: give exactly one of --data-dir and --hbase-zk", ErrUsage)
-	}
-	if c.HBaseZK != "" {
-		if err := c.ValidateHBase("upgrade"); err != nil {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-	}
-	return nil
-}
-
-// parseUpgrade parses the verb's arguments; when the data directory and
-// the quorum come from different sources, the stronger one names the
-// store (as for seen).
-func parseUpgrade(env *Env, args []string) (upgradeConfig, error) {
-	c := upgradeConfig{HBase: config.DefaultHBase()}
+// parseUpgrade parses the verb's arguments: the store, nothing else.
+func parseUpgrade(env *Env, args []string) (storeChoice, error) {
+	c := defaultStoreChoice()
 	s := newSet(env, hbaseExample)
-	fs := s.Flags()
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the embedded store (the server must not be running on it)")
-	c.HBaseFlags(fs, "", "")
+	c.flags(s)
 	pos, err := parse(env, s, args)
 	if err != nil {
 		return c, err
@@ -56,15 +29,8 @@ func parseUpgrade(env *Env, args []string) (upgradeConfig, error) {
 	if len(pos) != 0 {
 		return c, fmt.Errorf("%w: upgrade takes no positional arguments", ErrUsage)
 	}
-	if c.DataDir != "" && c.HBaseZK != "" {
-		switch dir, zk := s.Source("data-dir"), s.Source("hbase-zk"); {
-		case dir > zk:
-			c.HBaseZK = ""
-		case zk > dir:
-			c.DataDir = ""
-		}
-	}
-	return c, c.Validate()
+	c.settle(s)
+	return c, c.validate("upgrade")
 }
 
 func runUpgrade(ctx context.Context, env *Env, args []string) error {
@@ -72,13 +38,7 @@ func runUpgrade(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	where := open.Store{DataDir: c.DataDir, Pebble: pebblestore.Options{Logger: log}}
-	if c.HBaseZK != "" {
-		where = open.Store{Kind: "hbase", HBase: c.HBaseStoreConfig()}
-		where.HBase.Logger = log
-	}
-	st, _, err := where.Open(ctx)
+	st, _, err := c.store(slog.New(slog.NewTextHandler(env.Stderr, nil))).Open(ctx)
 	if err != nil {
 		return err
 	}
