@@ -87,13 +87,14 @@ import (
 //   - 8: 7 plus sharded counters: an insert group or a delete adds to one
 //     of the CounterShards meta rows CounterShardRow(s), taken in turn
 //     (a bulk load, which adds once, still adds to the row counters), and
-//     the counters are the sum of all these rows. On HBase an Increment reads its cell's
-//     versions since the last flush (a NEW_VERSION_BEHAVIOR family keeps
-//     them all in the memstore), so one row incremented by every insert
-//     group cost the region server more with every group: half its
-//     handler CPU after a minute and a half of insert-if-unique at
-//     ~800/s. Every new index records 8, so a binary that reads the one
-//     row refuses the index instead of reporting part of its counts.
+//     the counters are the sum of all these rows. On HBase an Increment
+//     reads its cell's versions since the last flush (a
+//     NEW_VERSION_BEHAVIOR family keeps them all in the memstore), so one
+//     row incremented by every insert group cost the region server more
+//     with every group: half its handler CPU after a minute and a half of
+//     insert-if-unique at ~800/s. Every new index records 8, so a binary
+//     that reads the one row refuses the index instead of reporting part
+//     of its counts. UpgradeFormat raises an index of 7 to 8 in place.
 //
 // This code opens all eight. An index that records 1 to 7 keeps its
 // version: no text (1, 2), no text keys (1-3), no compact cells (1-4), no
@@ -103,7 +104,8 @@ import (
 // every cell.
 const FormatVersion = 8
 
-// The formats of indexes created before version 5 (see FormatVersion).
+// The formats of indexes created before the current one (see
+// FormatVersion).
 const (
 	formatNoBands  = 1
 	formatBands    = 2
