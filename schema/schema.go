@@ -61,7 +61,21 @@ type Schema struct {
 	// 1: no pre-split); it is rounded up to a multiple of the layout's
 	// table count T so each permutation table gets equal prefix ranges.
 	IndexRegions int
+	// MetaRegions is the meta table's region count at creation (default
+	// 8). The meta table holds the servers' lease locks, one row per lock
+	// name (LockRowPrefix and an 8-byte hash), and taking and releasing
+	// them is most of what insert-if-unique costs the region servers; the
+	// split keys cut the lock rows into equal ranges of the hash's first
+	// byte, so a cluster spreads them over its region servers instead of
+	// serving every lock from the one holding a single meta region. The
+	// other meta rows (settings, counters) sort into the first and last
+	// regions.
+	MetaRegions int
 }
+
+// LockRowPrefix starts every lease-lock row of the meta table (the HBase
+// store's Locker; docs/ARCHITECTURE.md, "Across processes on HBase").
+const LockRowPrefix = "lock:"
 
 // WithDefaults returns s with unset fields defaulted.
 func (s Schema) WithDefaults() Schema {
@@ -88,6 +102,9 @@ func (s Schema) WithDefaults() Schema {
 	}
 	if s.SeenRegions == 0 {
 		s.SeenRegions = 1
+	}
+	if s.MetaRegions == 0 {
+		s.MetaRegions = DefaultMetaRegions
 	}
 	return s
 }
@@ -119,6 +136,9 @@ func (s Schema) Validate() error {
 	}
 	if s.IndexRegions < 1 || s.IndexRegions > 100000 {
 		return fmt.Errorf("%w: index regions %d (1..100000)", ErrInvalid, s.IndexRegions)
+	}
+	if s.MetaRegions < 1 || s.MetaRegions > 256 {
+		return fmt.Errorf("%w: meta regions %d (1..256)", ErrInvalid, s.MetaRegions)
 	}
 	return nil
 }
@@ -218,6 +238,8 @@ func (s Schema) Tables() []Table {
 			splits = s.IndexSplitKeys()
 		case storage.TableSeen:
 			splits = s.SeenSplitKeys()
+		case storage.TableMeta:
+			splits = s.MetaSplitKeys()
 		}
 		out = append(out, Table{Table: t, Descriptor: td, SplitKeys: splits})
 	}
@@ -236,6 +258,20 @@ func (s Schema) SeenSplitKeys() [][]byte {
 	for j := 1; j < s.SeenRegions; j++ {
 		v := j * 65536 / s.SeenRegions
 		keys = append(keys, []byte{byte(v >> 8), byte(v)})
+	}
+	return keys
+}
+
+// DefaultMetaRegions is the meta table's default region count.
+const DefaultMetaRegions = 8
+
+// MetaSplitKeys are the meta table's pre-split keys: LockRowPrefix and one
+// byte, cutting the lock rows (whose names are uniform hashes) into
+// MetaRegions equal ranges.
+func (s Schema) MetaSplitKeys() [][]byte {
+	var keys [][]byte
+	for j := 1; j < s.MetaRegions; j++ {
+		keys = append(keys, append([]byte(LockRowPrefix), byte(j*256/s.MetaRegions)))
 	}
 	return keys
 }

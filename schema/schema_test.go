@@ -2,7 +2,9 @@ package schema
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -96,6 +98,7 @@ func TestValidate(t *testing.T) {
 		{"regions", Schema{IndexRegions: -1}},
 		{"seen ttl", Schema{SeenTTL: time.Millisecond}},
 		{"seen regions", Schema{SeenRegions: 70000}},
+		{"meta regions", Schema{MetaRegions: 257}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,5 +177,46 @@ func TestSeenSplitKeys(t *testing.T) {
 	}
 	if len(tb.SplitKeys) != 999 || !slices.IsSortedFunc(tb.SplitKeys, bytes.Compare) || len(slices.CompactFunc(slices.Clone(tb.SplitKeys), bytes.Equal)) != 999 {
 		t.Fatalf("1000 seen regions: %d split keys", len(tb.SplitKeys))
+	}
+}
+
+// TestMetaSplitKeys: the meta table's split keys cut the lock rows into
+// equal ranges, and every lock row falls into exactly one region that holds
+// about its share of 10,000 random names.
+func TestMetaSplitKeys(t *testing.T) {
+	if got := (Schema{MetaRegions: 1}).WithDefaults().MetaSplitKeys(); got != nil {
+		t.Fatalf("1 region: split keys %q", got)
+	}
+	want := [][]byte{[]byte("lock:\x40"), []byte("lock:\x80"), []byte("lock:\xc0")}
+	if got := (Schema{MetaRegions: 4}).WithDefaults().MetaSplitKeys(); !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("4 regions: split keys %q, want %q", got, want)
+	}
+	s := Schema{}.WithDefaults()
+	var keys [][]byte
+	for _, x := range s.Tables() {
+		if x.Table == storage.TableMeta {
+			keys = x.SplitKeys
+		}
+	}
+	if len(keys) != DefaultMetaRegions-1 || !slices.IsSortedFunc(keys, bytes.Compare) {
+		t.Fatalf("default meta split keys %q", keys)
+	}
+	per := make([]int, DefaultMetaRegions)
+	r := rand.New(rand.NewPCG(1, 2))
+	const names = 10000
+	for range names {
+		row := binary.BigEndian.AppendUint64([]byte(LockRowPrefix), r.Uint64())
+		region, _ := slices.BinarySearchFunc(keys, row, func(k, row []byte) int {
+			if bytes.Compare(k, row) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		per[region]++
+	}
+	for i, n := range per {
+		if n < names/DefaultMetaRegions*8/10 || n > names/DefaultMetaRegions*12/10 {
+			t.Fatalf("meta region %d holds %d of %d lock rows: %v", i, n, names, per)
+		}
 	}
 }

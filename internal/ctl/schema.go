@@ -32,6 +32,7 @@ type schemaConfig struct {
 	IndexRegions     int
 	SeenTTL          time.Duration
 	SeenRegions      int
+	MetaRegions      int
 	// Yes confirms drop.
 	Yes bool
 	// Fingerprints and InsertRate are plan's input.
@@ -41,13 +42,13 @@ type schemaConfig struct {
 
 func defaultSchemaConfig() schemaConfig {
 	return schemaConfig{HBase: config.DefaultHBase(), Compression: "SNAPPY", LayoutB: fingerprint.DefaultLayout.B, LayoutK: fingerprint.DefaultLayout.K,
-		IndexRegions: 1, SeenTTL: schema.DefaultSeenTTL, SeenRegions: 1}
+		IndexRegions: 1, SeenTTL: schema.DefaultSeenTTL, SeenRegions: 1, MetaRegions: schema.DefaultMetaRegions}
 }
 
 // schema is the declared schema of c.
 func (c schemaConfig) schema() schema.Schema {
 	return schema.Schema{Namespace: c.HBaseNamespace, Compression: c.Compression, Retention: c.Retention, Layout: fingerprint.Layout{B: c.LayoutB, K: c.LayoutK},
-		IndexRegions: c.IndexRegions, SeenTTL: c.SeenTTL, SeenRegions: c.SeenRegions}.WithDefaults()
+		IndexRegions: c.IndexRegions, SeenTTL: c.SeenTTL, SeenRegions: c.SeenRegions, MetaRegions: c.MetaRegions}.WithDefaults()
 }
 
 // Validate reports what is wrong with c (wrapping ErrUsage): the command,
@@ -85,6 +86,7 @@ func parseSchema(env *Env, args []string) (schemaConfig, error) {
 	fs.IntVar(&c.IndexRegions, "index-regions", c.IndexRegions, "index table regions at creation (rounded up to a multiple of the layout's table count)")
 	fs.DurationVar(&c.SeenTTL, "seen-ttl", c.SeenTTL, "TTL of seen-table cells: seen retention plus one bucket (negative: forever)")
 	fs.IntVar(&c.SeenRegions, "seen-regions", c.SeenRegions, "seen table regions at creation (equal ranges of the 2-byte user salt)")
+	fs.IntVar(&c.MetaRegions, "meta-regions", c.MetaRegions, "meta table regions at creation (equal ranges of the lease-lock rows, so a cluster spreads the locks over its region servers)")
 	fs.BoolVar(&c.Yes, "yes", c.Yes, "confirm drop")
 	fs.Int64Var(&c.Fingerprints, "fingerprints", c.Fingerprints, "plan: expected fingerprints at load")
 	fs.Float64Var(&c.InsertRate, "insert-rate", c.InsertRate, "plan: inserts per second")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/schema"
 	"github.com/simdex/simdex/storage"
 )
 
@@ -42,8 +43,9 @@ import (
 // lockQualifier is the qualifier of a lock cell.
 var lockQualifier = []byte("o")
 
-// lockRowPrefix starts every lock row of the meta table.
-const lockRowPrefix = "lock:"
+// lockRowPrefix starts every lock row of the meta table (the schema
+// pre-splits meta on it).
+const lockRowPrefix = schema.LockRowPrefix
 
 // Locker is the cross-process storage.Locker of a Store.
 type Locker struct {
