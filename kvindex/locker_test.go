@@ -3,10 +3,13 @@ package kvindex_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
@@ -168,4 +171,54 @@ func raceTwoIndexes(t *testing.T, st storage.Store, lk storage.Locker, seed uint
 	}
 	defer ixs[0].Close()
 	indextest.RaceInsertIfUnique(t, ixs[0], ixs[1], 100, seed)
+}
+
+// TestLockNameBounds: the bounds cut the names that insert-if-unique
+// really locks into ranges of about equal use (a store that keeps locks in
+// ranges, HBase's pre-split meta table, gets its lock work spread evenly).
+func TestLockNameBounds(t *testing.T) {
+	if b := kvindex.LockNameBounds(1); b != nil {
+		t.Fatalf("1 range: bounds %x", b)
+	}
+	st := openStore(t, t.TempDir())
+	lk := &memLocker{names: map[uint64]*sync.Mutex{}}
+	ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: testRecipe, Locker: lk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		d := kvindex.Document{ID: fmt.Sprint("n", i), Fingerprint: fingerprint.Fingerprint(r.Uint64()), Time: time.Unix(1e9, 0)}
+		if _, err := ix.Insert(bg, d, kvindex.InsertIfUnique, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	for _, n := range []int{2, 3, 8, 16} {
+		bounds := kvindex.LockNameBounds(n)
+		if len(bounds) != n-1 || !slices.IsSorted(bounds) || len(slices.Compact(slices.Clone(bounds))) != n-1 {
+			t.Fatalf("%d ranges: bounds %x", n, bounds)
+		}
+		per := make([]int, n)
+		total := 0
+		for _, c := range lk.calls {
+			for _, name := range c {
+				i, found := slices.BinarySearch(bounds, name)
+				if found {
+					i++
+				}
+				per[i]++
+				total++
+			}
+		}
+		mean := total / n
+		t.Logf("%d ranges: %v", n, per)
+		for i, k := range per {
+			if k < mean*3/4 || k > mean*5/4 {
+				t.Fatalf("%d ranges: range %d holds %d of %d lock names (mean %d): %v", n, i, k, total, mean, per)
+			}
+		}
+	}
 }

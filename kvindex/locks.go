@@ -20,6 +20,29 @@ const (
 	lockBuckets = 1 << 16
 )
 
+// LockNameBounds returns n-1 increasing Locker names that cut the names
+// an index locks into n ranges of about equal use, for a store that keeps
+// locks in ranges (HBase pre-splits its lock rows on them). An insert
+// takes one id name (kind 1) and T = 4 row names (kind 2, the default
+// layout's tables) per document, each name's bucket uniform, so the
+// bounds cut the name space weighted 1 for the id buckets and 4 for the
+// row buckets. Nil for n <= 1.
+func LockNameBounds(n int) []uint64 {
+	const idWeight, rowWeight = 1, 4
+	var out []uint64
+	for j := 1; j < n; j++ {
+		// The j/n point of the weighted space: within the ids' share
+		// idWeight/(idWeight+rowWeight), else within the rows'.
+		at := j * (idWeight + rowWeight) // in units of 1/n
+		if at < n*idWeight {
+			out = append(out, lockKindID<<16|uint64(at*lockBuckets/(n*idWeight)))
+			continue
+		}
+		out = append(out, lockKindRow<<16|uint64((at-n*idWeight)*lockBuckets/(n*rowWeight)))
+	}
+	return out
+}
+
 // stripedLocks serializes writers that touch the same index rows or document
 // ids within this process. Each mutex protects every row (or id) whose hash
 // falls on its stripe: holding it is the right to read-then-write those rows.

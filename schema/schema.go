@@ -8,6 +8,7 @@ package schema
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
 
@@ -63,11 +65,11 @@ type Schema struct {
 	IndexRegions int
 	// MetaRegions is the meta table's region count at creation (default
 	// 8). The meta table holds the servers' lease locks, one row per lock
-	// name (LockRowPrefix and an 8-byte hash), and taking and releasing
+	// name (LockRowPrefix and an 8-byte name), and taking and releasing
 	// them is most of what insert-if-unique costs the region servers; the
-	// split keys cut the lock rows into equal ranges of the hash's first
-	// byte, so a cluster spreads them over its region servers instead of
-	// serving every lock from the one holding a single meta region. The
+	// split keys (MetaSplitKeys) cut the lock rows into ranges of about
+	// equal use, so a cluster spreads them over its region servers instead
+	// of serving every lock from the one holding a single meta region. The
 	// other meta rows (settings, counters) sort into the first and last
 	// regions.
 	MetaRegions int
@@ -265,13 +267,14 @@ func (s Schema) SeenSplitKeys() [][]byte {
 // DefaultMetaRegions is the meta table's default region count.
 const DefaultMetaRegions = 8
 
-// MetaSplitKeys are the meta table's pre-split keys: LockRowPrefix and one
-// byte, cutting the lock rows (whose names are uniform hashes) into
-// MetaRegions equal ranges.
+// MetaSplitKeys are the meta table's pre-split keys: the lock rows of
+// kvindex.LockNameBounds, so that each of the MetaRegions regions serves
+// about as many lock operations (LockRowPrefix and the 8-byte big-endian
+// name is the lock row, storage/hbasestore's Locker).
 func (s Schema) MetaSplitKeys() [][]byte {
 	var keys [][]byte
-	for j := 1; j < s.MetaRegions; j++ {
-		keys = append(keys, append([]byte(LockRowPrefix), byte(j*256/s.MetaRegions)))
+	for _, name := range kvindex.LockNameBounds(s.MetaRegions) {
+		keys = append(keys, binary.BigEndian.AppendUint64([]byte(LockRowPrefix), name))
 	}
 	return keys
 }

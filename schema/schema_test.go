@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 )
 
@@ -180,16 +180,13 @@ func TestSeenSplitKeys(t *testing.T) {
 	}
 }
 
-// TestMetaSplitKeys: the meta table's split keys cut the lock rows into
-// equal ranges, and every lock row falls into exactly one region that holds
-// about its share of 10,000 random names.
+// TestMetaSplitKeys: the meta table's split keys are the lock rows of
+// kvindex.LockNameBounds (kvindex's TestLockNameBounds checks that those
+// cut the names really locked evenly), in order, one fewer than the
+// regions.
 func TestMetaSplitKeys(t *testing.T) {
 	if got := (Schema{MetaRegions: 1}).WithDefaults().MetaSplitKeys(); got != nil {
 		t.Fatalf("1 region: split keys %q", got)
-	}
-	want := [][]byte{[]byte("lock:\x40"), []byte("lock:\x80"), []byte("lock:\xc0")}
-	if got := (Schema{MetaRegions: 4}).WithDefaults().MetaSplitKeys(); !slices.EqualFunc(got, want, bytes.Equal) {
-		t.Fatalf("4 regions: split keys %q, want %q", got, want)
 	}
 	s := Schema{}.WithDefaults()
 	var keys [][]byte
@@ -198,25 +195,13 @@ func TestMetaSplitKeys(t *testing.T) {
 			keys = x.SplitKeys
 		}
 	}
-	if len(keys) != DefaultMetaRegions-1 || !slices.IsSortedFunc(keys, bytes.Compare) {
-		t.Fatalf("default meta split keys %q", keys)
+	bounds := kvindex.LockNameBounds(DefaultMetaRegions)
+	if len(keys) != DefaultMetaRegions-1 || len(bounds) != len(keys) || !slices.IsSortedFunc(keys, bytes.Compare) {
+		t.Fatalf("default meta split keys %q (bounds %x)", keys, bounds)
 	}
-	per := make([]int, DefaultMetaRegions)
-	r := rand.New(rand.NewPCG(1, 2))
-	const names = 10000
-	for range names {
-		row := binary.BigEndian.AppendUint64([]byte(LockRowPrefix), r.Uint64())
-		region, _ := slices.BinarySearchFunc(keys, row, func(k, row []byte) int {
-			if bytes.Compare(k, row) <= 0 {
-				return -1
-			}
-			return 1
-		})
-		per[region]++
-	}
-	for i, n := range per {
-		if n < names/DefaultMetaRegions*8/10 || n > names/DefaultMetaRegions*12/10 {
-			t.Fatalf("meta region %d holds %d of %d lock rows: %v", i, n, names, per)
+	for i, k := range keys {
+		if want := binary.BigEndian.AppendUint64([]byte(LockRowPrefix), bounds[i]); !bytes.Equal(k, want) {
+			t.Fatalf("split key %d is %q, want %q", i, k, want)
 		}
 	}
 }
