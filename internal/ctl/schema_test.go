@@ -15,7 +15,7 @@ import (
 func TestSchemaVerbs(t *testing.T) {
 	zk := hbasetest.ZK(t)
 	ns := hbasetest.Namespace("ctl")
-	flags := []string{"--hbase-zk", zk, "--hbase-namespace", ns, "--retention", "720h", "--index-regions", "8", "--layout-b", "4", "--layout-k", "3"}
+	flags := []string{"--hbase-zk", zk, "--hbase-namespace", ns, "--retention", "720h", "--index-regions", "8", "--meta-regions", "4", "--layout-b", "4", "--layout-k", "3"}
 	t.Cleanup(func() { run(t, "", append([]string{"schema", "drop", "--yes"}, flags...)...) })
 
 	if code, out, errs := run(t, "", append([]string{"schema", "drop"}, flags...)...); code != 2 || !strings.Contains(errs, "--yes") {
@@ -45,11 +45,12 @@ func TestSchemaVerbs(t *testing.T) {
 		}
 	}
 
-	// HBase's own Java Admin sees the same attributes and the pre-split
-	// (8 index regions for B=4: two per permutation table).
+	// HBase's own Java Admin sees the same attributes and the pre-splits
+	// (8 index regions for B=4: two per permutation table; meta in 4 on
+	// its lock rows).
 	javaWant := map[string][]string{
 		"index": {"c COMPRESSION=NONE DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW VERSIONS=1 TTL=2592000 IS_MOB=true MOB_THRESHOLD=102400", "REGIONS 8"},
-		"meta":  {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2147483647 IS_MOB=false", "REGIONS 1"},
+		"meta":  {"c COMPRESSION=SNAPPY DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROW VERSIONS=1 TTL=2147483647 IS_MOB=false", "REGIONS 4"},
 	}
 	for table, lines := range javaWant {
 		desc := hbasetest.Peer(t, "", "describe", zk, ns+":"+table)
