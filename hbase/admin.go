@@ -25,6 +25,7 @@ const (
 	AttrIsMOB             = "IS_MOB"
 	AttrMOBThreshold      = "MOB_THRESHOLD"
 	AttrBlockSize         = "BLOCKSIZE"
+	AttrInMemory          = "IN_MEMORY"
 )
 
 // FamilyDescriptor is a column family's schema.

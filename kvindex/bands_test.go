@@ -358,7 +358,9 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"7", "", true},
 		{"8", fingerprint.BandsVersion, true},
 		{"8", "", true},
-		{"9", fingerprint.BandsVersion, false},
+		{"9", fingerprint.BandsVersion, true},
+		{"9", "", true},
+		{"10", fingerprint.BandsVersion, false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
@@ -451,7 +453,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "b" || !res.Hits[0].Time.Equal(t0) || res.Hits[0].Exact {
 				t.Fatalf("format %s: lookup of the bare fingerprint: %+v (%v)", tc.format, res, err)
 			}
-			checkCounterRows(t, ix, tc.format >= "8")
+			checkCounterRows(t, ix, tc.format >= "8" || tc.format == "10")
 		})
 	}
 }

@@ -56,21 +56,27 @@ import "fmt"
 //     of the CounterShards meta rows CounterShardRow(s), taken in turn
 //     (a bulk load, which adds once, still adds to the row counters), and
 //     the counters are the sum of all these rows. On HBase an Increment
-//     reads its cell's versions since the last flush (a
-//     NEW_VERSION_BEHAVIOR family keeps them all in the memstore), so one
-//     row incremented by every insert group cost the region server more
+//     reads every version of its cell HBase keeps (a NEW_VERSION_BEHAVIOR
+//     family keeps them all, through flushes, until a major compaction),
+//     so one row incremented by every insert group cost the region server more
 //     with every group: half its handler CPU after a minute and a half of
 //     insert-if-unique at ~800/s. Every new index records 8, so a binary
 //     that reads the one row refuses the index instead of reporting part
-//     of its counts. UpgradeFormat raises an index of 7 to 8 in place.
+//     of its counts.
+//   - 9: 8 plus separate lock cells: a Locker that can keep its locks
+//     apart from the data (storage.PlacedLocker; on HBase the meta table's
+//     lock family, schema.LockFamily, whose reads do not walk a cell's
+//     history) keeps them there. No cell of the index changes; every new
+//     index records 9 so that a binary that locks in the data family
+//     refuses it instead of taking locks the others cannot see.
 //
-// This code opens all eight. An index that records 1 to 7 keeps its
-// version: no text (1, 2), no text keys (1-3), no compact cells (1-4), no
-// text keys of longer documents (1-5), no source-scoped rows (1-6) and no
-// counter shards (1-7) are written into it (its documents are found as
-// before this version), so the binaries that wrote it can still read
-// every cell.
-const FormatVersion = 8
+// UpgradeFormat raises an index of 7 or 8 to 9 in place. This code opens
+// all nine. An index that records 1 to 8 keeps its version: no text (1,
+// 2), no text keys (1-3), no compact cells (1-4), no text keys of longer
+// documents (1-5), no source-scoped rows (1-6), no counter shards (1-7)
+// are written into it and its locks stay in the data (1-8), so the
+// binaries that wrote it can still read every cell and share its locks.
+const FormatVersion = 9
 
 // The formats of indexes created before the current one (see
 // FormatVersion).
@@ -82,10 +88,11 @@ const (
 	formatCompact  = 5
 	formatLongKeys = 6
 	formatSources  = 7
+	formatShards   = 8
 )
 
 // CounterShards is the number of meta rows (CounterShardRow) that
-// inserts and deletes of an index of format 8 spread their counter
+// inserts and deletes of an index of format 8 or later spread their counter
 // additions over.
 const CounterShards = 64
 

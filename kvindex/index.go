@@ -430,6 +430,12 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		return err
 	}
 	if len(rows[0].Cells) == 0 {
+		// A new index records FormatVersion, whose writers keep their
+		// locks apart: refused before anything is written when the store
+		// cannot.
+		if err := ix.placeLocks(FormatVersion); err != nil {
+			return err
+		}
 		bands := ix.cfg.Bands != BandsOff
 		want := ix.wantMeta(bands, FormatVersion)
 		var muts []storage.Mutation
@@ -476,6 +482,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		format = formatLongKeys
 	case strconv.Itoa(formatSources):
 		format = formatSources
+	case strconv.Itoa(formatShards):
+		format = formatShards
 	}
 	hasText := format >= formatText
 	want := ix.wantMeta(hasBands, format)
@@ -506,7 +514,20 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= formatLongKeys
 	ix.sourceAttr = src
-	ix.shardCounters = format >= FormatVersion
+	ix.shardCounters = format >= formatShards
+	return ix.placeLocks(format)
+}
+
+// placeLocks tells a Locker that can keep its locks apart from the data
+// whether this index's writers all do (format 9 on).
+func (ix *Index) placeLocks(format int) error {
+	pl, ok := ix.cfg.Locker.(storage.PlacedLocker)
+	if !ok {
+		return nil
+	}
+	if err := pl.Separate(format > formatShards); err != nil {
+		return fmt.Errorf("kvindex: index of format %d: %w", format, err)
+	}
 	return nil
 }
 

@@ -13,16 +13,23 @@ import (
 
 // UpgradeFormat raises the format of the index in st to FormatVersion
 // where that needs no cell rewritten, and returns the format it found and
-// the one it left. Format 7 becomes 8 by rewriting the meta row's format
-// alone: format 8 only adds the counter shard rows, and sums the counters
-// row that format 7 wrote into them, so every count stays. Processes that
-// have the index open keep writing as they opened it (the counters row,
-// still summed) until they open it again; a binary that knows only format
-// 7 refuses it from then on. An index already at FormatVersion is left
-// as it is; older formats are refused (ErrMetaMismatch: their
-// documents lack cells format 8 keeps, so rebuild them by bulk load), as
-// is a store without an index (ErrNoIndex).
-func UpgradeFormat(ctx context.Context, st storage.Store) (from, to int, err error) {
+// the one it left. Formats 7 and 8 become 9 by rewriting the meta row's
+// format alone: format 8 only adds the counter shard rows, and sums the
+// counters row that format 7 wrote into them, so every count stays;
+// format 9 only moves the lock cells (on HBase into the meta table's lock
+// family, which the caller adds first: hbasestore.AddLockFamily), which no
+// lock holds between operations. Moving the locks is why the processes
+// that write to the index must be stopped first: one that opened it
+// before keeps locking where format 8 did, where those that open it after
+// do not look. A binary that knows only an older format refuses it from
+// then on. prepare, when not nil, runs once the index was found
+// upgradable and before its format is rewritten (the HBase store adds its
+// lock family there); its error stops the upgrade. An index already at
+// FormatVersion is left as it is; older
+// formats are refused (ErrMetaMismatch: their documents lack cells format
+// 8 keeps, so rebuild them by bulk load), as is a store without an index
+// (ErrNoIndex).
+func UpgradeFormat(ctx context.Context, st storage.Store, prepare func(ctx context.Context, from int) error) (from, to int, err error) {
 	m, ok, err := ReadMeta(ctx, st)
 	if err != nil {
 		return 0, 0, err
@@ -33,9 +40,14 @@ func UpgradeFormat(ctx context.Context, st storage.Store) (from, to int, err err
 	switch m.Format {
 	case FormatVersion:
 		return m.Format, m.Format, nil
-	case formatSources:
+	case formatSources, formatShards:
 	default:
-		return m.Format, m.Format, fmt.Errorf("%w: format %d cannot be upgraded in place to %d (only %d can): rebuild the index", ErrMetaMismatch, m.Format, FormatVersion, formatSources)
+		return m.Format, m.Format, fmt.Errorf("%w: format %d cannot be upgraded in place to %d (only %d and %d can): rebuild the index", ErrMetaMismatch, m.Format, FormatVersion, formatSources, formatShards)
+	}
+	if prepare != nil {
+		if err := prepare(ctx, m.Format); err != nil {
+			return m.Format, m.Format, err
+		}
 	}
 	err = st.Mutate(ctx, []storage.Mutation{{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: qualFormat, Value: []byte(strconv.Itoa(FormatVersion))}})
 	if err != nil {

@@ -79,6 +79,20 @@ type Schema struct {
 // store's Locker; docs/ARCHITECTURE.md, "Across processes on HBase").
 const LockRowPrefix = "lock:"
 
+// LockFamily is the meta table's second family, which holds only the lease
+// locks' cells. It is the one family without NEW_VERSION_BEHAVIOR: under
+// that behavior HBase keeps every version of a cell (puts and delete
+// markers) through flushes and minor compactions until the next major
+// compaction, and a read walks them all, so a lock cell taken and released
+// thousands of times made every later take and release of it slower, until
+// the region's next major compaction (by default a week). Here a read finds
+// the newest version and stops, and a flush keeps one version. The Locker
+// only ever puts into this family (a release puts an empty value) and HBase
+// gives a conditional put a timestamp no lower than the cell's it checked,
+// so the versions of a lock cell are ordered even across clock differences
+// between region servers: nothing this family holds needs the new behavior.
+const LockFamily = "l"
+
 // WithDefaults returns s with unset fields defaulted.
 func (s Schema) WithDefaults() Schema {
 	if s.Namespace == "" {
@@ -118,6 +132,9 @@ func (s Schema) Validate() error {
 	}
 	if !validName(s.Family) {
 		return fmt.Errorf("%w: family %q (letters, digits, _ only)", ErrInvalid, s.Family)
+	}
+	if s.Family == LockFamily {
+		return fmt.Errorf("%w: family %q is the meta table's lock family", ErrInvalid, s.Family)
 	}
 	switch s.Compression {
 	case "SNAPPY", "NONE", "GZ", "LZ4", "ZSTD", "LZO":
@@ -213,6 +230,23 @@ func (s Schema) familyAttributes(t storage.Table) map[string]string {
 	return a
 }
 
+// LockFamilyDescriptor is the meta table's lock family (LockFamily): one
+// small cell per lock row, read and written by conditional puts, so no
+// compression or key encoding (CPU on every read), small blocks (a point
+// read's linear seek within its block stays short) kept in memory, a row
+// Bloom filter, one version, and NEW_VERSION_BEHAVIOR off.
+func LockFamilyDescriptor() hbase.FamilyDescriptor {
+	return hbase.FamilyDescriptor{Name: LockFamily, Attributes: map[string]string{
+		hbase.AttrCompression:       "NONE",
+		hbase.AttrDataBlockEncoding: "NONE",
+		hbase.AttrBlockSize:         strconv.Itoa(IndexBlockSize),
+		hbase.AttrBloomFilter:       "ROW",
+		hbase.AttrVersions:          "1",
+		hbase.AttrInMemory:          "true",
+		AttrNewVersionBehavior:      "false",
+	}}
+}
+
 // IndexBlockSize is the index family's HFile data block size (BLOCKSIZE):
 // small blocks keep a point Get's linear seek within its block short.
 // Writers of HFiles for the index family (the bulk loader's import path)
@@ -234,6 +268,9 @@ func (s Schema) Tables() []Table {
 	var out []Table
 	for _, t := range storage.Tables {
 		td := hbase.TableDescriptor{Name: s.TableName(t), Families: []hbase.FamilyDescriptor{{Name: s.Family, Attributes: s.familyAttributes(t)}}}
+		if t == storage.TableMeta {
+			td.Families = append(td.Families, LockFamilyDescriptor())
+		}
 		var splits [][]byte
 		switch t {
 		case storage.TableIndex:

@@ -30,3 +30,17 @@ type ReleasingLocker interface {
 	// (everything, when it could not fold the release into the writes).
 	MutateAndRelease(ctx context.Context, muts []Mutation, names []uint64) error
 }
+
+// PlacedLocker is a Locker that can keep its locks in one of two places:
+// where the store has always kept them, or a separate place of the store's
+// own (the HBase store's lock family, where taking and releasing a lock
+// does not get slower with its use). Every process that locks the same
+// names must use the same place, so the index decides, from its persisted
+// format, when it opens: Separate(true) for an index whose format promises
+// that every writer uses the separate place (a binary from before it
+// refuses the index), Separate(false) for an older one. Separate is called
+// before the first Lock; it fails when the store lacks the separate place.
+type PlacedLocker interface {
+	Locker
+	Separate(separate bool) error
+}

@@ -38,7 +38,7 @@ func TestSchemaVerbs(t *testing.T) {
 	for _, want := range []string{
 		"Table " + ns + ":index is ENABLED", "COLUMN FAMILIES DESCRIPTION", "NAME => 'c'",
 		"COMPRESSION => 'SNAPPY'", "DATA_BLOCK_ENCODING => 'FAST_DIFF'", "BLOOMFILTER => 'ROW'", "VERSIONS => '1'", "TTL => '2592000'", "IS_MOB => 'true'",
-		"Table " + ns + ":meta is ENABLED",
+		"Table " + ns + ":meta is ENABLED", "NAME => 'l'", "NEW_VERSION_BEHAVIOR => 'false'",
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("describe lacks %q:\n%s", want, out)

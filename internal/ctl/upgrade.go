@@ -7,21 +7,30 @@ import (
 	"log/slog"
 
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 var upgradeVerb = Verb{
 	Name:  "upgrade",
-	Usage: "(--data-dir DIR | --hbase-zk HOST:PORT [--hbase-namespace NS])",
-	Summary: "raise an index of format 7 to the current format in place (docs/FORMAT.md); " +
-		"run it once every server runs this version: servers shard their counters after they reopen the index",
+	Usage: "(--data-dir DIR | --hbase-zk HOST:PORT [--hbase-namespace NS] --writers-stopped)",
+	Summary: "raise an index of format 7 or 8 to the current format in place (docs/FORMAT.md); " +
+		"on HBase it moves the lease locks into the meta table's lock family, so stop every process that writes to the index first " +
+		"(servers, bulk loads, compaction) and say so with --writers-stopped",
 	Run: runUpgrade,
 }
 
-// parseUpgrade parses the verb's arguments: the store, nothing else.
-func parseUpgrade(env *Env, args []string) (storeChoice, error) {
-	c := defaultStoreChoice()
+// upgradeArgs are the verb's arguments: the store, and on HBase the
+// operator's word that no writer runs.
+type upgradeArgs struct {
+	storeChoice
+	WritersStopped bool
+}
+
+func parseUpgrade(env *Env, args []string) (upgradeArgs, error) {
+	c := upgradeArgs{storeChoice: defaultStoreChoice()}
 	s := newSet(env, hbaseExample)
 	c.flags(s)
+	s.Flags().BoolVar(&c.WritersStopped, "writers-stopped", false, "no process writes to the index while the upgrade runs (required on HBase, where the locks move)")
 	pos, err := parse(env, s, args)
 	if err != nil {
 		return c, err
@@ -42,7 +51,20 @@ func runUpgrade(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	from, to, err := kvindex.UpgradeFormat(ctx, st)
+	from, to, err := kvindex.UpgradeFormat(ctx, st, func(ctx context.Context, from int) error {
+		hs, ok := st.(*hbasestore.Store)
+		if !ok {
+			return nil // one process at a time: nothing else writes
+		}
+		// The servers that open the index after this lock in the lock
+		// family; one that still runs locks where it did (a server of this
+		// version that opened the index before keeps its place until it
+		// reopens it), so no writer may run.
+		if !c.WritersStopped {
+			return fmt.Errorf("%w: raising format %d to %d moves the lease locks into the meta table's lock family: stop every process that writes to the index (servers, bulk loads, compaction), then run upgrade again with --writers-stopped", ErrUsage, from, kvindex.FormatVersion)
+		}
+		return hs.AddLockFamily(ctx)
+	})
 	switch {
 	case err != nil:
 	case from == to:

@@ -12,7 +12,7 @@ import (
 	"github.com/simdex/simdex/storage"
 )
 
-// TestUpgradeVerb: an index of format 7 becomes format 8 in place and
+// TestUpgradeVerb: an index of format 7 becomes format 9 in place and
 // keeps its counts (the counters row it wrote is summed with the shards
 // inserts write after the upgrade); a second run does nothing; an older
 // format and a store without an index are refused and left as they were.
@@ -68,7 +68,7 @@ func TestUpgradeVerb(t *testing.T) {
 	dir := t.TempDir()
 	index(dir, "7", 0, 5)
 	code, out, stderr := run(t, "", "upgrade", "--data-dir", dir)
-	if code != 0 || out != "index format 7 -> 8\n" {
+	if code != 0 || out != "index format 7 -> 9\n" {
 		t.Fatalf("exit %d, out %q: %s", code, out, stderr)
 	}
 	if f, docs := stats(dir); f != kvindex.FormatVersion || docs != 5 {

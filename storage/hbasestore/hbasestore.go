@@ -137,6 +137,14 @@ type Store struct {
 	c      *hbase.Client
 	fam    []byte
 	tables map[storage.Table]string // HBase table name per storage.Table
+	// lockFam is the meta family of the Locker's cells: schema.LockFamily
+	// when the meta table has it (hasLockFam: created by this schema, or
+	// added by AddLockFamily) and the index does not say otherwise
+	// (Locker.Separate), else the data family, where an index of format 8
+	// or older keeps its locks (released by delete markers, as the
+	// binaries that may share it do). Set before the first Lock.
+	lockFam    []byte
+	hasLockFam bool
 
 	// mu protects closed, and orders bg.Add (under mu, while not closed)
 	// before Close's bg.Wait.
@@ -228,9 +236,28 @@ func (s *Store) ensureTables(ctx context.Context) error {
 		if !slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == s.cfg.Family }) {
 			return fmt.Errorf("%w: table %s has no family %q", storage.ErrStore, s.tables[t], s.cfg.Family)
 		}
+		if t == storage.TableMeta {
+			s.hasLockFam = slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == schema.LockFamily })
+		}
+	}
+	defer func() {
+		s.lockFam = s.fam
+		if s.hasLockFam {
+			s.lockFam = []byte(schema.LockFamily)
+		}
+	}()
+	if !slices.Contains(missing, storage.TableMeta) && !s.hasLockFam && s.cfg.CreateTables {
+		// A namespace from before the lock family: adding it changes
+		// nothing for an index that keeps its locks in the data family.
+		if err := s.AddLockFamily(ctx); err != nil {
+			return err
+		}
 	}
 	if len(missing) == 0 {
 		return nil
+	}
+	if slices.Contains(missing, storage.TableMeta) {
+		s.hasLockFam = true // created below with the schema's families
 	}
 	if !s.cfg.CreateTables {
 		return fmt.Errorf("%w: table %s does not exist: create the schema with `simdexctl schema create` (or open with CreateTables)", storage.ErrStore, s.tables[missing[0]])

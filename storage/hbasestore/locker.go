@@ -18,7 +18,8 @@ import (
 )
 
 // Lease locks (storage.Locker across processes). One lock is one cell of
-// the meta table:
+// the meta table's lock family (schema.LockFamily; in a namespace created
+// before that family, of its data family):
 //
 //	row        "lock:" | name (8 bytes, big-endian)
 //	qualifier  "o"
@@ -29,7 +30,8 @@ import (
 // cell: when it is ours (a retried CheckAndMutate that had applied) we hold
 // it; when its lease has expired, CheckAndMutate "cell equals what I read
 // -> put mine" takes it over; otherwise back off and try again until ctx
-// ends. Release: CheckAndMutate "cell equals mine -> delete", sent with the
+// ends. Release: CheckAndMutate "cell equals mine -> put an empty value"
+// (in the data family of an older namespace: "-> delete"), sent with the
 // caller's last writes when it uses MutateAndRelease (in the request of the
 // meta table's counter updates, after every other write was acknowledged),
 // else in the background after the caller's writes (retried until the lease runs out;
@@ -37,8 +39,9 @@ import (
 // same way, since it may have been applied). HBase applies
 // each CheckAndMutate atomically under its row lock, so at any moment at
 // most one owner's value is in the cell, and a release or takeover never
-// removes somebody else's lease. docs/ARCHITECTURE.md has the argument for
-// exactly one original.
+// removes somebody else's lease. "Cell absent" matches an empty value too
+// (HBase's check for a null value), so a released cell is free either way.
+// docs/ARCHITECTURE.md has the argument for exactly one original.
 
 // lockQualifier is the qualifier of a lock cell.
 var lockQualifier = []byte("o")
@@ -63,7 +66,25 @@ type Locker struct {
 	held map[uint64][]byte
 }
 
-var _ storage.ReleasingLocker = (*Locker)(nil)
+var (
+	_ storage.ReleasingLocker = (*Locker)(nil)
+	_ storage.PlacedLocker    = (*Locker)(nil)
+)
+
+// Separate puts the store's locks into the meta table's lock family
+// (true) or its data family (false); see storage.PlacedLocker. It fails
+// when the namespace has no lock family: AddLockFamily adds it.
+func (l *Locker) Separate(separate bool) error {
+	if !separate {
+		l.s.lockFam = l.s.fam
+		return nil
+	}
+	if !l.s.hasLockFam {
+		return fmt.Errorf("%w: the index keeps its locks in the meta table's lock family %q, which table %s lacks (opening the store with CreateTables, --hbase-create-tables, adds it)", storage.ErrStore, schema.LockFamily, l.s.tables[storage.TableMeta])
+	}
+	l.s.lockFam = []byte(schema.LockFamily)
+	return nil
+}
 
 // Locker returns the store's lease locker, for kvindex.Config.Locker.
 func (s *Store) Locker() *Locker {
@@ -107,13 +128,18 @@ func (l *Locker) MutateAndRelease(ctx context.Context, muts []storage.Mutation, 
 	return err
 }
 
-// releaseMut is the conditional delete that releases name held with value v.
+// releaseMut is the conditional write that releases name held with value
+// v: an empty value in the lock family, whose reads stop at the newest
+// version; a delete in the data family of an older namespace, as every
+// binary that may share it does (NEW_VERSION_BEHAVIOR keeps the versions
+// there either way).
 func (l *Locker) releaseMut(name uint64, v []byte) hbase.CondMutation {
 	row := lockRow(name)
-	return hbase.CondMutation{
-		Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: v},
-		Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.fam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}},
+	chk := hbase.Check{Row: row, Family: l.s.lockFam, Qualifier: lockQualifier, Op: hbase.Equal, Value: v}
+	if !bytes.Equal(l.s.lockFam, l.s.fam) {
+		return hbase.CondMutation{Check: chk, Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.lockFam, Qualifier: lockQualifier, Value: []byte{}}}}}
 	}
+	return hbase.CondMutation{Check: chk, Mutation: &hbase.Delete{Row: row, Targets: []hbase.DeleteTarget{{Family: l.s.lockFam, Qualifier: lockQualifier, Kind: hbase.DeleteColumnVersions}}}}
 }
 
 // hold records the names Lock took (values per name, nil: not held).
@@ -228,8 +254,8 @@ func (l *Locker) tryAll(ctx context.Context, names []uint64, token []byte, held 
 	for i, n := range names {
 		row := lockRow(n)
 		muts[i] = hbase.CondMutation{
-			Check:    hbase.Check{Row: row, Family: l.s.fam, Qualifier: lockQualifier, Op: hbase.Equal},
-			Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.fam, Qualifier: lockQualifier, Value: mine}}},
+			Check:    hbase.Check{Row: row, Family: l.s.lockFam, Qualifier: lockQualifier, Op: hbase.Equal},
+			Mutation: &hbase.Put{Row: row, Values: []hbase.Value{{Family: l.s.lockFam, Qualifier: lockQualifier, Value: mine}}},
 		}
 	}
 	applied, errs, err := l.s.c.CheckAndMutateMulti(ctx, l.s.tables[storage.TableMeta], muts)
@@ -258,7 +284,7 @@ func (l *Locker) value(token []byte) []byte {
 func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte, error) {
 	row := lockRow(name)
 	table := l.s.tables[storage.TableMeta]
-	fam := l.s.fam
+	fam := l.s.lockFam
 	backoff := time.Millisecond
 	for {
 		if err := l.s.check(ctx); err != nil {
@@ -282,7 +308,7 @@ func (l *Locker) acquire(ctx context.Context, name uint64, token []byte) ([]byte
 		}
 		cur, found := res.Value(string(fam), string(lockQualifier))
 		switch {
-		case !found:
+		case !found || len(cur) == 0:
 			// Released between our two calls: try again at once.
 			continue
 		case len(cur) == 24 && bytes.Equal(cur[:16], token):
@@ -386,3 +412,23 @@ func leaseExpiry(v []byte) time.Time {
 // releaseAttempt bounds one release round, so that a hung region server
 // costs a retry, not the whole lease.
 const releaseAttempt = 5 * time.Second
+
+// AddLockFamily adds the meta table's lock family (schema.LockFamily) to a
+// namespace created before it, and waits until meta's regions reopened
+// with it; a namespace that has it is left alone. Only an index of format
+// 9 or later keeps its locks there (kvindex.UpgradeFormat raises it).
+func (s *Store) AddLockFamily(ctx context.Context) error {
+	name := s.tables[storage.TableMeta]
+	td, err := s.c.DescribeTable(ctx, name)
+	if err != nil {
+		return s.wrap(ctx, fmt.Errorf("describe %s: %w", name, err))
+	}
+	if !slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == schema.LockFamily }) {
+		td.Families = append(td.Families, schema.LockFamilyDescriptor())
+		if err := s.c.ModifyTable(ctx, td); err != nil {
+			return s.wrap(ctx, fmt.Errorf("add family %s to %s: %w", schema.LockFamily, name, err))
+		}
+	}
+	s.hasLockFam = true
+	return nil
+}
