@@ -132,6 +132,16 @@ type Config struct {
 	// server went from about 700/s to 1,000-1,200/s at 64-128 connections
 	// (benchmarks/2026-11-27-hbase-writes.md).
 	GroupsInFlight int
+	// CounterInterval, when positive, holds the document and fingerprint
+	// counter additions of inserts and deletes in the process and writes
+	// them once per interval (and at Close) instead of with each
+	// operation's writes (counters.go: on HBase each addition leaves a
+	// version every later one reads until a major compaction). Stats
+	// includes what the process holds; other processes see it after the
+	// next write, and a process killed before it loses at most one
+	// interval of its additions. 0 (the default) writes them with each
+	// operation, in the same atomic batch on the embedded store.
+	CounterInterval time.Duration
 	// AdoptStored makes Open take Layout and BucketWidth from the index
 	// the store holds, when it holds one, instead of refusing other
 	// values: the configured ones then shape a new index only (a recipe,
@@ -217,6 +227,9 @@ func (c Config) Validate() error {
 	if c.Bands < BandsAuto || c.Bands > BandsOff {
 		return fmt.Errorf("%w: Bands %d: want BandsAuto, BandsOn or BandsOff", ErrConfig, c.Bands)
 	}
+	if c.CounterInterval < 0 || c.CounterInterval > time.Hour {
+		return fmt.Errorf("%w: CounterInterval %s: want 0..1h", ErrConfig, c.CounterInterval)
+	}
 	if c.GroupWindow < 0 || c.GroupWindow > time.Second {
 		return fmt.Errorf("%w: GroupWindow %s: want 0..1s", ErrConfig, c.GroupWindow)
 	}
@@ -265,6 +278,9 @@ type Index struct {
 	// turn (counterSeq), and Stats sums them (format 8).
 	shardCounters bool
 	counterSeq    atomic.Uint64
+	// counters holds counter additions between writes (CounterInterval);
+	// nil writes them with each operation.
+	counters *counterBuffer
 	// atomic: every insert and delete is one Mutate call the store
 	// applies whole or not at all, so no fp entry outlives or precedes
 	// its docs cell and lookups need not check (committed).
@@ -341,6 +357,9 @@ func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 	}
 	if err := ix.checkMeta(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.CounterInterval > 0 {
+		ix.startCounters(cfg.CounterInterval)
 	}
 	return ix, nil
 }
@@ -583,10 +602,15 @@ func (ix *Index) Store() storage.Store { return ix.st }
 
 // Close closes the index and its store. Calls after Close fail with ErrClosed.
 func (ix *Index) Close() error {
+	if ix.closed.Load() {
+		return nil
+	}
+	// The held counter additions are written while the store is open.
+	cerr := ix.stopCounters()
 	if ix.closed.Swap(true) {
 		return nil
 	}
-	return errors.Join(ix.st.Close(), ix.m.unregister())
+	return errors.Join(cerr, ix.st.Close(), ix.m.unregister())
 }
 
 // Ping reports whether the store answers (a read of the meta row).

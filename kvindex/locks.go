@@ -113,6 +113,18 @@ func (ls lockSet) names(dst []uint64) []uint64 {
 // request of the last writes (the unlock functions then have less or
 // nothing left to do); otherwise it is mutate.
 func (ix *Index) mutateReleasing(ctx context.Context, muts []storage.Mutation, sets ...lockSet) error {
+	muts, hold := ix.holdCounters(muts)
+	if err := ix.mutateReleasingNow(ctx, muts, sets...); err != nil {
+		return err
+	}
+	if hold != nil {
+		hold()
+	}
+	return nil
+}
+
+// mutateReleasingNow applies muts (with the release, when the Locker can).
+func (ix *Index) mutateReleasingNow(ctx context.Context, muts []storage.Mutation, sets ...lockSet) error {
 	rl, ok := ix.cfg.Locker.(storage.ReleasingLocker)
 	if !ok || len(muts) == 0 {
 		return ix.mutate(ctx, muts)

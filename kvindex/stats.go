@@ -48,29 +48,10 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 // StatsWith is Stats with options.
 func (ix *Index) StatsWith(ctx context.Context, opt StatsOptions) (Stats, error) {
 	st := Stats{Layout: ix.layout}
-	keys := []storage.RowKey{{Table: storage.TableMeta, Key: countersRow}}
-	if ix.shardCounters {
-		for s := range CounterShards {
-			keys = append(keys, storage.RowKey{Table: storage.TableMeta, Key: CounterShardRow(s)})
-		}
-	}
-	rows, err := ix.get(ctx, keys)
+	var err error
+	st.Documents, st.Fingerprints, err = ix.counterSums(ctx)
 	if err != nil {
 		return st, err
-	}
-	for _, row := range rows {
-		for _, c := range row.Cells {
-			if len(c.Value) != 8 {
-				return st, corrupt(storage.TableMeta, row.Key, c.Qualifier, "counter of %d bytes", len(c.Value))
-			}
-			v := int64(binary.BigEndian.Uint64(c.Value))
-			switch string(c.Qualifier) {
-			case string(qualDocuments):
-				st.Documents += v
-			case string(qualFingerprints):
-				st.Fingerprints += v
-			}
-		}
 	}
 	if opt.FullestRows <= 0 {
 		return st, nil
@@ -139,3 +120,40 @@ func (ix *Index) ScanRows(ctx context.Context, fn func(RowStat) error) error {
 type callerErr struct{ err error }
 
 func (e callerErr) Error() string { return e.err.Error() }
+
+// counterSums reads the document and fingerprint counters: the sums of
+// the counter rows, plus what the process holds (CounterInterval).
+func (ix *Index) counterSums(ctx context.Context) (docs, fps int64, err error) {
+	if cb := ix.counters; cb != nil {
+		// No addition is both written and held, nor neither, while a
+		// write of the held ones is kept out.
+		cb.mu.Lock()
+		defer cb.mu.Unlock()
+		docs, fps = cb.docs.Load(), cb.fps.Load()
+	}
+	keys := []storage.RowKey{{Table: storage.TableMeta, Key: countersRow}}
+	if ix.shardCounters {
+		for s := range CounterShards {
+			keys = append(keys, storage.RowKey{Table: storage.TableMeta, Key: CounterShardRow(s)})
+		}
+	}
+	rows, err := ix.get(ctx, keys)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, row := range rows {
+		for _, c := range row.Cells {
+			if len(c.Value) != 8 {
+				return 0, 0, corrupt(storage.TableMeta, row.Key, c.Qualifier, "counter of %d bytes", len(c.Value))
+			}
+			v := int64(binary.BigEndian.Uint64(c.Value))
+			switch string(c.Qualifier) {
+			case string(qualDocuments):
+				docs += v
+			case string(qualFingerprints):
+				fps += v
+			}
+		}
+	}
+	return docs, fps, nil
+}

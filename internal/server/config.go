@@ -49,6 +49,12 @@ type Config struct {
 	// (kvindex.Config.GroupsInFlight); arrivals meanwhile join the open
 	// group.
 	HBaseInsertGroupsInFlight int
+	// HBaseCounterInterval is how often a server on HBase writes the
+	// document and fingerprint counter additions of its inserts and
+	// deletes (kvindex.Config.CounterInterval; 0: with every write).
+	// Another server's /v1/stats lags by up to this much, and a server
+	// killed between two writes loses up to this much of its additions.
+	HBaseCounterInterval time.Duration
 	// HBaseMultiInFlight is how many lookups (Multi calls of gets) the
 	// HBase client lets be in flight per region server before further
 	// ones queue and leave together as one MultiRequest (0: the client's
@@ -123,6 +129,7 @@ func DefaultConfig() Config {
 		HBaseInsertGroup:          time.Millisecond,
 		HBaseInsertGroupMax:       kvindex.DefaultGroupMax,
 		HBaseInsertGroupsInFlight: kvindex.DefaultGroupsInFlight,
+		HBaseCounterInterval:      time.Second,
 		MaxBodyBytes:              8 << 20,
 		RequestTimeout:            5 * time.Second,
 		ShutdownTimeout:           20 * time.Second,
@@ -175,6 +182,9 @@ func (c Config) Validate() error {
 		}
 		if c.HBaseInsertGroupsInFlight < 1 || c.HBaseInsertGroupsInFlight > 1000 {
 			return bad("hbase insert groups in flight %d: want 1..1000", c.HBaseInsertGroupsInFlight)
+		}
+		if c.HBaseCounterInterval < 0 || c.HBaseCounterInterval > time.Hour {
+			return bad("hbase counter interval %s: want 0..1h", c.HBaseCounterInterval)
 		}
 	default:
 		return bad("store %q: want \"pebble\" or \"hbase\"", c.Store)
@@ -271,6 +281,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.IntVar(&c.HBaseMultiInFlight, "hbase-multi-inflight", c.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
 	fs.IntVar(&c.HBaseInsertGroupMax, "hbase-insert-group-max", c.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
 	fs.IntVar(&c.HBaseInsertGroupsInFlight, "hbase-insert-groups-in-flight", c.HBaseInsertGroupsInFlight, "with --store hbase: most insert groups decided at once (arrivals meanwhile join the open group)")
+	fs.DurationVar(&c.HBaseCounterInterval, "hbase-counter-interval", c.HBaseCounterInterval, "with --store hbase: how often the document and fingerprint counters are written (0: with every insert and delete)")
 	fs.StringVar(apiKeys, "api-keys", *apiKeys, "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body; larger ones get 413")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "deadline for each request's work")

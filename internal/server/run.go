@@ -60,6 +60,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		// store's cross-process lease locks (docs/ARCHITECTURE.md), and
 		// groups concurrent inserts.
 		kcfg.GroupWindow, kcfg.GroupMax, kcfg.GroupsInFlight = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax, cfg.HBaseInsertGroupsInFlight
+		kcfg.CounterInterval = cfg.HBaseCounterInterval
 	}
 	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
 	if err != nil {
