@@ -75,6 +75,13 @@ type Config struct {
 	// Metrics is where the counters go (nil: not recorded). Build it once
 	// per registry with NewMetrics.
 	Metrics *Metrics
+	// KeepStoreHistory leaves the store's own compaction alone. By
+	// default a run that rewrote index rows asks a store that keeps the
+	// history of rewritten cells (HBase, whose data families keep every
+	// version and delete marker until a major compaction, and whose reads
+	// walk them) to drop it: on HBase a flush and then a major compaction
+	// of the index table, queued on the region servers.
+	KeepStoreHistory bool
 
 	// beforeWrite, a test hook, runs for each rewritten row after the row
 	// was read and its fold planned, before the rewrite is written, while
@@ -145,6 +152,16 @@ type Summary struct {
 	// CutoffBucket is the oldest bucket kept (0 when no retention).
 	CutoffBucket uint32
 	Duration     time.Duration
+	// StoreCompaction is "requested" when the run asked the store to drop
+	// the history of the rows it rewrote, "failed" when that request
+	// failed (the run itself still counts), else "".
+	StoreCompaction string
+}
+
+// historyDropper is a store that keeps the history of rewritten cells
+// until asked to drop it (hbasestore.Store.DropHistory).
+type historyDropper interface {
+	DropHistory(ctx context.Context, table storage.Table) error
 }
 
 // Run compacts the whole index once. It stops early, returning ctx's error
@@ -161,6 +178,13 @@ func (c *Compactor) Run(ctx context.Context) (Summary, error) {
 	if err == nil {
 		err = c.compactRows(ctx, &s)
 	}
+	var dropErr error
+	if hd, ok := c.ix.Store().(historyDropper); ok && err == nil && s.RowsRewritten > 0 && !c.cfg.KeepStoreHistory {
+		s.StoreCompaction = "requested"
+		if dropErr = hd.DropHistory(ctx, storage.TableIndex); dropErr != nil {
+			s.StoreCompaction = "failed"
+		}
+	}
 	s.Duration = time.Since(wall)
 	c.cfg.Metrics.observe(s, err)
 	lvl := slog.LevelInfo
@@ -168,9 +192,16 @@ func (c *Compactor) Run(ctx context.Context) (Summary, error) {
 		"tombstones_applied", s.TombstonesApplied, "tombstones_kept", s.TombstonesKept, "buckets_dropped", s.BucketsDropped,
 		"buckets_rechunked", s.BucketsRechunked, "documents_expired", s.DocumentsExpired, "bytes_before", s.BytesBefore,
 		"bytes_after", s.BytesAfter, "cutoff_bucket", s.CutoffBucket, "seconds", s.Duration.Seconds()}
+	if s.StoreCompaction != "" {
+		attrs = append(attrs, "store_compaction", s.StoreCompaction)
+	}
 	if err != nil {
 		lvl = slog.LevelWarn
 		attrs = append(attrs, "error", err.Error())
+	}
+	if dropErr != nil {
+		lvl = slog.LevelWarn
+		attrs = append(attrs, "store_compaction_error", dropErr.Error())
 	}
 	c.cfg.Logger.Log(ctx, lvl, "compaction", attrs...)
 	return s, err

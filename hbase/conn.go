@@ -30,10 +30,12 @@ import (
 //
 // Lengths are big-endian. Replies come back in any order, matched by call id.
 
-// Service names of the two RPC services the client talks to.
+// Service names of the RPC services the client talks to (Admin: a region
+// server's compactions).
 const (
 	serviceClient = "ClientService"
 	serviceMaster = "MasterService"
+	serviceAdmin  = "AdminService"
 )
 
 // response is a decoded reply frame.

@@ -97,6 +97,10 @@ type Config struct {
 	CompactEvery time.Duration
 	// CompactRetention is the retention window of those runs (0: keep all).
 	CompactRetention time.Duration
+	// CompactKeepStoreHistory stops those runs from asking HBase to
+	// major-compact the index table after they folded rows
+	// (compaction.Config.KeepStoreHistory).
+	CompactKeepStoreHistory bool
 	// RowCacheBytes is the embedded store's row cache budget (0: the
 	// default, pebblestore.DefaultRowCacheBytes; negative: off).
 	RowCacheBytes int64
@@ -294,6 +298,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.StringVar(&c.SourceAttr, "source-attr", c.SourceAttr, "document attribute naming its source (site, list), whose sentences are counted per source to learn its template: empty is the index's (a NEW index: \"source\"), - a NEW index without; an index recording another is refused")
 	fs.DurationVar(&c.CompactEvery, "compact-every", c.CompactEvery, "run compaction on this interval inside the server (0: never)")
 	fs.DurationVar(&c.CompactRetention, "compact-retention", c.CompactRetention, "retention window of the server's compaction runs (0: keep everything)")
+	fs.BoolVar(&c.CompactKeepStoreHistory, "compact-keep-store-history", c.CompactKeepStoreHistory, "with --store hbase: do not ask HBase to major-compact the index table after a compaction run that folded rows (leave it to HBase's own schedule)")
 	fs.Int64Var(&c.RowCacheBytes, "row-cache-bytes", c.RowCacheBytes, "memory budget of the embedded store's row cache (0: 128 MiB; negative: off)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve Go's pprof profiles on this loopback address (empty: off)")
 	fs.DurationVar(&c.SeenRetention, "seen-retention", c.SeenRetention, "how long per-user seen marks are kept (whole days are buckets)")

@@ -163,7 +163,7 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 	if err != nil {
 		return nil, err
 	}
-	c, err := compaction.New(ix, compaction.Config{Retention: cfg.CompactRetention, Logger: log, Metrics: m})
+	c, err := compaction.New(ix, compaction.Config{Retention: cfg.CompactRetention, KeepStoreHistory: cfg.CompactKeepStoreHistory, Logger: log, Metrics: m})
 	if err != nil {
 		return nil, err
 	}

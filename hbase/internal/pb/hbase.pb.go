@@ -1,7 +1,7 @@
 // simdex's subset of Apache HBase 2.6's RPC messages: only what the hbase
 // package sends or reads. Message names and field numbers are HBase's own
 // (hbase-protocol-shaded: RPC, HBase, Client, Cell, Comparator, ZooKeeper,
-// Master, ErrorHandling .proto), because that is what the wire format is made
+// Master, Admin, ErrorHandling .proto), because that is what the wire format is made
 // of; the protobuf package name is simdex's so it cannot clash with another
 // copy of these messages linked into the same binary. Fields simdex never
 // sets or reads are left out: proto2 parsers skip unknown fields, so a reply
@@ -594,6 +594,68 @@ func (x *GetProcedureResultResponse_State) UnmarshalJSON(b []byte) error {
 // Deprecated: Use GetProcedureResultResponse_State.Descriptor instead.
 func (GetProcedureResultResponse_State) EnumDescriptor() ([]byte, []int) {
 	return file_hbase_proto_rawDescGZIP(), []int{68, 0}
+}
+
+type GetRegionInfoResponse_CompactionState int32
+
+const (
+	GetRegionInfoResponse_NONE            GetRegionInfoResponse_CompactionState = 0
+	GetRegionInfoResponse_MINOR           GetRegionInfoResponse_CompactionState = 1
+	GetRegionInfoResponse_MAJOR           GetRegionInfoResponse_CompactionState = 2
+	GetRegionInfoResponse_MAJOR_AND_MINOR GetRegionInfoResponse_CompactionState = 3
+)
+
+// Enum value maps for GetRegionInfoResponse_CompactionState.
+var (
+	GetRegionInfoResponse_CompactionState_name = map[int32]string{
+		0: "NONE",
+		1: "MINOR",
+		2: "MAJOR",
+		3: "MAJOR_AND_MINOR",
+	}
+	GetRegionInfoResponse_CompactionState_value = map[string]int32{
+		"NONE":            0,
+		"MINOR":           1,
+		"MAJOR":           2,
+		"MAJOR_AND_MINOR": 3,
+	}
+)
+
+func (x GetRegionInfoResponse_CompactionState) Enum() *GetRegionInfoResponse_CompactionState {
+	p := new(GetRegionInfoResponse_CompactionState)
+	*p = x
+	return p
+}
+
+func (x GetRegionInfoResponse_CompactionState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (GetRegionInfoResponse_CompactionState) Descriptor() protoreflect.EnumDescriptor {
+	return file_hbase_proto_enumTypes[9].Descriptor()
+}
+
+func (GetRegionInfoResponse_CompactionState) Type() protoreflect.EnumType {
+	return &file_hbase_proto_enumTypes[9]
+}
+
+func (x GetRegionInfoResponse_CompactionState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *GetRegionInfoResponse_CompactionState) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = GetRegionInfoResponse_CompactionState(num)
+	return nil
+}
+
+// Deprecated: Use GetRegionInfoResponse_CompactionState.Descriptor instead.
+func (GetRegionInfoResponse_CompactionState) EnumDescriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{72, 0}
 }
 
 type TableName struct {
@@ -5076,6 +5138,401 @@ func (x *IsMasterRunningResponse) GetIsMasterRunning() bool {
 	return false
 }
 
+type GetRegionInfoRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Region          *RegionSpecifier       `protobuf:"bytes,1,req,name=region" json:"region,omitempty"`
+	CompactionState *bool                  `protobuf:"varint,2,opt,name=compaction_state,json=compactionState" json:"compaction_state,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetRegionInfoRequest) Reset() {
+	*x = GetRegionInfoRequest{}
+	mi := &file_hbase_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRegionInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRegionInfoRequest) ProtoMessage() {}
+
+func (x *GetRegionInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRegionInfoRequest.ProtoReflect.Descriptor instead.
+func (*GetRegionInfoRequest) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *GetRegionInfoRequest) GetRegion() *RegionSpecifier {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *GetRegionInfoRequest) GetCompactionState() bool {
+	if x != nil && x.CompactionState != nil {
+		return *x.CompactionState
+	}
+	return false
+}
+
+type GetRegionInfoResponse struct {
+	state           protoimpl.MessageState                 `protogen:"open.v1"`
+	RegionInfo      *RegionInfo                            `protobuf:"bytes,1,req,name=region_info,json=regionInfo" json:"region_info,omitempty"`
+	CompactionState *GetRegionInfoResponse_CompactionState `protobuf:"varint,2,opt,name=compaction_state,json=compactionState,enum=simdex.hbasepb.GetRegionInfoResponse_CompactionState" json:"compaction_state,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetRegionInfoResponse) Reset() {
+	*x = GetRegionInfoResponse{}
+	mi := &file_hbase_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRegionInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRegionInfoResponse) ProtoMessage() {}
+
+func (x *GetRegionInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRegionInfoResponse.ProtoReflect.Descriptor instead.
+func (*GetRegionInfoResponse) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *GetRegionInfoResponse) GetRegionInfo() *RegionInfo {
+	if x != nil {
+		return x.RegionInfo
+	}
+	return nil
+}
+
+func (x *GetRegionInfoResponse) GetCompactionState() GetRegionInfoResponse_CompactionState {
+	if x != nil && x.CompactionState != nil {
+		return *x.CompactionState
+	}
+	return GetRegionInfoResponse_NONE
+}
+
+type GetStoreFileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionSpecifier       `protobuf:"bytes,1,req,name=region" json:"region,omitempty"`
+	Family        [][]byte               `protobuf:"bytes,2,rep,name=family" json:"family,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoreFileRequest) Reset() {
+	*x = GetStoreFileRequest{}
+	mi := &file_hbase_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoreFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoreFileRequest) ProtoMessage() {}
+
+func (x *GetStoreFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoreFileRequest.ProtoReflect.Descriptor instead.
+func (*GetStoreFileRequest) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *GetStoreFileRequest) GetRegion() *RegionSpecifier {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *GetStoreFileRequest) GetFamily() [][]byte {
+	if x != nil {
+		return x.Family
+	}
+	return nil
+}
+
+type GetStoreFileResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StoreFile     []string               `protobuf:"bytes,1,rep,name=store_file,json=storeFile" json:"store_file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStoreFileResponse) Reset() {
+	*x = GetStoreFileResponse{}
+	mi := &file_hbase_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStoreFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStoreFileResponse) ProtoMessage() {}
+
+func (x *GetStoreFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStoreFileResponse.ProtoReflect.Descriptor instead.
+func (*GetStoreFileResponse) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *GetStoreFileResponse) GetStoreFile() []string {
+	if x != nil {
+		return x.StoreFile
+	}
+	return nil
+}
+
+type FlushRegionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionSpecifier       `protobuf:"bytes,1,req,name=region" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRegionRequest) Reset() {
+	*x = FlushRegionRequest{}
+	mi := &file_hbase_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRegionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRegionRequest) ProtoMessage() {}
+
+func (x *FlushRegionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRegionRequest.ProtoReflect.Descriptor instead.
+func (*FlushRegionRequest) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *FlushRegionRequest) GetRegion() *RegionSpecifier {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+type FlushRegionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LastFlushTime *uint64                `protobuf:"varint,1,req,name=last_flush_time,json=lastFlushTime" json:"last_flush_time,omitempty"`
+	Flushed       *bool                  `protobuf:"varint,2,opt,name=flushed" json:"flushed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRegionResponse) Reset() {
+	*x = FlushRegionResponse{}
+	mi := &file_hbase_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRegionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRegionResponse) ProtoMessage() {}
+
+func (x *FlushRegionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRegionResponse.ProtoReflect.Descriptor instead.
+func (*FlushRegionResponse) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *FlushRegionResponse) GetLastFlushTime() uint64 {
+	if x != nil && x.LastFlushTime != nil {
+		return *x.LastFlushTime
+	}
+	return 0
+}
+
+func (x *FlushRegionResponse) GetFlushed() bool {
+	if x != nil && x.Flushed != nil {
+		return *x.Flushed
+	}
+	return false
+}
+
+// Queues a compaction of the region (major: every store file into one,
+// dropping deleted cells, delete markers and versions beyond the family's
+// VERSIONS) and answers at once.
+type CompactRegionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        *RegionSpecifier       `protobuf:"bytes,1,req,name=region" json:"region,omitempty"`
+	Major         *bool                  `protobuf:"varint,2,opt,name=major" json:"major,omitempty"`
+	Family        []byte                 `protobuf:"bytes,3,opt,name=family" json:"family,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactRegionRequest) Reset() {
+	*x = CompactRegionRequest{}
+	mi := &file_hbase_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRegionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRegionRequest) ProtoMessage() {}
+
+func (x *CompactRegionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRegionRequest.ProtoReflect.Descriptor instead.
+func (*CompactRegionRequest) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *CompactRegionRequest) GetRegion() *RegionSpecifier {
+	if x != nil {
+		return x.Region
+	}
+	return nil
+}
+
+func (x *CompactRegionRequest) GetMajor() bool {
+	if x != nil && x.Major != nil {
+		return *x.Major
+	}
+	return false
+}
+
+func (x *CompactRegionRequest) GetFamily() []byte {
+	if x != nil {
+		return x.Family
+	}
+	return nil
+}
+
+type CompactRegionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactRegionResponse) Reset() {
+	*x = CompactRegionResponse{}
+	mi := &file_hbase_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRegionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRegionResponse) ProtoMessage() {}
+
+func (x *CompactRegionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hbase_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRegionResponse.ProtoReflect.Descriptor instead.
+func (*CompactRegionResponse) Descriptor() ([]byte, []int) {
+	return file_hbase_proto_rawDescGZIP(), []int{78}
+}
+
 type MutationProto_ColumnValue struct {
 	state          protoimpl.MessageState                      `protogen:"open.v1"`
 	Family         []byte                                      `protobuf:"bytes,1,req,name=family" json:"family,omitempty"`
@@ -5086,7 +5543,7 @@ type MutationProto_ColumnValue struct {
 
 func (x *MutationProto_ColumnValue) Reset() {
 	*x = MutationProto_ColumnValue{}
-	mi := &file_hbase_proto_msgTypes[71]
+	mi := &file_hbase_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5098,7 +5555,7 @@ func (x *MutationProto_ColumnValue) String() string {
 func (*MutationProto_ColumnValue) ProtoMessage() {}
 
 func (x *MutationProto_ColumnValue) ProtoReflect() protoreflect.Message {
-	mi := &file_hbase_proto_msgTypes[71]
+	mi := &file_hbase_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5141,7 +5598,7 @@ type MutationProto_ColumnValue_QualifierValue struct {
 
 func (x *MutationProto_ColumnValue_QualifierValue) Reset() {
 	*x = MutationProto_ColumnValue_QualifierValue{}
-	mi := &file_hbase_proto_msgTypes[72]
+	mi := &file_hbase_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5153,7 +5610,7 @@ func (x *MutationProto_ColumnValue_QualifierValue) String() string {
 func (*MutationProto_ColumnValue_QualifierValue) ProtoMessage() {}
 
 func (x *MutationProto_ColumnValue_QualifierValue) ProtoReflect() protoreflect.Message {
-	mi := &file_hbase_proto_msgTypes[72]
+	mi := &file_hbase_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5607,7 +6064,35 @@ const file_hbase_proto_rawDesc = "" +
 	"\bFINISHED\x10\x02\"\x18\n" +
 	"\x16IsMasterRunningRequest\"E\n" +
 	"\x17IsMasterRunningResponse\x12*\n" +
-	"\x11is_master_running\x18\x01 \x02(\bR\x0fisMasterRunning*r\n" +
+	"\x11is_master_running\x18\x01 \x02(\bR\x0fisMasterRunning\"z\n" +
+	"\x14GetRegionInfoRequest\x127\n" +
+	"\x06region\x18\x01 \x02(\v2\x1f.simdex.hbasepb.RegionSpecifierR\x06region\x12)\n" +
+	"\x10compaction_state\x18\x02 \x01(\bR\x0fcompactionState\"\xfe\x01\n" +
+	"\x15GetRegionInfoResponse\x12;\n" +
+	"\vregion_info\x18\x01 \x02(\v2\x1a.simdex.hbasepb.RegionInfoR\n" +
+	"regionInfo\x12`\n" +
+	"\x10compaction_state\x18\x02 \x01(\x0e25.simdex.hbasepb.GetRegionInfoResponse.CompactionStateR\x0fcompactionState\"F\n" +
+	"\x0fCompactionState\x12\b\n" +
+	"\x04NONE\x10\x00\x12\t\n" +
+	"\x05MINOR\x10\x01\x12\t\n" +
+	"\x05MAJOR\x10\x02\x12\x13\n" +
+	"\x0fMAJOR_AND_MINOR\x10\x03\"f\n" +
+	"\x13GetStoreFileRequest\x127\n" +
+	"\x06region\x18\x01 \x02(\v2\x1f.simdex.hbasepb.RegionSpecifierR\x06region\x12\x16\n" +
+	"\x06family\x18\x02 \x03(\fR\x06family\"5\n" +
+	"\x14GetStoreFileResponse\x12\x1d\n" +
+	"\n" +
+	"store_file\x18\x01 \x03(\tR\tstoreFile\"M\n" +
+	"\x12FlushRegionRequest\x127\n" +
+	"\x06region\x18\x01 \x02(\v2\x1f.simdex.hbasepb.RegionSpecifierR\x06region\"W\n" +
+	"\x13FlushRegionResponse\x12&\n" +
+	"\x0flast_flush_time\x18\x01 \x02(\x04R\rlastFlushTime\x12\x18\n" +
+	"\aflushed\x18\x02 \x01(\bR\aflushed\"}\n" +
+	"\x14CompactRegionRequest\x127\n" +
+	"\x06region\x18\x01 \x02(\v2\x1f.simdex.hbasepb.RegionSpecifierR\x06region\x12\x14\n" +
+	"\x05major\x18\x02 \x01(\bR\x05major\x12\x16\n" +
+	"\x06family\x18\x03 \x01(\fR\x06family\"\x17\n" +
+	"\x15CompactRegionResponse*r\n" +
 	"\vCompareType\x12\b\n" +
 	"\x04LESS\x10\x00\x12\x11\n" +
 	"\rLESS_OR_EQUAL\x10\x01\x12\t\n" +
@@ -5643,8 +6128,8 @@ func file_hbase_proto_rawDescGZIP() []byte {
 	return file_hbase_proto_rawDescData
 }
 
-var file_hbase_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_hbase_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_hbase_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_hbase_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_hbase_proto_goTypes = []any{
 	(CompareType)(0),                                 // 0: simdex.hbasepb.CompareType
 	(CellType)(0),                                    // 1: simdex.hbasepb.CellType
@@ -5655,161 +6140,176 @@ var file_hbase_proto_goTypes = []any{
 	(MutationProto_MutationType)(0),                  // 6: simdex.hbasepb.MutationProto.MutationType
 	(MutationProto_DeleteType)(0),                    // 7: simdex.hbasepb.MutationProto.DeleteType
 	(GetProcedureResultResponse_State)(0),            // 8: simdex.hbasepb.GetProcedureResultResponse.State
-	(*TableName)(nil),                                // 9: simdex.hbasepb.TableName
-	(*TableSchema)(nil),                              // 10: simdex.hbasepb.TableSchema
-	(*TableState)(nil),                               // 11: simdex.hbasepb.TableState
-	(*ColumnFamilySchema)(nil),                       // 12: simdex.hbasepb.ColumnFamilySchema
-	(*RegionInfo)(nil),                               // 13: simdex.hbasepb.RegionInfo
-	(*RegionSpecifier)(nil),                          // 14: simdex.hbasepb.RegionSpecifier
-	(*TimeRange)(nil),                                // 15: simdex.hbasepb.TimeRange
-	(*ServerName)(nil),                               // 16: simdex.hbasepb.ServerName
-	(*NameStringPair)(nil),                           // 17: simdex.hbasepb.NameStringPair
-	(*NameBytesPair)(nil),                            // 18: simdex.hbasepb.NameBytesPair
-	(*BytesBytesPair)(nil),                           // 19: simdex.hbasepb.BytesBytesPair
-	(*NamespaceDescriptor)(nil),                      // 20: simdex.hbasepb.NamespaceDescriptor
-	(*VersionInfo)(nil),                              // 21: simdex.hbasepb.VersionInfo
-	(*UserInformation)(nil),                          // 22: simdex.hbasepb.UserInformation
-	(*ConnectionHeader)(nil),                         // 23: simdex.hbasepb.ConnectionHeader
-	(*CellBlockMeta)(nil),                            // 24: simdex.hbasepb.CellBlockMeta
-	(*ExceptionResponse)(nil),                        // 25: simdex.hbasepb.ExceptionResponse
-	(*RequestHeader)(nil),                            // 26: simdex.hbasepb.RequestHeader
-	(*ResponseHeader)(nil),                           // 27: simdex.hbasepb.ResponseHeader
-	(*MetaRegionServer)(nil),                         // 28: simdex.hbasepb.MetaRegionServer
-	(*Master)(nil),                                   // 29: simdex.hbasepb.Master
-	(*Cell)(nil),                                     // 30: simdex.hbasepb.Cell
-	(*Comparator)(nil),                               // 31: simdex.hbasepb.Comparator
-	(*ByteArrayComparable)(nil),                      // 32: simdex.hbasepb.ByteArrayComparable
-	(*BinaryComparator)(nil),                         // 33: simdex.hbasepb.BinaryComparator
-	(*Column)(nil),                                   // 34: simdex.hbasepb.Column
-	(*Get)(nil),                                      // 35: simdex.hbasepb.Get
-	(*Result)(nil),                                   // 36: simdex.hbasepb.Result
-	(*GetRequest)(nil),                               // 37: simdex.hbasepb.GetRequest
-	(*GetResponse)(nil),                              // 38: simdex.hbasepb.GetResponse
-	(*Condition)(nil),                                // 39: simdex.hbasepb.Condition
-	(*MutationProto)(nil),                            // 40: simdex.hbasepb.MutationProto
-	(*MutateRequest)(nil),                            // 41: simdex.hbasepb.MutateRequest
-	(*MutateResponse)(nil),                           // 42: simdex.hbasepb.MutateResponse
-	(*Scan)(nil),                                     // 43: simdex.hbasepb.Scan
-	(*ScanRequest)(nil),                              // 44: simdex.hbasepb.ScanRequest
-	(*ScanResponse)(nil),                             // 45: simdex.hbasepb.ScanResponse
-	(*Action)(nil),                                   // 46: simdex.hbasepb.Action
-	(*RegionAction)(nil),                             // 47: simdex.hbasepb.RegionAction
-	(*ResultOrException)(nil),                        // 48: simdex.hbasepb.ResultOrException
-	(*RegionActionResult)(nil),                       // 49: simdex.hbasepb.RegionActionResult
-	(*MultiRequest)(nil),                             // 50: simdex.hbasepb.MultiRequest
-	(*MultiResponse)(nil),                            // 51: simdex.hbasepb.MultiResponse
-	(*GenericExceptionMessage)(nil),                  // 52: simdex.hbasepb.GenericExceptionMessage
-	(*ForeignExceptionMessage)(nil),                  // 53: simdex.hbasepb.ForeignExceptionMessage
-	(*CreateNamespaceRequest)(nil),                   // 54: simdex.hbasepb.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),                  // 55: simdex.hbasepb.CreateNamespaceResponse
-	(*DeleteNamespaceRequest)(nil),                   // 56: simdex.hbasepb.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),                  // 57: simdex.hbasepb.DeleteNamespaceResponse
-	(*ListNamespaceDescriptorsRequest)(nil),          // 58: simdex.hbasepb.ListNamespaceDescriptorsRequest
-	(*ListNamespaceDescriptorsResponse)(nil),         // 59: simdex.hbasepb.ListNamespaceDescriptorsResponse
-	(*CreateTableRequest)(nil),                       // 60: simdex.hbasepb.CreateTableRequest
-	(*CreateTableResponse)(nil),                      // 61: simdex.hbasepb.CreateTableResponse
-	(*GetTableDescriptorsRequest)(nil),               // 62: simdex.hbasepb.GetTableDescriptorsRequest
-	(*GetTableDescriptorsResponse)(nil),              // 63: simdex.hbasepb.GetTableDescriptorsResponse
-	(*GetTableStateRequest)(nil),                     // 64: simdex.hbasepb.GetTableStateRequest
-	(*GetTableStateResponse)(nil),                    // 65: simdex.hbasepb.GetTableStateResponse
-	(*EnableTableRequest)(nil),                       // 66: simdex.hbasepb.EnableTableRequest
-	(*EnableTableResponse)(nil),                      // 67: simdex.hbasepb.EnableTableResponse
-	(*DisableTableRequest)(nil),                      // 68: simdex.hbasepb.DisableTableRequest
-	(*DisableTableResponse)(nil),                     // 69: simdex.hbasepb.DisableTableResponse
-	(*DeleteTableRequest)(nil),                       // 70: simdex.hbasepb.DeleteTableRequest
-	(*DeleteTableResponse)(nil),                      // 71: simdex.hbasepb.DeleteTableResponse
-	(*ModifyTableRequest)(nil),                       // 72: simdex.hbasepb.ModifyTableRequest
-	(*ModifyTableResponse)(nil),                      // 73: simdex.hbasepb.ModifyTableResponse
-	(*SplitTableRegionRequest)(nil),                  // 74: simdex.hbasepb.SplitTableRegionRequest
-	(*SplitTableRegionResponse)(nil),                 // 75: simdex.hbasepb.SplitTableRegionResponse
-	(*GetProcedureResultRequest)(nil),                // 76: simdex.hbasepb.GetProcedureResultRequest
-	(*GetProcedureResultResponse)(nil),               // 77: simdex.hbasepb.GetProcedureResultResponse
-	(*IsMasterRunningRequest)(nil),                   // 78: simdex.hbasepb.IsMasterRunningRequest
-	(*IsMasterRunningResponse)(nil),                  // 79: simdex.hbasepb.IsMasterRunningResponse
-	(*MutationProto_ColumnValue)(nil),                // 80: simdex.hbasepb.MutationProto.ColumnValue
-	(*MutationProto_ColumnValue_QualifierValue)(nil), // 81: simdex.hbasepb.MutationProto.ColumnValue.QualifierValue
+	(GetRegionInfoResponse_CompactionState)(0),       // 9: simdex.hbasepb.GetRegionInfoResponse.CompactionState
+	(*TableName)(nil),                                // 10: simdex.hbasepb.TableName
+	(*TableSchema)(nil),                              // 11: simdex.hbasepb.TableSchema
+	(*TableState)(nil),                               // 12: simdex.hbasepb.TableState
+	(*ColumnFamilySchema)(nil),                       // 13: simdex.hbasepb.ColumnFamilySchema
+	(*RegionInfo)(nil),                               // 14: simdex.hbasepb.RegionInfo
+	(*RegionSpecifier)(nil),                          // 15: simdex.hbasepb.RegionSpecifier
+	(*TimeRange)(nil),                                // 16: simdex.hbasepb.TimeRange
+	(*ServerName)(nil),                               // 17: simdex.hbasepb.ServerName
+	(*NameStringPair)(nil),                           // 18: simdex.hbasepb.NameStringPair
+	(*NameBytesPair)(nil),                            // 19: simdex.hbasepb.NameBytesPair
+	(*BytesBytesPair)(nil),                           // 20: simdex.hbasepb.BytesBytesPair
+	(*NamespaceDescriptor)(nil),                      // 21: simdex.hbasepb.NamespaceDescriptor
+	(*VersionInfo)(nil),                              // 22: simdex.hbasepb.VersionInfo
+	(*UserInformation)(nil),                          // 23: simdex.hbasepb.UserInformation
+	(*ConnectionHeader)(nil),                         // 24: simdex.hbasepb.ConnectionHeader
+	(*CellBlockMeta)(nil),                            // 25: simdex.hbasepb.CellBlockMeta
+	(*ExceptionResponse)(nil),                        // 26: simdex.hbasepb.ExceptionResponse
+	(*RequestHeader)(nil),                            // 27: simdex.hbasepb.RequestHeader
+	(*ResponseHeader)(nil),                           // 28: simdex.hbasepb.ResponseHeader
+	(*MetaRegionServer)(nil),                         // 29: simdex.hbasepb.MetaRegionServer
+	(*Master)(nil),                                   // 30: simdex.hbasepb.Master
+	(*Cell)(nil),                                     // 31: simdex.hbasepb.Cell
+	(*Comparator)(nil),                               // 32: simdex.hbasepb.Comparator
+	(*ByteArrayComparable)(nil),                      // 33: simdex.hbasepb.ByteArrayComparable
+	(*BinaryComparator)(nil),                         // 34: simdex.hbasepb.BinaryComparator
+	(*Column)(nil),                                   // 35: simdex.hbasepb.Column
+	(*Get)(nil),                                      // 36: simdex.hbasepb.Get
+	(*Result)(nil),                                   // 37: simdex.hbasepb.Result
+	(*GetRequest)(nil),                               // 38: simdex.hbasepb.GetRequest
+	(*GetResponse)(nil),                              // 39: simdex.hbasepb.GetResponse
+	(*Condition)(nil),                                // 40: simdex.hbasepb.Condition
+	(*MutationProto)(nil),                            // 41: simdex.hbasepb.MutationProto
+	(*MutateRequest)(nil),                            // 42: simdex.hbasepb.MutateRequest
+	(*MutateResponse)(nil),                           // 43: simdex.hbasepb.MutateResponse
+	(*Scan)(nil),                                     // 44: simdex.hbasepb.Scan
+	(*ScanRequest)(nil),                              // 45: simdex.hbasepb.ScanRequest
+	(*ScanResponse)(nil),                             // 46: simdex.hbasepb.ScanResponse
+	(*Action)(nil),                                   // 47: simdex.hbasepb.Action
+	(*RegionAction)(nil),                             // 48: simdex.hbasepb.RegionAction
+	(*ResultOrException)(nil),                        // 49: simdex.hbasepb.ResultOrException
+	(*RegionActionResult)(nil),                       // 50: simdex.hbasepb.RegionActionResult
+	(*MultiRequest)(nil),                             // 51: simdex.hbasepb.MultiRequest
+	(*MultiResponse)(nil),                            // 52: simdex.hbasepb.MultiResponse
+	(*GenericExceptionMessage)(nil),                  // 53: simdex.hbasepb.GenericExceptionMessage
+	(*ForeignExceptionMessage)(nil),                  // 54: simdex.hbasepb.ForeignExceptionMessage
+	(*CreateNamespaceRequest)(nil),                   // 55: simdex.hbasepb.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),                  // 56: simdex.hbasepb.CreateNamespaceResponse
+	(*DeleteNamespaceRequest)(nil),                   // 57: simdex.hbasepb.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),                  // 58: simdex.hbasepb.DeleteNamespaceResponse
+	(*ListNamespaceDescriptorsRequest)(nil),          // 59: simdex.hbasepb.ListNamespaceDescriptorsRequest
+	(*ListNamespaceDescriptorsResponse)(nil),         // 60: simdex.hbasepb.ListNamespaceDescriptorsResponse
+	(*CreateTableRequest)(nil),                       // 61: simdex.hbasepb.CreateTableRequest
+	(*CreateTableResponse)(nil),                      // 62: simdex.hbasepb.CreateTableResponse
+	(*GetTableDescriptorsRequest)(nil),               // 63: simdex.hbasepb.GetTableDescriptorsRequest
+	(*GetTableDescriptorsResponse)(nil),              // 64: simdex.hbasepb.GetTableDescriptorsResponse
+	(*GetTableStateRequest)(nil),                     // 65: simdex.hbasepb.GetTableStateRequest
+	(*GetTableStateResponse)(nil),                    // 66: simdex.hbasepb.GetTableStateResponse
+	(*EnableTableRequest)(nil),                       // 67: simdex.hbasepb.EnableTableRequest
+	(*EnableTableResponse)(nil),                      // 68: simdex.hbasepb.EnableTableResponse
+	(*DisableTableRequest)(nil),                      // 69: simdex.hbasepb.DisableTableRequest
+	(*DisableTableResponse)(nil),                     // 70: simdex.hbasepb.DisableTableResponse
+	(*DeleteTableRequest)(nil),                       // 71: simdex.hbasepb.DeleteTableRequest
+	(*DeleteTableResponse)(nil),                      // 72: simdex.hbasepb.DeleteTableResponse
+	(*ModifyTableRequest)(nil),                       // 73: simdex.hbasepb.ModifyTableRequest
+	(*ModifyTableResponse)(nil),                      // 74: simdex.hbasepb.ModifyTableResponse
+	(*SplitTableRegionRequest)(nil),                  // 75: simdex.hbasepb.SplitTableRegionRequest
+	(*SplitTableRegionResponse)(nil),                 // 76: simdex.hbasepb.SplitTableRegionResponse
+	(*GetProcedureResultRequest)(nil),                // 77: simdex.hbasepb.GetProcedureResultRequest
+	(*GetProcedureResultResponse)(nil),               // 78: simdex.hbasepb.GetProcedureResultResponse
+	(*IsMasterRunningRequest)(nil),                   // 79: simdex.hbasepb.IsMasterRunningRequest
+	(*IsMasterRunningResponse)(nil),                  // 80: simdex.hbasepb.IsMasterRunningResponse
+	(*GetRegionInfoRequest)(nil),                     // 81: simdex.hbasepb.GetRegionInfoRequest
+	(*GetRegionInfoResponse)(nil),                    // 82: simdex.hbasepb.GetRegionInfoResponse
+	(*GetStoreFileRequest)(nil),                      // 83: simdex.hbasepb.GetStoreFileRequest
+	(*GetStoreFileResponse)(nil),                     // 84: simdex.hbasepb.GetStoreFileResponse
+	(*FlushRegionRequest)(nil),                       // 85: simdex.hbasepb.FlushRegionRequest
+	(*FlushRegionResponse)(nil),                      // 86: simdex.hbasepb.FlushRegionResponse
+	(*CompactRegionRequest)(nil),                     // 87: simdex.hbasepb.CompactRegionRequest
+	(*CompactRegionResponse)(nil),                    // 88: simdex.hbasepb.CompactRegionResponse
+	(*MutationProto_ColumnValue)(nil),                // 89: simdex.hbasepb.MutationProto.ColumnValue
+	(*MutationProto_ColumnValue_QualifierValue)(nil), // 90: simdex.hbasepb.MutationProto.ColumnValue.QualifierValue
 }
 var file_hbase_proto_depIdxs = []int32{
-	9,  // 0: simdex.hbasepb.TableSchema.table_name:type_name -> simdex.hbasepb.TableName
-	19, // 1: simdex.hbasepb.TableSchema.attributes:type_name -> simdex.hbasepb.BytesBytesPair
-	12, // 2: simdex.hbasepb.TableSchema.column_families:type_name -> simdex.hbasepb.ColumnFamilySchema
-	17, // 3: simdex.hbasepb.TableSchema.configuration:type_name -> simdex.hbasepb.NameStringPair
+	10, // 0: simdex.hbasepb.TableSchema.table_name:type_name -> simdex.hbasepb.TableName
+	20, // 1: simdex.hbasepb.TableSchema.attributes:type_name -> simdex.hbasepb.BytesBytesPair
+	13, // 2: simdex.hbasepb.TableSchema.column_families:type_name -> simdex.hbasepb.ColumnFamilySchema
+	18, // 3: simdex.hbasepb.TableSchema.configuration:type_name -> simdex.hbasepb.NameStringPair
 	3,  // 4: simdex.hbasepb.TableState.state:type_name -> simdex.hbasepb.TableState.State
-	19, // 5: simdex.hbasepb.ColumnFamilySchema.attributes:type_name -> simdex.hbasepb.BytesBytesPair
-	17, // 6: simdex.hbasepb.ColumnFamilySchema.configuration:type_name -> simdex.hbasepb.NameStringPair
-	9,  // 7: simdex.hbasepb.RegionInfo.table_name:type_name -> simdex.hbasepb.TableName
+	20, // 5: simdex.hbasepb.ColumnFamilySchema.attributes:type_name -> simdex.hbasepb.BytesBytesPair
+	18, // 6: simdex.hbasepb.ColumnFamilySchema.configuration:type_name -> simdex.hbasepb.NameStringPair
+	10, // 7: simdex.hbasepb.RegionInfo.table_name:type_name -> simdex.hbasepb.TableName
 	4,  // 8: simdex.hbasepb.RegionSpecifier.type:type_name -> simdex.hbasepb.RegionSpecifier.RegionSpecifierType
-	17, // 9: simdex.hbasepb.NamespaceDescriptor.configuration:type_name -> simdex.hbasepb.NameStringPair
-	22, // 10: simdex.hbasepb.ConnectionHeader.user_info:type_name -> simdex.hbasepb.UserInformation
-	21, // 11: simdex.hbasepb.ConnectionHeader.version_info:type_name -> simdex.hbasepb.VersionInfo
-	24, // 12: simdex.hbasepb.RequestHeader.cell_block_meta:type_name -> simdex.hbasepb.CellBlockMeta
-	25, // 13: simdex.hbasepb.ResponseHeader.exception:type_name -> simdex.hbasepb.ExceptionResponse
-	24, // 14: simdex.hbasepb.ResponseHeader.cell_block_meta:type_name -> simdex.hbasepb.CellBlockMeta
-	16, // 15: simdex.hbasepb.MetaRegionServer.server:type_name -> simdex.hbasepb.ServerName
-	16, // 16: simdex.hbasepb.Master.master:type_name -> simdex.hbasepb.ServerName
+	18, // 9: simdex.hbasepb.NamespaceDescriptor.configuration:type_name -> simdex.hbasepb.NameStringPair
+	23, // 10: simdex.hbasepb.ConnectionHeader.user_info:type_name -> simdex.hbasepb.UserInformation
+	22, // 11: simdex.hbasepb.ConnectionHeader.version_info:type_name -> simdex.hbasepb.VersionInfo
+	25, // 12: simdex.hbasepb.RequestHeader.cell_block_meta:type_name -> simdex.hbasepb.CellBlockMeta
+	26, // 13: simdex.hbasepb.ResponseHeader.exception:type_name -> simdex.hbasepb.ExceptionResponse
+	25, // 14: simdex.hbasepb.ResponseHeader.cell_block_meta:type_name -> simdex.hbasepb.CellBlockMeta
+	17, // 15: simdex.hbasepb.MetaRegionServer.server:type_name -> simdex.hbasepb.ServerName
+	17, // 16: simdex.hbasepb.Master.master:type_name -> simdex.hbasepb.ServerName
 	1,  // 17: simdex.hbasepb.Cell.cell_type:type_name -> simdex.hbasepb.CellType
-	32, // 18: simdex.hbasepb.BinaryComparator.comparable:type_name -> simdex.hbasepb.ByteArrayComparable
-	34, // 19: simdex.hbasepb.Get.column:type_name -> simdex.hbasepb.Column
-	18, // 20: simdex.hbasepb.Get.attribute:type_name -> simdex.hbasepb.NameBytesPair
-	15, // 21: simdex.hbasepb.Get.time_range:type_name -> simdex.hbasepb.TimeRange
+	33, // 18: simdex.hbasepb.BinaryComparator.comparable:type_name -> simdex.hbasepb.ByteArrayComparable
+	35, // 19: simdex.hbasepb.Get.column:type_name -> simdex.hbasepb.Column
+	19, // 20: simdex.hbasepb.Get.attribute:type_name -> simdex.hbasepb.NameBytesPair
+	16, // 21: simdex.hbasepb.Get.time_range:type_name -> simdex.hbasepb.TimeRange
 	2,  // 22: simdex.hbasepb.Get.consistency:type_name -> simdex.hbasepb.Consistency
-	30, // 23: simdex.hbasepb.Result.cell:type_name -> simdex.hbasepb.Cell
-	14, // 24: simdex.hbasepb.GetRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
-	35, // 25: simdex.hbasepb.GetRequest.get:type_name -> simdex.hbasepb.Get
-	36, // 26: simdex.hbasepb.GetResponse.result:type_name -> simdex.hbasepb.Result
+	31, // 23: simdex.hbasepb.Result.cell:type_name -> simdex.hbasepb.Cell
+	15, // 24: simdex.hbasepb.GetRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	36, // 25: simdex.hbasepb.GetRequest.get:type_name -> simdex.hbasepb.Get
+	37, // 26: simdex.hbasepb.GetResponse.result:type_name -> simdex.hbasepb.Result
 	0,  // 27: simdex.hbasepb.Condition.compare_type:type_name -> simdex.hbasepb.CompareType
-	31, // 28: simdex.hbasepb.Condition.comparator:type_name -> simdex.hbasepb.Comparator
-	15, // 29: simdex.hbasepb.Condition.time_range:type_name -> simdex.hbasepb.TimeRange
+	32, // 28: simdex.hbasepb.Condition.comparator:type_name -> simdex.hbasepb.Comparator
+	16, // 29: simdex.hbasepb.Condition.time_range:type_name -> simdex.hbasepb.TimeRange
 	6,  // 30: simdex.hbasepb.MutationProto.mutate_type:type_name -> simdex.hbasepb.MutationProto.MutationType
-	80, // 31: simdex.hbasepb.MutationProto.column_value:type_name -> simdex.hbasepb.MutationProto.ColumnValue
-	18, // 32: simdex.hbasepb.MutationProto.attribute:type_name -> simdex.hbasepb.NameBytesPair
+	89, // 31: simdex.hbasepb.MutationProto.column_value:type_name -> simdex.hbasepb.MutationProto.ColumnValue
+	19, // 32: simdex.hbasepb.MutationProto.attribute:type_name -> simdex.hbasepb.NameBytesPair
 	5,  // 33: simdex.hbasepb.MutationProto.durability:type_name -> simdex.hbasepb.MutationProto.Durability
-	15, // 34: simdex.hbasepb.MutationProto.time_range:type_name -> simdex.hbasepb.TimeRange
-	14, // 35: simdex.hbasepb.MutateRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
-	40, // 36: simdex.hbasepb.MutateRequest.mutation:type_name -> simdex.hbasepb.MutationProto
-	39, // 37: simdex.hbasepb.MutateRequest.condition:type_name -> simdex.hbasepb.Condition
-	36, // 38: simdex.hbasepb.MutateResponse.result:type_name -> simdex.hbasepb.Result
-	34, // 39: simdex.hbasepb.Scan.column:type_name -> simdex.hbasepb.Column
-	18, // 40: simdex.hbasepb.Scan.attribute:type_name -> simdex.hbasepb.NameBytesPair
-	15, // 41: simdex.hbasepb.Scan.time_range:type_name -> simdex.hbasepb.TimeRange
+	16, // 34: simdex.hbasepb.MutationProto.time_range:type_name -> simdex.hbasepb.TimeRange
+	15, // 35: simdex.hbasepb.MutateRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	41, // 36: simdex.hbasepb.MutateRequest.mutation:type_name -> simdex.hbasepb.MutationProto
+	40, // 37: simdex.hbasepb.MutateRequest.condition:type_name -> simdex.hbasepb.Condition
+	37, // 38: simdex.hbasepb.MutateResponse.result:type_name -> simdex.hbasepb.Result
+	35, // 39: simdex.hbasepb.Scan.column:type_name -> simdex.hbasepb.Column
+	19, // 40: simdex.hbasepb.Scan.attribute:type_name -> simdex.hbasepb.NameBytesPair
+	16, // 41: simdex.hbasepb.Scan.time_range:type_name -> simdex.hbasepb.TimeRange
 	2,  // 42: simdex.hbasepb.Scan.consistency:type_name -> simdex.hbasepb.Consistency
-	14, // 43: simdex.hbasepb.ScanRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
-	43, // 44: simdex.hbasepb.ScanRequest.scan:type_name -> simdex.hbasepb.Scan
-	36, // 45: simdex.hbasepb.ScanResponse.results:type_name -> simdex.hbasepb.Result
-	40, // 46: simdex.hbasepb.Action.mutation:type_name -> simdex.hbasepb.MutationProto
-	35, // 47: simdex.hbasepb.Action.get:type_name -> simdex.hbasepb.Get
-	14, // 48: simdex.hbasepb.RegionAction.region:type_name -> simdex.hbasepb.RegionSpecifier
-	46, // 49: simdex.hbasepb.RegionAction.action:type_name -> simdex.hbasepb.Action
-	39, // 50: simdex.hbasepb.RegionAction.condition:type_name -> simdex.hbasepb.Condition
-	36, // 51: simdex.hbasepb.ResultOrException.result:type_name -> simdex.hbasepb.Result
-	18, // 52: simdex.hbasepb.ResultOrException.exception:type_name -> simdex.hbasepb.NameBytesPair
-	48, // 53: simdex.hbasepb.RegionActionResult.resultOrException:type_name -> simdex.hbasepb.ResultOrException
-	18, // 54: simdex.hbasepb.RegionActionResult.exception:type_name -> simdex.hbasepb.NameBytesPair
-	47, // 55: simdex.hbasepb.MultiRequest.regionAction:type_name -> simdex.hbasepb.RegionAction
-	49, // 56: simdex.hbasepb.MultiResponse.regionActionResult:type_name -> simdex.hbasepb.RegionActionResult
-	52, // 57: simdex.hbasepb.ForeignExceptionMessage.generic_exception:type_name -> simdex.hbasepb.GenericExceptionMessage
-	20, // 58: simdex.hbasepb.CreateNamespaceRequest.namespaceDescriptor:type_name -> simdex.hbasepb.NamespaceDescriptor
-	20, // 59: simdex.hbasepb.ListNamespaceDescriptorsResponse.namespaceDescriptor:type_name -> simdex.hbasepb.NamespaceDescriptor
-	10, // 60: simdex.hbasepb.CreateTableRequest.table_schema:type_name -> simdex.hbasepb.TableSchema
-	9,  // 61: simdex.hbasepb.GetTableDescriptorsRequest.table_names:type_name -> simdex.hbasepb.TableName
-	10, // 62: simdex.hbasepb.GetTableDescriptorsResponse.table_schema:type_name -> simdex.hbasepb.TableSchema
-	9,  // 63: simdex.hbasepb.GetTableStateRequest.table_name:type_name -> simdex.hbasepb.TableName
-	11, // 64: simdex.hbasepb.GetTableStateResponse.table_state:type_name -> simdex.hbasepb.TableState
-	9,  // 65: simdex.hbasepb.EnableTableRequest.table_name:type_name -> simdex.hbasepb.TableName
-	9,  // 66: simdex.hbasepb.DisableTableRequest.table_name:type_name -> simdex.hbasepb.TableName
-	9,  // 67: simdex.hbasepb.DeleteTableRequest.table_name:type_name -> simdex.hbasepb.TableName
-	9,  // 68: simdex.hbasepb.ModifyTableRequest.table_name:type_name -> simdex.hbasepb.TableName
-	10, // 69: simdex.hbasepb.ModifyTableRequest.table_schema:type_name -> simdex.hbasepb.TableSchema
-	13, // 70: simdex.hbasepb.SplitTableRegionRequest.region_info:type_name -> simdex.hbasepb.RegionInfo
+	15, // 43: simdex.hbasepb.ScanRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	44, // 44: simdex.hbasepb.ScanRequest.scan:type_name -> simdex.hbasepb.Scan
+	37, // 45: simdex.hbasepb.ScanResponse.results:type_name -> simdex.hbasepb.Result
+	41, // 46: simdex.hbasepb.Action.mutation:type_name -> simdex.hbasepb.MutationProto
+	36, // 47: simdex.hbasepb.Action.get:type_name -> simdex.hbasepb.Get
+	15, // 48: simdex.hbasepb.RegionAction.region:type_name -> simdex.hbasepb.RegionSpecifier
+	47, // 49: simdex.hbasepb.RegionAction.action:type_name -> simdex.hbasepb.Action
+	40, // 50: simdex.hbasepb.RegionAction.condition:type_name -> simdex.hbasepb.Condition
+	37, // 51: simdex.hbasepb.ResultOrException.result:type_name -> simdex.hbasepb.Result
+	19, // 52: simdex.hbasepb.ResultOrException.exception:type_name -> simdex.hbasepb.NameBytesPair
+	49, // 53: simdex.hbasepb.RegionActionResult.resultOrException:type_name -> simdex.hbasepb.ResultOrException
+	19, // 54: simdex.hbasepb.RegionActionResult.exception:type_name -> simdex.hbasepb.NameBytesPair
+	48, // 55: simdex.hbasepb.MultiRequest.regionAction:type_name -> simdex.hbasepb.RegionAction
+	50, // 56: simdex.hbasepb.MultiResponse.regionActionResult:type_name -> simdex.hbasepb.RegionActionResult
+	53, // 57: simdex.hbasepb.ForeignExceptionMessage.generic_exception:type_name -> simdex.hbasepb.GenericExceptionMessage
+	21, // 58: simdex.hbasepb.CreateNamespaceRequest.namespaceDescriptor:type_name -> simdex.hbasepb.NamespaceDescriptor
+	21, // 59: simdex.hbasepb.ListNamespaceDescriptorsResponse.namespaceDescriptor:type_name -> simdex.hbasepb.NamespaceDescriptor
+	11, // 60: simdex.hbasepb.CreateTableRequest.table_schema:type_name -> simdex.hbasepb.TableSchema
+	10, // 61: simdex.hbasepb.GetTableDescriptorsRequest.table_names:type_name -> simdex.hbasepb.TableName
+	11, // 62: simdex.hbasepb.GetTableDescriptorsResponse.table_schema:type_name -> simdex.hbasepb.TableSchema
+	10, // 63: simdex.hbasepb.GetTableStateRequest.table_name:type_name -> simdex.hbasepb.TableName
+	12, // 64: simdex.hbasepb.GetTableStateResponse.table_state:type_name -> simdex.hbasepb.TableState
+	10, // 65: simdex.hbasepb.EnableTableRequest.table_name:type_name -> simdex.hbasepb.TableName
+	10, // 66: simdex.hbasepb.DisableTableRequest.table_name:type_name -> simdex.hbasepb.TableName
+	10, // 67: simdex.hbasepb.DeleteTableRequest.table_name:type_name -> simdex.hbasepb.TableName
+	10, // 68: simdex.hbasepb.ModifyTableRequest.table_name:type_name -> simdex.hbasepb.TableName
+	11, // 69: simdex.hbasepb.ModifyTableRequest.table_schema:type_name -> simdex.hbasepb.TableSchema
+	14, // 70: simdex.hbasepb.SplitTableRegionRequest.region_info:type_name -> simdex.hbasepb.RegionInfo
 	8,  // 71: simdex.hbasepb.GetProcedureResultResponse.state:type_name -> simdex.hbasepb.GetProcedureResultResponse.State
-	53, // 72: simdex.hbasepb.GetProcedureResultResponse.exception:type_name -> simdex.hbasepb.ForeignExceptionMessage
-	81, // 73: simdex.hbasepb.MutationProto.ColumnValue.qualifier_value:type_name -> simdex.hbasepb.MutationProto.ColumnValue.QualifierValue
-	7,  // 74: simdex.hbasepb.MutationProto.ColumnValue.QualifierValue.delete_type:type_name -> simdex.hbasepb.MutationProto.DeleteType
-	75, // [75:75] is the sub-list for method output_type
-	75, // [75:75] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	54, // 72: simdex.hbasepb.GetProcedureResultResponse.exception:type_name -> simdex.hbasepb.ForeignExceptionMessage
+	15, // 73: simdex.hbasepb.GetRegionInfoRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	14, // 74: simdex.hbasepb.GetRegionInfoResponse.region_info:type_name -> simdex.hbasepb.RegionInfo
+	9,  // 75: simdex.hbasepb.GetRegionInfoResponse.compaction_state:type_name -> simdex.hbasepb.GetRegionInfoResponse.CompactionState
+	15, // 76: simdex.hbasepb.GetStoreFileRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	15, // 77: simdex.hbasepb.FlushRegionRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	15, // 78: simdex.hbasepb.CompactRegionRequest.region:type_name -> simdex.hbasepb.RegionSpecifier
+	90, // 79: simdex.hbasepb.MutationProto.ColumnValue.qualifier_value:type_name -> simdex.hbasepb.MutationProto.ColumnValue.QualifierValue
+	7,  // 80: simdex.hbasepb.MutationProto.ColumnValue.QualifierValue.delete_type:type_name -> simdex.hbasepb.MutationProto.DeleteType
+	81, // [81:81] is the sub-list for method output_type
+	81, // [81:81] is the sub-list for method input_type
+	81, // [81:81] is the sub-list for extension type_name
+	81, // [81:81] is the sub-list for extension extendee
+	0,  // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_hbase_proto_init() }
@@ -5822,8 +6322,8 @@ func file_hbase_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hbase_proto_rawDesc), len(file_hbase_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   73,
+			NumEnums:      10,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,81 @@
+package compaction_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/compaction"
+	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage"
+	"github.com/simdex/simdex/storage/pebblestore"
+)
+
+// historyStore is the embedded store that also takes requests to drop the
+// history of rewritten cells, as the HBase store does (DropHistory).
+type historyStore struct {
+	*pebblestore.Store
+	asked []storage.Table
+	err   error
+}
+
+func (h *historyStore) DropHistory(_ context.Context, t storage.Table) error {
+	h.asked = append(h.asked, t)
+	return h.err
+}
+
+// TestStoreHistory: a run that rewrote index rows asks a store that keeps
+// history to drop the index table's; a run that rewrote nothing does not
+// ask, nor does one with KeepStoreHistory; a failed request leaves the
+// run's own outcome alone.
+func TestStoreHistory(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keep      bool
+		err       error
+		wantAsked []storage.Table
+		wantState string
+	}{
+		{name: "drop", wantAsked: []storage.Table{storage.TableIndex}, wantState: "requested"},
+		{name: "keep", keep: true, wantState: ""},
+		{name: "failed", err: errors.New("region server down"), wantAsked: []storage.Table{storage.TableIndex}, wantState: "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &historyStore{Store: ps, err: tc.err}
+			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: 1, BucketWidth: 24 * time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			for i := range 20 {
+				if _, err := ix.Insert(bg, kvindex.Document{ID: fmt.Sprint(i), Fingerprint: fingerprint.Fingerprint(uint64(i) * 0x9e3779b97f4a7c15), Time: now}, kvindex.InsertAlways, 3); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := newCompactor(t, ix, compaction.Config{KeepStoreHistory: tc.keep})
+			s, err := c.Run(bg)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if s.RowsRewritten == 0 {
+				t.Fatal("first run rewrote no row")
+			}
+			if !slices.Equal(st.asked, tc.wantAsked) || s.StoreCompaction != tc.wantState {
+				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.asked, s.StoreCompaction, tc.wantAsked, tc.wantState)
+			}
+			// Nothing left to fold: nothing rewritten, nothing asked.
+			st.asked = nil
+			if s, err = c.Run(bg); err != nil || s.RowsRewritten != 0 || len(st.asked) != 0 || s.StoreCompaction != "" {
+				t.Fatalf("second run: %v, %d rows rewritten, asked %v, %q; want nothing", err, s.RowsRewritten, st.asked, s.StoreCompaction)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package hbase
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestMajorCompact: Flush writes every region's memstore into a store
+// file; MajorCompact turns each region's files into at most one, without
+// the deleted cells and the older versions, while the live cells stay
+// readable.
+func TestMajorCompact(t *testing.T) {
+	c := newTestClient(t)
+	ctx := testCtx(t)
+	table := createTable(t, c, "compact", []FamilyDescriptor{{Name: "f", Attributes: map[string]string{AttrVersions: "1"}}}, "m")
+	put := func(row, val string) {
+		t.Helper()
+		if err := c.Put(ctx, table, &Put{Row: []byte(row), Values: []Value{{Family: []byte("f"), Qualifier: []byte("q"), Value: []byte(val)}}}); err != nil {
+			t.Fatalf("Put %s: %v", row, err)
+		}
+	}
+	flush := func() {
+		t.Helper()
+		if err := c.Flush(ctx, table); err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+	}
+	files := func() []int {
+		t.Helper()
+		n, err := c.StoreFiles(ctx, table)
+		if err != nil {
+			t.Fatalf("StoreFiles: %v", err)
+		}
+		return n
+	}
+	put("a", "1")
+	put("z", "1")
+	flush()
+	if err := c.Delete(ctx, table, &Delete{Row: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	put("z", "2")
+	flush()
+	if got := files(); !slices.Equal(got, []int{2, 2}) {
+		t.Fatalf("store files after two flushes: %v, want [2 2]", got)
+	}
+	if err := c.MajorCompact(ctx, table); err != nil {
+		t.Fatalf("MajorCompact: %v", err)
+	}
+	// The servers compact in the background: wait for every region to
+	// be down to one file (or none, where every cell was deleted).
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		busy, err := c.Compacting(ctx, table)
+		if err != nil {
+			t.Fatalf("Compacting: %v", err)
+		}
+		got := files()
+		if !busy && slices.Max(got) <= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store files %v (compacting %v) 90 s after MajorCompact, want at most 1 per region", got, busy)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for row, want := range map[string]string{"a": "", "z": "2"} {
+		res, err := c.Get(ctx, table, &Get{Row: []byte(row), MaxVersions: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case want == "" && len(res.Cells) != 0:
+			t.Errorf("row %s: %d cells after its delete, want none", row, len(res.Cells))
+		case want != "" && (len(res.Cells) != 1 || !bytes.Equal(res.Cells[0].Value, []byte(want))):
+			t.Errorf("row %s: %v, want the one value %q", row, res.Cells, want)
+		}
+	}
+	if err := c.MajorCompact(ctx, "no_such_ns:nothing"); err == nil {
+		t.Error("MajorCompact of a missing table: no error")
+	}
+}
