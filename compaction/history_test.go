@@ -1,7 +1,6 @@
 package compaction_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,23 +9,11 @@ import (
 
 	"github.com/simdex/simdex/compaction"
 	"github.com/simdex/simdex/fingerprint"
+	"github.com/simdex/simdex/internal/indextest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
 )
-
-// historyStore is the embedded store that also takes requests to drop the
-// history of rewritten cells, as the HBase store does (DropHistory).
-type historyStore struct {
-	*pebblestore.Store
-	asked []storage.Table
-	err   error
-}
-
-func (h *historyStore) DropHistory(_ context.Context, t storage.Table) error {
-	h.asked = append(h.asked, t)
-	return h.err
-}
 
 // TestStoreHistory: a run that rewrote index rows asks a store that keeps
 // history to drop the index table's; a run that rewrote nothing does not
@@ -49,7 +36,7 @@ func TestStoreHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := &historyStore{Store: ps, err: tc.err}
+			st := &indextest.HistoryStore{Store: ps, Err: tc.err}
 			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: 1, BucketWidth: 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
@@ -68,13 +55,13 @@ func TestStoreHistory(t *testing.T) {
 			if s.RowsRewritten == 0 {
 				t.Fatal("first run rewrote no row")
 			}
-			if !slices.Equal(st.asked, tc.wantAsked) || s.StoreCompaction != tc.wantState {
-				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.asked, s.StoreCompaction, tc.wantAsked, tc.wantState)
+			if !slices.Equal(st.Asked, tc.wantAsked) || s.StoreCompaction != tc.wantState {
+				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, s.StoreCompaction, tc.wantAsked, tc.wantState)
 			}
 			// Nothing left to fold: nothing rewritten, nothing asked.
-			st.asked = nil
-			if s, err = c.Run(bg); err != nil || s.RowsRewritten != 0 || len(st.asked) != 0 || s.StoreCompaction != "" {
-				t.Fatalf("second run: %v, %d rows rewritten, asked %v, %q; want nothing", err, s.RowsRewritten, st.asked, s.StoreCompaction)
+			st.Asked = nil
+			if s, err = c.Run(bg); err != nil || s.RowsRewritten != 0 || len(st.Asked) != 0 || s.StoreCompaction != "" {
+				t.Fatalf("second run: %v, %d rows rewritten, asked %v, %q; want nothing", err, s.RowsRewritten, st.Asked, s.StoreCompaction)
 			}
 		})
 	}

@@ -125,6 +125,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the package's metrics (nil: not registered).
 	Registerer prometheus.Registerer
+	// KeepStoreHistory leaves the store's own compaction alone. By
+	// default a FoldAll that folded rows asks a store that keeps the
+	// history of rewritten cells until told (HBase: every version and
+	// delete marker until a major compaction, walked by every read) to
+	// drop the seen table's: a flush and a major compaction.
+	KeepStoreHistory bool
 }
 
 func (c Config) withDefaults() Config {

@@ -29,6 +29,16 @@ type FoldSummary struct {
 	TombstonesApplied int64
 	BucketsDropped    int64
 	Duration          time.Duration
+	// StoreCompaction is "requested" when FoldAll asked the store to drop
+	// the history of the rows it rewrote, "failed" when that request failed
+	// (the fold itself still stands), else "".
+	StoreCompaction string
+}
+
+// historyDropper is a store that keeps the history of rewritten cells
+// until asked to drop it (hbasestore.Store.DropHistory).
+type historyDropper interface {
+	DropHistory(ctx context.Context, table storage.Table) error
 }
 
 func (a *FoldSummary) add(b FoldSummary) {
@@ -93,9 +103,24 @@ func (s *Service) FoldAll(ctx context.Context) (FoldSummary, error) {
 		}
 		from = append(bytes.Clone(last), 0)
 	}
+	var dropErr error
+	if hd, ok := s.st.(historyDropper); ok && sum.RowsFolded > 0 && !s.cfg.KeepStoreHistory {
+		sum.StoreCompaction = "requested"
+		if dropErr = hd.DropHistory(ctx, storage.TableSeen); dropErr != nil {
+			sum.StoreCompaction = "failed"
+		}
+	}
 	sum.Duration = time.Since(start)
-	s.cfg.Logger.Info("seen fold", "rows_scanned", sum.RowsScanned, "rows_folded", sum.RowsFolded, "deltas_folded", sum.DeltasFolded,
-		"tombstones_applied", sum.TombstonesApplied, "buckets_dropped", sum.BucketsDropped, "seconds", sum.Duration.Seconds())
+	attrs := []any{"rows_scanned", sum.RowsScanned, "rows_folded", sum.RowsFolded, "deltas_folded", sum.DeltasFolded,
+		"tombstones_applied", sum.TombstonesApplied, "buckets_dropped", sum.BucketsDropped, "seconds", sum.Duration.Seconds()}
+	if sum.StoreCompaction != "" {
+		attrs = append(attrs, "store_compaction", sum.StoreCompaction)
+	}
+	if dropErr != nil {
+		s.cfg.Logger.Warn("seen fold", append(attrs, "store_compaction_error", dropErr.Error())...)
+		return sum, nil
+	}
+	s.cfg.Logger.Info("seen fold", attrs...)
 	return sum, nil
 }
 

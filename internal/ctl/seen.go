@@ -89,8 +89,12 @@ func runSeen(ctx context.Context, env *Env, args []string) error {
 	if c.Command == "fold" {
 		var s seen.FoldSummary
 		s, runErr = svc.FoldAll(ctx)
-		encErr = enc.Encode(map[string]any{"rows_scanned": s.RowsScanned, "rows_folded": s.RowsFolded, "deltas_folded": s.DeltasFolded,
-			"tombstones_applied": s.TombstonesApplied, "buckets_dropped": s.BucketsDropped, "seconds": s.Duration.Seconds()})
+		out := map[string]any{"rows_scanned": s.RowsScanned, "rows_folded": s.RowsFolded, "deltas_folded": s.DeltasFolded,
+			"tombstones_applied": s.TombstonesApplied, "buckets_dropped": s.BucketsDropped, "seconds": s.Duration.Seconds()}
+		if s.StoreCompaction != "" {
+			out["store_compaction"] = s.StoreCompaction // on HBase: the seen table's flush and major compaction
+		}
+		encErr = enc.Encode(out)
 	} else {
 		var s seen.Stats
 		s, runErr = svc.Stats(ctx, c.Top)

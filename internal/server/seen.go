@@ -672,7 +672,7 @@ func seenProblem(err error) (status int, kind, title string, ok bool) {
 
 // seenConfig is the seen service's configuration from the server's.
 func (c Config) seenConfig() seen.Config {
-	return seen.Config{Retention: c.SeenRetention, MaxItems: seen.DefaultMaxItems, MaxUsers: min(c.MaxBatch, 10000)}
+	return seen.Config{Retention: c.SeenRetention, MaxItems: seen.DefaultMaxItems, MaxUsers: min(c.MaxBatch, 10000), KeepStoreHistory: c.CompactKeepStoreHistory}
 }
 
 // nearJudge has a filter's near-duplicates decided as a check decides

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/seen"
 )
 
 var foldCycles = flag.Int("hbstore.foldcycles", 200, "insert-fold-delete-fold cycles of BenchmarkFoldedRowLookup")
@@ -106,5 +108,63 @@ func foldedRowLookup(b *testing.B, keep bool) {
 	hbasetest.Peer(b, "", "flush", zk, ns)
 	measure("after-flush")
 	hbasetest.Peer(b, "", "major-compact", zk, ns+":index")
+	measure("after-major-compaction")
+}
+
+// BenchmarkFoldedSeenRow: checks of a seen row the fold has rewritten many
+// times, as BenchmarkFoldedRowLookup for index rows. Each cycle marks 10
+// new items for one user and folds (the day's cell rewritten, the mark
+// deltas deleted); the timed call checks 10 ids, 5 of them seen.
+func BenchmarkFoldedSeenRow(b *testing.B) {
+	for _, mode := range []string{"kept", "dropped"} {
+		b.Run("history="+mode, func(b *testing.B) { foldedSeenRow(b, mode == "kept") })
+	}
+}
+
+func foldedSeenRow(b *testing.B, keep bool) {
+	st, _, zk, ns := openFreshIndex(b, "sfold")
+	svc, err := seen.Open(bg, st, seen.Config{KeepStoreHistory: keep, Locker: st.Locker()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := 0
+	cycle := func(n int) {
+		for ; done < n; done++ {
+			marks := make([]seen.Mark, 10)
+			for i := range marks {
+				marks[i] = seen.Mark{ID: fmt.Sprintf("item-%d-%d", done, i)}
+			}
+			if _, err := svc.Mark(bg, "reader", marks); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := svc.FoldAll(bg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	measure := func(name string) {
+		ids := []string{"item-0-0", "item-0-1", "item-0-2", "item-0-3", "item-0-4", "never-0", "never-1", "never-2", "never-3", "never-4"}
+		b.Run(name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				t := time.Now()
+				got, err := svc.Check(bg, "reader", ids)
+				lat = append(lat, time.Since(t))
+				if err != nil || !slices.Equal(got, []bool{true, true, true, true, true, false, false, false, false, false}) {
+					b.Fatalf("check: %v %v", err, got)
+				}
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+	for _, n := range []int{1, max(*foldCycles/4, 2), max(*foldCycles, 3)} {
+		cycle(n)
+		measure(fmt.Sprintf("cycles=%d", n))
+	}
+	if !keep {
+		return
+	}
+	hbasetest.Peer(b, "", "flush", zk, ns)
+	hbasetest.Peer(b, "", "major-compact", zk, ns+":seen")
 	measure("after-major-compaction")
 }

@@ -1,0 +1,51 @@
+package seen
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/simdex/simdex/internal/indextest"
+	"github.com/simdex/simdex/storage"
+)
+
+// TestFoldStoreHistory: a FoldAll that folded rows asks a store that keeps
+// history to drop the seen table's; one that folded nothing does not ask,
+// nor does one with KeepStoreHistory; a failed request leaves the fold's
+// own outcome, and the marks, alone.
+func TestFoldStoreHistory(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keep      bool
+		err       error
+		wantAsked []storage.Table
+		wantState string
+	}{
+		{name: "drop", wantAsked: []storage.Table{storage.TableSeen}, wantState: "requested"},
+		{name: "keep", keep: true},
+		{name: "failed", err: errors.New("region server down"), wantAsked: []storage.Table{storage.TableSeen}, wantState: "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &indextest.HistoryStore{Store: openPebble(t), Err: tc.err}
+			s := openService(t, st, Config{KeepStoreHistory: tc.keep})
+			if _, err := s.Mark(bg, "u1", []Mark{{ID: "a"}, {ID: "b"}}); err != nil {
+				t.Fatal(err)
+			}
+			sum, err := s.FoldAll(bg)
+			if err != nil || sum.RowsFolded != 1 {
+				t.Fatalf("FoldAll: %v, %d rows folded; want 1", err, sum.RowsFolded)
+			}
+			if !slices.Equal(st.Asked, tc.wantAsked) || sum.StoreCompaction != tc.wantState {
+				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, sum.StoreCompaction, tc.wantAsked, tc.wantState)
+			}
+			seenFlags, err := s.Check(bg, "u1", []string{"a", "b", "c"})
+			if err != nil || !slices.Equal(seenFlags, []bool{true, true, false}) {
+				t.Fatalf("Check after the fold: %v %v, want [true true false]", seenFlags, err)
+			}
+			st.Asked = nil
+			if sum, err = s.FoldAll(bg); err != nil || sum.RowsFolded != 0 || len(st.Asked) != 0 || sum.StoreCompaction != "" {
+				t.Fatalf("second FoldAll: %v, %d rows folded, asked %v, %q; want nothing", err, sum.RowsFolded, st.Asked, sum.StoreCompaction)
+			}
+		})
+	}
+}
