@@ -12,7 +12,11 @@ import (
 // cells, delete markers and versions beyond the family's VERSIONS. Under
 // NEW_VERSION_BEHAVIOR nothing else drops them, and a read walks them all.
 // The servers queue the compactions and answer at once; Compacting tells
-// when they are done. A region that splits or moves meanwhile is asked
+// when they are done. On a cluster that checks permissions the request is
+// accepted whoever sends it, and a compaction the sender may not run
+// (ADMIN or CREATE on the table) fails in the background, seen only in the
+// region server's log; Flush, which needs the same permission, is refused
+// with ErrAccessDenied. A region that splits or moves meanwhile is asked
 // again where its start key now is.
 func (c *Client) MajorCompact(ctx context.Context, table string) error {
 	return c.eachRegion(ctx, "CompactRegion", table, func(ctx context.Context, cn *conn, r *region) error {

@@ -12,7 +12,15 @@ import (
 // the deleted cells and the older versions, while the live cells stay
 // readable.
 func TestMajorCompact(t *testing.T) {
-	c := newTestClient(t)
+	majorCompactCheck(t, newTestClient(t))
+}
+
+// majorCompactCheck writes, deletes and overwrites cells of a new
+// two-region table across two flushes, major-compacts it through c and
+// checks that each region is down to one file holding only the live
+// cells. It returns the table, dropped when the test ends.
+func majorCompactCheck(t *testing.T, c *Client) string {
+	t.Helper()
 	ctx := testCtx(t)
 	table := createTable(t, c, "compact", []FamilyDescriptor{{Name: "f", Attributes: map[string]string{AttrVersions: "1"}}}, "m")
 	put := func(row, val string) {
@@ -81,4 +89,5 @@ func TestMajorCompact(t *testing.T) {
 	if err := c.MajorCompact(ctx, "no_such_ns:nothing"); err == nil {
 		t.Error("MajorCompact of a missing table: no error")
 	}
+	return table
 }

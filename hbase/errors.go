@@ -37,6 +37,10 @@ var (
 	// ErrProcedureFailed: a master procedure (create table, ...) ended in an
 	// exception.
 	ErrProcedureFailed = errors.New("hbase: master procedure failed")
+	// ErrAccessDenied: the cluster checks permissions and the client's
+	// user lacks the one the call needs (AccessDeniedException; not
+	// retried).
+	ErrAccessDenied = errors.New("hbase: access denied")
 	// ErrInvalidArgument marks a call the client refuses before sending.
 	ErrInvalidArgument = errors.New("hbase: invalid argument")
 )
@@ -115,6 +119,7 @@ var classSentinel = map[string]error{
 	"NoSuchColumnFamilyException": ErrNoSuchFamily,
 	"TableNotEnabledException":    ErrTableDisabled,
 	"TableNotDisabledException":   ErrTableNotDisabled,
+	"AccessDeniedException":       ErrAccessDenied,
 }
 
 // shortClass strips the Java package (and outer class) from a class name.

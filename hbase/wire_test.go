@@ -261,6 +261,7 @@ func TestRemoteErrorKinds(t *testing.T) {
 		{"org.apache.hadoop.hbase.TableNotFoundException", true, false, ErrTableNotFound},
 		{"org.apache.hadoop.hbase.TableExistsException", true, false, ErrTableExists},
 		{"org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException", true, false, ErrNoSuchFamily},
+		{"org.apache.hadoop.hbase.security.AccessDeniedException", false, false, ErrAccessDenied},
 		{"java.io.IOException", false, false, nil},
 	}
 	for _, tc := range tests {

@@ -131,7 +131,8 @@ go test -race -count=1 -timeout 30m ./... "$@"
 # Kerberos (offering privacy, integrity and authentication, so that the client
 # is tested with each) and TLS, with a local MIT KDC (krb5-kdc, installed with
 # apt-get as root when missing) and a CA of its own, on ports 24100-24288
-# apart from the suite's HBase; its ZooKeeper requires SASL too. The secured
+# apart from the suite's HBase; its ZooKeeper requires SASL too, and HBase
+# checks permissions (the AccessController, one principal granted nothing). The secured
 # tests (TestSecure*: the client's round trips, error cases, ticket renewal,
 # ZooKeeper SASL, Java peer and bulk load; the store contract suite; the
 # server end to end; simdexctl schema; cmd/bulkload's HFile import) run

@@ -29,6 +29,9 @@ const (
 	EnvSecureProtection = "SIMDEX_SECURE_PROTECTION"
 	// EnvSecureZKSASL is its ZooKeeper's SASL: required, optional or off.
 	EnvSecureZKSASL = "SIMDEX_SECURE_ZK_SASL"
+	// EnvSecureAuthorization is 1 when it checks permissions (the
+	// AccessController; simdex and simdex-short superusers).
+	EnvSecureAuthorization = "SIMDEX_SECURE_AUTHORIZATION"
 )
 
 // Realm is the Kerberos realm of the secured HBase.
@@ -53,6 +56,10 @@ type SecureCluster struct {
 	// authenticate by SASL GSSAPI as zookeeper/localhost), "optional"
 	// (it may) or "off" (no SASL login: it cannot).
 	ZKSASL string
+	// Authorization is true when it checks permissions: simdex and
+	// simdex-short are superusers, simdex-reader (reader.keytab) is
+	// granted nothing.
+	Authorization bool
 }
 
 // ZKRequiresSASL reports whether the cluster's ZooKeeper refuses clients
@@ -87,7 +94,8 @@ func Secure(t testing.TB) *SecureCluster {
 		t.Fatalf("hbasetest: %s: %v", EnvSecureShortLife, err)
 	}
 	sc := &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second,
-		Protection: os.Getenv(EnvSecureProtection), ZKSASL: os.Getenv(EnvSecureZKSASL)}
+		Protection: os.Getenv(EnvSecureProtection), ZKSASL: os.Getenv(EnvSecureZKSASL),
+		Authorization: os.Getenv(EnvSecureAuthorization) == "1"}
 	if sc.ZKSASL == "" {
 		sc.ZKSASL = "off" // a secure.env from before ZooKeeper had SASL
 	}

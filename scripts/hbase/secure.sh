@@ -22,6 +22,8 @@
 #   short.keytab              simdex-short@SIMDEX.TEST: tickets live SHORT_LIFE
 #   expired.keytab            simdex-expired@SIMDEX.TEST: the principal has expired
 #   stale.keytab              simdex-stale@SIMDEX.TEST: its key changed after export
+#   reader.keytab             simdex-reader@SIMDEX.TEST: valid, but granted nothing
+#                             (with authorization, HBase refuses it everything)
 #   ca.pem, server.pem/-key.pem, client.pem/-key.pem   the CA and its certificates
 #   client-conf/hbase-site.xml the Java peer's client configuration
 #   client-conf/jaas.conf     the Java peer's ZooKeeper login (as simdex)
@@ -44,6 +46,12 @@
 #   SIMDEX_HBASE_RPC_PROTECTION hbase.rpc.protection of the servers and the peer:
 #                              one or a comma-separated list of authentication,
 #                              integrity, privacy (privacy)
+#   SIMDEX_HBASE_AUTHORIZATION 1: HBase checks permissions (hbase.security.
+#                              authorization with the AccessController), with
+#                              simdex and simdex-short as superusers; 0: any
+#                              authenticated user may do anything (1 when
+#                              strict, else 0: plain clients of a non-strict
+#                              server would be refused everything)
 #   SIMDEX_HBASE_ZK_SASL       ZooKeeper's SASL: required (clients must
 #                              authenticate), optional (those with Kerberos do)
 #                              or off (no SASL login: plain ZooKeeper, for
@@ -64,6 +72,11 @@ short_life="${SIMDEX_HBASE_SHORT_LIFE:-30}"
 protection="${SIMDEX_HBASE_RPC_PROTECTION:-privacy}"
 if [ "$strict" = 1 ]; then zk_sasl_default=required; else zk_sasl_default=optional; fi
 zk_sasl="${SIMDEX_HBASE_ZK_SASL:-$zk_sasl_default}"
+authorization="${SIMDEX_HBASE_AUTHORIZATION:-$strict}"
+case "$authorization" in
+0 | 1) ;;
+*) echo "secure.sh: SIMDEX_HBASE_AUTHORIZATION must be 0 or 1" >&2; exit 2 ;;
+esac
 case "$zk_sasl" in
 required | optional | off) ;;
 *) echo "secure.sh: SIMDEX_HBASE_ZK_SASL must be required, optional or off" >&2; exit 2 ;;
@@ -177,6 +190,8 @@ kadm "modprinc -expire \"2000-01-01 00:00:00 UTC\" simdex-expired@$realm"
 kadm "addprinc -randkey simdex-stale@$realm"
 kadm "ktadd -k $dir/stale.keytab simdex-stale@$realm"
 kadm "cpw -randkey simdex-stale@$realm"
+kadm "addprinc -randkey simdex-reader@$realm"
+kadm "ktadd -k $dir/reader.keytab simdex-reader@$realm"
 chmod 600 "$dir"/*.keytab
 setsid krb5kdc -n -P "$dir/kdc.pid" >"$dir/kdc/stdout.log" 2>&1 </dev/null &
 echo $! >"$dir/kdc.pid"
@@ -232,6 +247,19 @@ common_props() { # both the servers' and the Java peer's
 	prop hbase.rpc.tls.keystore.location "$tls/server.p12"
 	prop hbase.rpc.tls.keystore.password "$pass"
 	prop hbase.rpc.tls.keystore.type PKCS12
+	if [ "$authorization" = 1 ]; then
+		# The AccessController on the master, the regions and the region
+		# servers, as a secured production cluster runs it: a table's
+		# creator owns it, anyone else needs grants (hbase:acl), superusers
+		# need none. The tests' main principals create namespaces, which
+		# takes global ADMIN, so they are superusers; simdex-reader is not.
+		access=org.apache.hadoop.hbase.security.access.AccessController
+		prop hbase.security.authorization true
+		prop hbase.coprocessor.master.classes "$access"
+		prop hbase.coprocessor.region.classes "$access"
+		prop hbase.coprocessor.regionserver.classes "$access"
+		prop hbase.superuser simdex,simdex-short
+	fi
 } >"$dir/site-extra.xml"
 {
 	echo '<?xml version="1.0"?>'
@@ -307,5 +335,6 @@ export SIMDEX_SECURE_STRICT=$strict
 export SIMDEX_SECURE_SHORT_LIFE=$short_life
 export SIMDEX_SECURE_PROTECTION=$protection
 export SIMDEX_SECURE_ZK_SASL=$zk_sasl
+export SIMDEX_SECURE_AUTHORIZATION=$authorization
 EOF
 echo "$zk"

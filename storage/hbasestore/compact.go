@@ -15,7 +15,10 @@ import (
 // them all, until a major compaction; and a major compaction reaches only
 // what was flushed. After simdex's compaction has folded an index row many
 // times, lookups of it cost tens of milliseconds until then
-// (benchmarks/2026-11-28-fold-history.md).
+// (benchmarks/2026-11-28-fold-history.md). The flush also tells a
+// principal without the permission both need (ADMIN or CREATE on the
+// table) that it lacks it: HBase refuses a flush over the wire but accepts
+// a compaction request and refuses the compaction in the background.
 func (s *Store) DropHistory(ctx context.Context, table storage.Table) error {
 	if err := s.check(ctx); err != nil {
 		return err
