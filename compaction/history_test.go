@@ -1,7 +1,6 @@
 package compaction_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -20,23 +19,13 @@ import (
 // ask, nor does one with KeepStoreHistory; a failed request leaves the
 // run's own outcome alone.
 func TestStoreHistory(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		keep      bool
-		err       error
-		wantAsked []storage.Table
-		wantState string
-	}{
-		{name: "drop", wantAsked: []storage.Table{storage.TableIndex}, wantState: "requested"},
-		{name: "keep", keep: true, wantState: ""},
-		{name: "failed", err: errors.New("region server down"), wantAsked: []storage.Table{storage.TableIndex}, wantState: "failed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range indextest.HistoryCases(storage.TableIndex) {
+		t.Run(tc.Name, func(t *testing.T) {
 			ps, err := pebblestore.Open(t.TempDir(), pebblestore.Options{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := &indextest.HistoryStore{Store: ps, Err: tc.err}
+			st := &indextest.HistoryStore{Store: ps, Err: tc.Err}
 			ix, err := kvindex.Open(bg, st, kvindex.Config{RecipeVersion: 1, BucketWidth: 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
@@ -47,7 +36,7 @@ func TestStoreHistory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := newCompactor(t, ix, compaction.Config{KeepStoreHistory: tc.keep})
+			c := newCompactor(t, ix, compaction.Config{KeepStoreHistory: tc.Keep})
 			s, err := c.Run(bg)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -55,8 +44,8 @@ func TestStoreHistory(t *testing.T) {
 			if s.RowsRewritten == 0 {
 				t.Fatal("first run rewrote no row")
 			}
-			if !slices.Equal(st.Asked, tc.wantAsked) || s.StoreCompaction != tc.wantState {
-				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, s.StoreCompaction, tc.wantAsked, tc.wantState)
+			if !slices.Equal(st.Asked, tc.WantAsked) || s.StoreCompaction != tc.WantState {
+				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, s.StoreCompaction, tc.WantAsked, tc.WantState)
 			}
 			// Nothing left to fold: nothing rewritten, nothing asked.
 			st.Asked = nil

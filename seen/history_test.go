@@ -1,7 +1,6 @@
 package seen
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -14,20 +13,10 @@ import (
 // nor does one with KeepStoreHistory; a failed request leaves the fold's
 // own outcome, and the marks, alone.
 func TestFoldStoreHistory(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		keep      bool
-		err       error
-		wantAsked []storage.Table
-		wantState string
-	}{
-		{name: "drop", wantAsked: []storage.Table{storage.TableSeen}, wantState: "requested"},
-		{name: "keep", keep: true},
-		{name: "failed", err: errors.New("region server down"), wantAsked: []storage.Table{storage.TableSeen}, wantState: "failed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			st := &indextest.HistoryStore{Store: openPebble(t), Err: tc.err}
-			s := openService(t, st, Config{KeepStoreHistory: tc.keep})
+	for _, tc := range indextest.HistoryCases(storage.TableSeen) {
+		t.Run(tc.Name, func(t *testing.T) {
+			st := &indextest.HistoryStore{Store: openPebble(t), Err: tc.Err}
+			s := openService(t, st, Config{KeepStoreHistory: tc.Keep})
 			if _, err := s.Mark(bg, "u1", []Mark{{ID: "a"}, {ID: "b"}}); err != nil {
 				t.Fatal(err)
 			}
@@ -35,8 +24,8 @@ func TestFoldStoreHistory(t *testing.T) {
 			if err != nil || sum.RowsFolded != 1 {
 				t.Fatalf("FoldAll: %v, %d rows folded; want 1", err, sum.RowsFolded)
 			}
-			if !slices.Equal(st.Asked, tc.wantAsked) || sum.StoreCompaction != tc.wantState {
-				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, sum.StoreCompaction, tc.wantAsked, tc.wantState)
+			if !slices.Equal(st.Asked, tc.WantAsked) || sum.StoreCompaction != tc.WantState {
+				t.Fatalf("asked %v, StoreCompaction %q; want %v, %q", st.Asked, sum.StoreCompaction, tc.WantAsked, tc.WantState)
 			}
 			seenFlags, err := s.Check(bg, "u1", []string{"a", "b", "c"})
 			if err != nil || !slices.Equal(seenFlags, []bool{true, true, false}) {

@@ -2,6 +2,7 @@ package indextest
 
 import (
 	"context"
+	"errors"
 
 	"github.com/simdex/simdex/storage"
 	"github.com/simdex/simdex/storage/pebblestore"
@@ -21,4 +22,26 @@ type HistoryStore struct {
 func (h *HistoryStore) DropHistory(_ context.Context, t storage.Table) error {
 	h.Asked = append(h.Asked, t)
 	return h.Err
+}
+
+// HistoryCase is one configuration of a fold that rewrote rows of Table,
+// and what it must do with a HistoryStore: ask for the tables in
+// WantAsked and report WantState as its store compaction.
+type HistoryCase struct {
+	Name      string
+	Keep      bool  // the fold's Config.KeepStoreHistory
+	Err       error // what the store's request returns
+	WantAsked []storage.Table
+	WantState string
+}
+
+// HistoryCases are the cases every folder of table runs: asked once and
+// "requested"; not asked with KeepStoreHistory; asked and "failed" when
+// the request fails (the fold's own outcome stands).
+func HistoryCases(table storage.Table) []HistoryCase {
+	return []HistoryCase{
+		{Name: "drop", WantAsked: []storage.Table{table}, WantState: "requested"},
+		{Name: "keep", Keep: true},
+		{Name: "failed", Err: errors.New("region server down"), WantAsked: []storage.Table{table}, WantState: "failed"},
+	}
 }
