@@ -11,6 +11,7 @@ import (
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/internal/open"
+	"github.com/simdex/simdex/internal/schematest"
 	"github.com/simdex/simdex/kvindex"
 	"github.com/simdex/simdex/schema"
 	"github.com/simdex/simdex/storage"
@@ -36,16 +37,7 @@ func TestUpgradeVerbHBase(t *testing.T) {
 		c.Close()
 	})
 	// The tables of a namespace from before the lock family.
-	if err := c.CreateNamespace(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	for _, tb := range (schema.Schema{Namespace: ns, Compression: "NONE"}).WithDefaults().Tables() {
-		td := tb.Descriptor
-		td.Families = td.Families[:1]
-		if err := c.CreateTable(ctx, &td, tb.SplitKeys); err != nil {
-			t.Fatal(err)
-		}
-	}
+	schematest.CreateBeforeLockFamily(ctx, t, c, ns)
 	where := open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns}}
 	cfg := kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true}
 	if _, err := open.Index(ctx, where, cfg); err == nil || !strings.Contains(err.Error(), "lock family") {

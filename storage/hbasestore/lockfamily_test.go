@@ -8,6 +8,7 @@ import (
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/internal/schematest"
 	"github.com/simdex/simdex/schema"
 	"github.com/simdex/simdex/storage"
 )
@@ -108,16 +109,7 @@ func TestLockFamily(t *testing.T) {
 			c.Close()
 		})
 		// The schema of a namespace created before the lock family.
-		if err := c.CreateNamespace(ctx, ns); err != nil {
-			t.Fatal(err)
-		}
-		for _, tb := range (schema.Schema{Namespace: ns, Compression: "NONE"}).WithDefaults().Tables() {
-			td := tb.Descriptor
-			td.Families = td.Families[:1]
-			if err := c.CreateTable(ctx, &td, tb.SplitKeys); err != nil {
-				t.Fatal(err)
-			}
-		}
+		schematest.CreateBeforeLockFamily(ctx, t, c, ns)
 		s, err := Open(ctx, Config{ZooKeeper: []string{zk}, Namespace: ns})
 		if err != nil {
 			t.Fatal(err)
