@@ -59,21 +59,7 @@ func majorCompactCheck(t *testing.T, c *Client) string {
 	}
 	// The servers compact in the background: wait for every region to
 	// be down to one file (or none, where every cell was deleted).
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		busy, err := c.Compacting(ctx, table)
-		if err != nil {
-			t.Fatalf("Compacting: %v", err)
-		}
-		got := files()
-		if !busy && slices.Max(got) <= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("store files %v (compacting %v) 90 s after MajorCompact, want at most 1 per region", got, busy)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitStoreFiles(t, c, table, "at most 1 per region", func(n []int) bool { return slices.Max(n) <= 1 })
 	for row, want := range map[string]string{"a": "", "z": "2"} {
 		res, err := c.Get(ctx, table, &Get{Row: []byte(row), MaxVersions: 10})
 		if err != nil {
@@ -90,4 +76,30 @@ func majorCompactCheck(t *testing.T, c *Client) string {
 		t.Error("MajorCompact of a missing table: no error")
 	}
 	return table
+}
+
+// waitStoreFiles polls table until no region is compacting and its store
+// files per region satisfy done (the servers may not report a requested
+// compaction at once), for at most 90 s, and returns them.
+func waitStoreFiles(t *testing.T, c *Client, table, want string, done func([]int) bool) []int {
+	t.Helper()
+	ctx := testCtx(t)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		busy, err := c.Compacting(ctx, table)
+		if err != nil {
+			t.Fatalf("Compacting: %v", err)
+		}
+		n, err := c.StoreFiles(ctx, table)
+		if err != nil {
+			t.Fatalf("StoreFiles: %v", err)
+		}
+		if !busy && done(n) {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: store files %v (compacting %v) after 90 s, want %s", table, n, busy, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/simdex/simdex/internal/hbasetest"
 )
@@ -65,45 +64,19 @@ func TestSecureAdminCalls(t *testing.T) {
 	if err := owner.Flush(ctx, table); err != nil {
 		t.Fatalf("Flush by the owner: %v", err)
 	}
-	before := storeFilesIdle(t, owner, table)
+	anything := func([]int) bool { return true }
+	before := waitStoreFiles(t, owner, table, "", anything)
 	if slices.Max(before) < 2 {
 		t.Fatalf("store files %v after a flush onto a compacted region, want 2 in a region", before)
 	}
 	if err := reader.MajorCompact(ctx, table); err != nil {
 		t.Fatalf("MajorCompact by a principal granted nothing: %v (HBase accepts the request and refuses the compaction when it runs)", err)
 	}
-	if got := storeFilesIdle(t, owner, table); !slices.Equal(got, before) {
+	if got := waitStoreFiles(t, owner, table, "", anything); !slices.Equal(got, before) {
 		t.Errorf("store files %v after the refused compaction, want %v as before", got, before)
 	}
 	if err := owner.MajorCompact(ctx, table); err != nil {
 		t.Fatalf("MajorCompact by the owner: %v", err)
 	}
-	if got := storeFilesIdle(t, owner, table); slices.Max(got) > 1 {
-		t.Errorf("store files %v after the owner's compaction (from %v), want at most 1 per region", got, before)
-	}
-}
-
-// storeFilesIdle waits until no region of table is compacting or has a
-// compaction queued and returns its store files per region.
-func storeFilesIdle(t *testing.T, c *Client, table string) []int {
-	t.Helper()
-	ctx := testCtx(t)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		busy, err := c.Compacting(ctx, table)
-		if err != nil {
-			t.Fatalf("Compacting: %v", err)
-		}
-		if !busy {
-			n, err := c.StoreFiles(ctx, table)
-			if err != nil {
-				t.Fatalf("StoreFiles: %v", err)
-			}
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still compacting after 90 s", table)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitStoreFiles(t, owner, table, "at most 1 per region after the owner's compaction", func(n []int) bool { return slices.Max(n) <= 1 })
 }
