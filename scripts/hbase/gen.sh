@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PATH="$(go env GOPATH)/bin:$PATH"
-protoc --proto_path=hbase/internal/pb --go_out=hbase/internal/pb --go_opt=paths=source_relative hbase/internal/pb/hbase.proto hbase/internal/pb/bulkload.proto
-echo "gen.sh: wrote hbase/internal/pb/hbase.pb.go and bulkload.pb.go"
+protoc --proto_path=hbase/internal/pb --go_out=hbase/internal/pb --go_opt=paths=source_relative hbase/internal/pb/hbase.proto hbase/internal/pb/bulkload.proto hbase/internal/pb/acl.proto
+echo "gen.sh: wrote hbase/internal/pb/hbase.pb.go, bulkload.pb.go and acl.pb.go"

@@ -24,6 +24,9 @@
 #   stale.keytab              simdex-stale@SIMDEX.TEST: its key changed after export
 #   reader.keytab             simdex-reader@SIMDEX.TEST: valid, but granted nothing
 #                             (with authorization, HBase refuses it everything)
+#   server.keytab             simdex-server@SIMDEX.TEST: not a superuser; with
+#                             authorization it may do what a test grants it
+#                             on that test's own tables
 #   ca.pem, server.pem/-key.pem, client.pem/-key.pem   the CA and its certificates
 #   client-conf/hbase-site.xml the Java peer's client configuration
 #   client-conf/jaas.conf     the Java peer's ZooKeeper login (as simdex)
@@ -192,6 +195,8 @@ kadm "ktadd -k $dir/stale.keytab simdex-stale@$realm"
 kadm "cpw -randkey simdex-stale@$realm"
 kadm "addprinc -randkey simdex-reader@$realm"
 kadm "ktadd -k $dir/reader.keytab simdex-reader@$realm"
+kadm "addprinc -randkey simdex-server@$realm"
+kadm "ktadd -k $dir/server.keytab simdex-server@$realm"
 chmod 600 "$dir"/*.keytab
 setsid krb5kdc -n -P "$dir/kdc.pid" >"$dir/kdc/stdout.log" 2>&1 </dev/null &
 echo $! >"$dir/kdc.pid"
@@ -252,7 +257,8 @@ common_props() { # both the servers' and the Java peer's
 		# servers, as a secured production cluster runs it: a table's
 		# creator owns it, anyone else needs grants (hbase:acl), superusers
 		# need none. The tests' main principals create namespaces, which
-		# takes global ADMIN, so they are superusers; simdex-reader is not.
+		# takes global ADMIN, so they are superusers; simdex-reader and
+		# simdex-server are not.
 		access=org.apache.hadoop.hbase.security.access.AccessController
 		prop hbase.security.authorization true
 		prop hbase.coprocessor.master.classes "$access"
