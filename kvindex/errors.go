@@ -35,6 +35,10 @@ var (
 	// succeed. It is storage.ErrStore, which stores wrap their failures
 	// with.
 	ErrStore = storage.ErrStore
+	// ErrDenied: the store refused this process the operation (on HBase,
+	// a missing permission); it comes with ErrStore. It is
+	// storage.ErrDenied.
+	ErrDenied = storage.ErrDenied
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("kvindex: index closed")
 )

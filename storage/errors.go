@@ -6,3 +6,10 @@ import "errors"
 // error): retrying later may succeed. Context errors are kept matchable
 // beside it.
 var ErrStore = errors.New("storage: store unavailable")
+
+// ErrDenied is wrapped, beside ErrStore, by a failure that is the store
+// refusing this process's identity the operation (on HBase, an
+// AccessDeniedException: the principal lacks a permission). Retrying does
+// not help until an operator grants it, so a caller that tells the two
+// apart answers it as a fault of its own set-up, not as an outage.
+var ErrDenied = errors.New("storage: permission denied")

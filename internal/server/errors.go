@@ -126,6 +126,10 @@ func classify(err error) problem {
 		return p(http.StatusNotFound, "not-found", "Document not found", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return p(http.StatusServiceUnavailable, "timeout", "Request timed out", "the store did not answer within the request deadline; retry later")
+	case errors.Is(err, kvindex.ErrDenied):
+		// Not an outage: a retry is refused the same way until an operator
+		// grants the server's principal what it lacks, so no 503.
+		return p(http.StatusInternalServerError, "store-denied", "Store refused the server", "the index store refused this server's identity the operation (a missing permission); the server's log names it")
 	case errors.Is(err, kvindex.ErrStore):
 		return p(http.StatusServiceUnavailable, "store-unavailable", "Store unavailable", "the index store is unavailable; retry later")
 	case errors.Is(err, context.Canceled):

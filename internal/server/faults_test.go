@@ -156,6 +156,7 @@ func TestClassifyKeepsWrappedTypes(t *testing.T) {
 	}{
 		{fmt.Errorf("layer: %w", fmt.Errorf("%w: row 7", kvindex.ErrCorrupt)), 500},
 		{fmt.Errorf("a: %w", fmt.Errorf("%w: gone", kvindex.ErrStore)), 503},
+		{fmt.Errorf("a: %w", fmt.Errorf("%w (%w): no WRITE", kvindex.ErrStore, kvindex.ErrDenied)), 500},
 		{fmt.Errorf("a: %w", context.DeadlineExceeded), 503},
 		{fmt.Errorf("a: %w", kvindex.ErrNotFound), 404},
 		{fmt.Errorf("a: %w", &http.MaxBytesError{Limit: 10}), 413},

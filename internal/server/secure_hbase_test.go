@@ -16,11 +16,26 @@ import (
 // secureHBase sets cfg's HBase security as an admin would for the secured
 // HBase: TLS with the cluster's CA, Kerberos as simdex with its keytab.
 func secureHBase(s *hbasetest.SecureCluster) func(*Config) {
+	return secureHBaseAs(s, "simdex", "simdex.keytab")
+}
+
+// secureHBaseAs is secureHBase as another principal of the secured HBase.
+func secureHBaseAs(s *hbasetest.SecureCluster, user, keytab string) func(*Config) {
 	return func(cfg *Config) {
 		cfg.HBaseTLS, cfg.HBaseTLSCA = true, s.Path("ca.pem")
-		cfg.HBaseKerberosPrincipal, cfg.HBaseKerberosKeytab = hbasetest.Principal("simdex"), s.Path("simdex.keytab")
+		cfg.HBaseKerberosPrincipal, cfg.HBaseKerberosKeytab = hbasetest.Principal(user), s.Path(keytab)
 		cfg.HBaseKrb5Conf, cfg.HBaseRPCProtection = s.Krb5Conf(), "privacy"
 	}
+}
+
+// secureClient connects to the secured HBase as user, with its keytab.
+func secureClient(s *hbasetest.SecureCluster, user, keytab string) (*hbase.Client, error) {
+	tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
+	if err != nil {
+		return nil, err
+	}
+	return hbase.New(hbase.Config{ZooKeeper: []string{s.ZK}, TLS: tc,
+		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}})
 }
 
 // TestSecureHBaseServer: the whole server on the secured HBase (Kerberos
@@ -28,14 +43,7 @@ func secureHBase(s *hbasetest.SecureCluster) func(*Config) {
 // data.
 func TestSecureHBaseServer(t *testing.T) {
 	s := hbasetest.Secure(t)
-	ns := hbaseNamespaceWith(t, "ssrv", func() (*hbase.Client, error) {
-		tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
-		if err != nil {
-			return nil, err
-		}
-		return hbase.New(hbase.Config{ZooKeeper: []string{s.ZK}, TLS: tc,
-			Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal("simdex"), Keytab: s.Path("simdex.keytab"), Krb5Conf: s.Krb5Conf()}})
-	})
+	ns := hbaseNamespaceWith(t, "ssrv", func() (*hbase.Client, error) { return secureClient(s, "simdex", "simdex.keytab") })
 	srv := startHBaseServerWith(t, s.ZK, ns, true, secureHBase(s))
 	text := readText(t, "en_article.txt")
 	if st, b := srv.do(t, "POST", "/v1/documents", map[string]any{"id": "a1", "text": text}); st != http.StatusCreated {

@@ -225,7 +225,7 @@ func (s *Store) Config() Config { return s.cfg }
 func (s *Store) ensureTables(ctx context.Context) error {
 	var missing []storage.Table
 	for _, t := range storage.Tables {
-		td, err := s.c.DescribeTable(ctx, s.tables[t])
+		fams, err := s.families(ctx, t)
 		switch {
 		case errors.Is(err, hbase.ErrTableNotFound), errors.Is(err, hbase.ErrNamespaceNotFound):
 			missing = append(missing, t)
@@ -233,11 +233,11 @@ func (s *Store) ensureTables(ctx context.Context) error {
 		case err != nil:
 			return s.wrap(ctx, fmt.Errorf("describe %s: %w", s.tables[t], err))
 		}
-		if !slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == s.cfg.Family }) {
+		if !fams[s.cfg.Family] {
 			return fmt.Errorf("%w: table %s has no family %q", storage.ErrStore, s.tables[t], s.cfg.Family)
 		}
 		if t == storage.TableMeta {
-			s.hasLockFam = slices.ContainsFunc(td.Families, func(f hbase.FamilyDescriptor) bool { return f.Name == schema.LockFamily })
+			s.hasLockFam = fams[schema.LockFamily]
 		}
 	}
 	defer func() {
@@ -268,6 +268,46 @@ func (s *Store) ensureTables(ctx context.Context) error {
 	return nil
 }
 
+// families tells which of the families the store uses table t has: the
+// data family, and in the meta table the lock family. It reads the table's
+// descriptor; where the cluster refuses this principal the descriptor (it
+// takes CREATE or ADMIN on the table, which a server granted only READ and
+// WRITE lacks), it asks each family for a row instead, which READ allows:
+// HBase answers a Get of a family the table lacks with
+// NoSuchColumnFamilyException.
+func (s *Store) families(ctx context.Context, t storage.Table) (map[string]bool, error) {
+	want := []string{s.cfg.Family}
+	if t == storage.TableMeta {
+		want = append(want, schema.LockFamily)
+	}
+	has := map[string]bool{}
+	td, err := s.c.DescribeTable(ctx, s.tables[t])
+	if err == nil {
+		for _, f := range td.Families {
+			has[f.Name] = true
+		}
+		return has, nil
+	}
+	if !errors.Is(err, hbase.ErrAccessDenied) {
+		return nil, err
+	}
+	for _, f := range want {
+		_, err := s.c.Get(ctx, s.tables[t], &hbase.Get{Row: []byte(familyProbeRow), Columns: []hbase.Column{{Family: []byte(f)}}})
+		switch {
+		case errors.Is(err, hbase.ErrNoSuchFamily):
+		case err != nil:
+			return nil, fmt.Errorf("describing it was refused (%w), and so was reading it: %w", hbase.ErrAccessDenied, err)
+		default:
+			has[f] = true
+		}
+	}
+	return has, nil
+}
+
+// familyProbeRow is the row families asks for: any row will do, since
+// HBase checks the family before it looks for the row.
+const familyProbeRow = "simdex-family-probe"
+
 // wrap makes err a store error, keeping ctx's error matchable when ctx has
 // ended.
 func (s *Store) wrap(ctx context.Context, err error) error {
@@ -276,6 +316,9 @@ func (s *Store) wrap(ctx context.Context, err error) error {
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w: %w (%w)", storage.ErrStore, err, cerr)
+	}
+	if errors.Is(err, hbase.ErrAccessDenied) {
+		return fmt.Errorf("%w (%w): %w", storage.ErrStore, storage.ErrDenied, err)
 	}
 	return fmt.Errorf("%w: %w", storage.ErrStore, err)
 }
