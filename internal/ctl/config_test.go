@@ -137,3 +137,33 @@ func TestVerbHelp(t *testing.T) {
 		t.Errorf("seen -h: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestSchemaGrantArgs: grant and revoke want a user and a known role, and
+// --keep-store-history leaves out the CREATE the store compaction needs.
+func TestSchemaGrantArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		perms int // 0: a usage error
+	}{
+		{[]string{"grant", "--user", "svc"}, 3},
+		{[]string{"revoke", "--user", "svc", "--keep-store-history"}, 1},
+		{[]string{"grant", "--user", "svc", "--role", "server"}, 3},
+		{[]string{"grant"}, 0},
+		{[]string{"revoke", "--user", "svc", "--role", "admin"}, 0},
+	} {
+		c, _, err := parseWith(t, "schema", parseSchema, nil, append(tc.args, "--hbase-zk", "a:1")...)
+		if tc.perms == 0 {
+			if !errors.Is(err, ErrUsage) {
+				t.Errorf("%q: %v, want a usage error", tc.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if perms, err := c.grants(); err != nil || len(perms) != tc.perms {
+			t.Errorf("%q: grants %v, %v; want %d", tc.args, perms, err, tc.perms)
+		}
+	}
+}

@@ -13,8 +13,8 @@ import (
 
 var schemaVerb = Verb{
 	Name:    "schema",
-	Usage:   "create|verify|describe|drop --yes|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--fingerprints N --insert-rate R]",
-	Summary: "create, verify, describe or drop simdex's HBase tables; plan their size",
+	Usage:   "create|verify|describe|drop --yes|grant|revoke --user U|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--role server] [--keep-store-history] [--fingerprints N --insert-rate R]",
+	Summary: "create, verify, describe or drop simdex's HBase tables; grant a server's principal what it needs on them; plan their size",
 	Run:     runSchema,
 }
 
@@ -22,8 +22,13 @@ var schemaVerb = Verb{
 type schemaConfig struct {
 	// HBase is the cluster (HBaseCreateTables is not used).
 	config.HBase
-	// Command is create, verify, describe, drop or plan.
+	// Command is create, verify, describe, drop, grant, revoke or plan.
 	Command string
+	// User, Role and KeepStoreHistory choose grant's and revoke's
+	// permissions (schema.Grants): User is HBase's name for the principal.
+	User             string
+	Role             string
+	KeepStoreHistory bool
 	// Retention is the TTL of index, fp and docs cells (0: forever).
 	Retention   time.Duration
 	Compression string
@@ -42,7 +47,7 @@ type schemaConfig struct {
 
 func defaultSchemaConfig() schemaConfig {
 	return schemaConfig{HBase: config.DefaultHBase(), Compression: "SNAPPY", LayoutB: fingerprint.DefaultLayout.B, LayoutK: fingerprint.DefaultLayout.K,
-		IndexRegions: 1, SeenTTL: schema.DefaultSeenTTL, SeenRegions: 1, MetaRegions: schema.DefaultMetaRegions}
+		IndexRegions: 1, SeenTTL: schema.DefaultSeenTTL, SeenRegions: 1, MetaRegions: schema.DefaultMetaRegions, Role: string(schema.RoleServer)}
 }
 
 // schema is the declared schema of c.
@@ -58,8 +63,12 @@ func (c schemaConfig) Validate() error {
 	case "plan":
 		return nil
 	case "create", "verify", "describe", "drop":
+	case "grant", "revoke":
+		if _, err := c.grants(); err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
 	default:
-		return fmt.Errorf("%w: want one of create, verify, describe, drop, plan", ErrUsage)
+		return fmt.Errorf("%w: want one of %s", ErrUsage, schemaCommands)
 	}
 	if err := c.schema().Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -71,6 +80,14 @@ func (c schemaConfig) Validate() error {
 		return fmt.Errorf("%w: drop deletes every table of namespace %s and its data: add --yes", ErrUsage, c.HBaseNamespace)
 	}
 	return nil
+}
+
+// schemaCommands are the schema verb's commands, for usage errors.
+const schemaCommands = "create, verify, describe, drop, grant, revoke, plan"
+
+// grants is what grant and revoke give and take.
+func (c schemaConfig) grants() ([]hbase.Permission, error) {
+	return c.schema().Grants(c.User, schema.Role(c.Role), !c.KeepStoreHistory)
 }
 
 // parseSchema parses the verb's arguments.
@@ -88,6 +105,9 @@ func parseSchema(env *Env, args []string) (schemaConfig, error) {
 	fs.IntVar(&c.SeenRegions, "seen-regions", c.SeenRegions, "seen table regions at creation (equal ranges of the 2-byte user salt)")
 	fs.IntVar(&c.MetaRegions, "meta-regions", c.MetaRegions, "meta table regions at creation (equal ranges of the lease-lock rows, so a cluster spreads the locks over its region servers)")
 	fs.BoolVar(&c.Yes, "yes", c.Yes, "confirm drop")
+	fs.StringVar(&c.User, "user", c.User, "grant, revoke: HBase's name for the principal (its short name, e.g. simdex-svc for simdex-svc/host@REALM)")
+	fs.StringVar(&c.Role, "role", c.Role, "grant, revoke: what the principal does (server: the REST server)")
+	fs.BoolVar(&c.KeepStoreHistory, "keep-store-history", c.KeepStoreHistory, "grant, revoke: the server runs with --compact-keep-store-history (or compacts nothing), so it needs no CREATE on the index and seen tables")
 	fs.Int64Var(&c.Fingerprints, "fingerprints", c.Fingerprints, "plan: expected fingerprints at load")
 	fs.Float64Var(&c.InsertRate, "insert-rate", c.InsertRate, "plan: inserts per second")
 	pos, err := parse(env, s, args)
@@ -95,7 +115,7 @@ func parseSchema(env *Env, args []string) (schemaConfig, error) {
 		return c, err
 	}
 	if len(pos) != 1 {
-		return c, fmt.Errorf("%w: want one of create, verify, describe, drop, plan", ErrUsage)
+		return c, fmt.Errorf("%w: want one of %s", ErrUsage, schemaCommands)
 	}
 	c.Command = pos[0]
 	return c, c.Validate()
@@ -159,6 +179,22 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "dropped namespace %s\n", sc.Namespace)
+		return nil
+	case "grant", "revoke":
+		perms, err := cfg.grants()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		do, verb := c.Grant, "granted"
+		if cfg.Command == "revoke" {
+			do, verb = c.Revoke, "revoked"
+		}
+		for _, p := range perms {
+			if err := do(ctx, p); err != nil {
+				return fmt.Errorf("%s %s: %w", cfg.Command, p, err)
+			}
+			fmt.Fprintf(env.Stdout, "%s %s\n", verb, p)
+		}
 		return nil
 	}
 	return fmt.Errorf("%w: unknown schema command %q", ErrUsage, cfg.Command)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/storage"
 )
@@ -37,6 +40,9 @@ func TestSecureSchemaVerbs(t *testing.T) {
 	if code, out, errs := runSecure("schema", "verify"); code != 0 || !strings.Contains(out, "ok:") {
 		t.Fatalf("verify: %d\n%s%s", code, out, errs)
 	}
+	if s.Authorization {
+		checkSecureGrant(t, s, ns, runSecure)
+	}
 	// Without the keytab the cluster refuses, and the command says why.
 	delete(vars, "SIMDEX_HBASE_KERBEROS_KEYTAB")
 	delete(vars, "SIMDEX_HBASE_KERBEROS_PRINCIPAL")
@@ -49,5 +55,53 @@ func TestSecureSchemaVerbs(t *testing.T) {
 	vars["SIMDEX_HBASE_KERBEROS_KEYTAB"] = s.Path("simdex.keytab")
 	if code, out, errs := runSecure("schema", "drop", "--yes"); code != 0 {
 		t.Fatalf("drop: %d\n%s%s", code, out, errs)
+	}
+}
+
+// checkSecureGrant: schema grant gives a server's principal its role's
+// permissions on the namespace and revoke takes them away, as the owner's
+// client reads them back from HBase.
+func checkSecureGrant(t *testing.T, s *hbasetest.SecureCluster, ns string, run func(...string) (int, string, string)) {
+	t.Helper()
+	const user = "simdex-server"
+	tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hbase.New(hbase.Config{ZooKeeper: []string{s.ZK}, TLS: tc,
+		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal("simdex"), Keytab: s.Path("simdex.keytab"), Krb5Conf: s.Krb5Conf()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held := func() []string {
+		t.Helper()
+		var out []string
+		for _, scope := range [][2]string{{ns, ""}, {"", ns + ":index"}, {"", ns + ":seen"}} {
+			perms, err := c.Permissions(ctx, user, scope[0], scope[1])
+			if err != nil {
+				t.Fatalf("Permissions %v: %v", scope, err)
+			}
+			for _, p := range perms {
+				out = append(out, p.String())
+			}
+		}
+		return out
+	}
+	code, out, errs := run("schema", "grant", "--user", user)
+	want := []string{user + " RW on namespace " + ns, user + " C on table " + ns + ":index", user + " C on table " + ns + ":seen"}
+	if code != 0 || strings.Count(out, "granted ") != len(want) {
+		t.Fatalf("grant: %d\n%s%s", code, out, errs)
+	}
+	if got := held(); !slices.Equal(got, want) {
+		t.Errorf("after grant the user holds %q, want %q", got, want)
+	}
+	if code, out, errs := run("schema", "revoke", "--user", user); code != 0 || strings.Count(out, "revoked ") != len(want) {
+		t.Fatalf("revoke: %d\n%s%s", code, out, errs)
+	}
+	if got := held(); len(got) != 0 {
+		t.Errorf("after revoke the user holds %q, want nothing", got)
 	}
 }
