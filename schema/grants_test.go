@@ -22,6 +22,8 @@ func TestGrants(t *testing.T) {
 		{"server", "svc", RoleServer, true, []string{"svc RW on namespace news", "svc C on table news:index", "svc C on table news:seen"}, false},
 		{"server keeping store history", "svc", RoleServer, false, []string{"svc RW on namespace news"}, false},
 		{"a group", "@simdex", RoleServer, false, []string{"@simdex RW on namespace news"}, false},
+		{"loader", "etl", RoleLoader, false, []string{"etl RW on namespace news", "etl C on table news:index", "etl C on table news:fp",
+			"etl C on table news:docs", "etl C on table news:bands"}, false},
 		{"no user", "", RoleServer, true, nil, true},
 		{"unknown role", "svc", Role("owner"), true, nil, true},
 	} {

@@ -16,6 +16,7 @@ import (
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/internal/hbasetest"
 	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/schema"
 	"github.com/simdex/simdex/storage/hbasestore"
 )
 
@@ -161,6 +162,61 @@ func TestSecureHFileImport(t *testing.T) {
 			t.Errorf("HFiles left behind after the import: %v", left)
 		}
 		checkLookups(t, ix, docs[:50])
+	})
+
+	t.Run("granted loader", func(t *testing.T) {
+		if !s.Authorization {
+			t.Skip("the secured HBase does not check permissions (SIMDEX_HBASE_AUTHORIZATION=0)")
+		}
+		// The tables' owner creates them and grants the loader's role to a
+		// principal that is no superuser, which then loads them.
+		owner := openSecureIndex(t, s)
+		ns := owner.Store().(*hbasestore.Store).Config().Namespace
+		const user = "simdex-server"
+		perms, err := schema.Schema{Namespace: ns}.WithDefaults().Grants(user, schema.RoleLoader, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
+		defer cancel()
+		for _, p := range perms {
+			if err := owner.Store().(*hbasestore.Store).Client().Grant(ctx, p); err != nil {
+				t.Fatalf("grant %s: %v", p, err)
+			}
+		}
+		cfg := secureStoreConfig(s, ns)
+		cfg.CreateTables = false
+		cfg.Kerberos = &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path("server.keytab"), Krb5Conf: s.Krb5Conf()}
+		var st *hbasestore.Store
+		deadline := time.Now().Add(30 * time.Second) // region servers learn grants a moment later
+		for {
+			if st, err = hbasestore.Open(ctx, cfg); err == nil {
+				break
+			}
+			if !errors.Is(err, hbase.ErrAccessDenied) || time.Now().After(deadline) {
+				t.Fatalf("open as the loader: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024,
+			Locker: st.Locker(), Bands: kvindex.BandsOff})
+		if err != nil {
+			_ = st.Close()
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		lcfg := withCP(hfileConfig(dir, glob), filepath.Join(dir, "cp-granted"))
+		lcfg.Import.FileMode = 0o666
+		got, err := Run(bg, ix, lcfg)
+		if err != nil {
+			t.Fatalf("hfile load as a principal granted %v: %v", perms, err)
+		}
+		if d := diff(refDump, dump(t, ix)); d != "" {
+			t.Errorf("HFile import by the granted loader differs from the puts load:\n%s", d)
+		}
+		if got.HFilesImported == 0 || got.HFilesPut != 0 {
+			t.Errorf("%d HFiles imported, %d put instead: want imports only", got.HFilesImported, got.HFilesPut)
+		}
 	})
 
 	// CleanupBulkLoad removed the staging directory of every token the

@@ -148,6 +148,7 @@ func TestSchemaGrantArgs(t *testing.T) {
 		{[]string{"grant", "--user", "svc"}, 3},
 		{[]string{"revoke", "--user", "svc", "--keep-store-history"}, 1},
 		{[]string{"grant", "--user", "svc", "--role", "server"}, 3},
+		{[]string{"grant", "--user", "etl", "--role", "loader"}, 5},
 		{[]string{"grant"}, 0},
 		{[]string{"revoke", "--user", "svc", "--role", "admin"}, 0},
 	} {

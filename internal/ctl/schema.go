@@ -13,7 +13,7 @@ import (
 
 var schemaVerb = Verb{
 	Name:    "schema",
-	Usage:   "create|verify|describe|drop --yes|grant|revoke --user U|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--role server] [--keep-store-history] [--fingerprints N --insert-rate R]",
+	Usage:   "create|verify|describe|drop --yes|grant|revoke --user U|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--role server|loader] [--keep-store-history] [--fingerprints N --insert-rate R]",
 	Summary: "create, verify, describe or drop simdex's HBase tables; grant a server's principal what it needs on them; plan their size",
 	Run:     runSchema,
 }
@@ -106,7 +106,7 @@ func parseSchema(env *Env, args []string) (schemaConfig, error) {
 	fs.IntVar(&c.MetaRegions, "meta-regions", c.MetaRegions, "meta table regions at creation (equal ranges of the lease-lock rows, so a cluster spreads the locks over its region servers)")
 	fs.BoolVar(&c.Yes, "yes", c.Yes, "confirm drop")
 	fs.StringVar(&c.User, "user", c.User, "grant, revoke: HBase's name for the principal (its short name, e.g. simdex-svc for simdex-svc/host@REALM)")
-	fs.StringVar(&c.Role, "role", c.Role, "grant, revoke: what the principal does (server: the REST server)")
+	fs.StringVar(&c.Role, "role", c.Role, "grant, revoke: what the principal does (server: the REST server; loader: cmd/bulkload and the Spark job)")
 	fs.BoolVar(&c.KeepStoreHistory, "keep-store-history", c.KeepStoreHistory, "grant, revoke: the server runs with --compact-keep-store-history (or compacts nothing), so it needs no CREATE on the index and seen tables")
 	fs.Int64Var(&c.Fingerprints, "fingerprints", c.Fingerprints, "plan: expected fingerprints at load")
 	fs.Float64Var(&c.InsertRate, "insert-rate", c.InsertRate, "plan: inserts per second")
