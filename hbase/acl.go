@@ -154,7 +154,8 @@ func fromUserPermission(up *pb.UserPermission) Permission {
 // through ZooKeeper, so a call right after it may still be refused for a
 // moment. Granting takes ADMIN on the scope (or on the cluster); the
 // cluster must check permissions (hbase.security.authorization with the
-// AccessController), else the master refuses with ErrRemote.
+// AccessController), else the master refuses at once with a *RemoteError
+// saying the AccessController is not loaded.
 func (c *Client) Grant(ctx context.Context, p Permission) error {
 	up, err := p.proto()
 	if err != nil {

@@ -152,3 +152,23 @@ func eventuallyDenied(t *testing.T, what string, call func() error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestGrantWithoutAuthorization: on a cluster that does not check
+// permissions (the test HBase), Grant fails at once, not retried, with the
+// master's reason: the AccessController is not loaded.
+func TestGrantWithoutAuthorization(t *testing.T) {
+	c := newTestClient(t)
+	ctx := testCtx(t)
+	err := c.Grant(ctx, Permission{User: grantee, Namespace: testNamespace, Rights: []Right{RightRead}})
+	var re *RemoteError
+	switch {
+	case err == nil:
+		t.Fatal("Grant on a cluster without authorization: no error")
+	case !errors.As(err, &re) || errors.Is(err, ErrRetriesExhausted):
+		t.Fatalf("Grant on a cluster without authorization: %v, want the master's error, not retried", err)
+	}
+	t.Log(err)
+	if _, err := c.Permissions(ctx, "", testNamespace, ""); err == nil {
+		t.Error("Permissions on a cluster without authorization: no error")
+	}
+}
