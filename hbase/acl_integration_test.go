@@ -27,7 +27,7 @@ func TestSecureGrants(t *testing.T) {
 	}
 	tc := s.TLSConfig(t, false)
 	owner := secureClient(t, s.ZK, keytabAuth(s, "simdex", "simdex.keytab"), tc)
-	server := secureClient(t, s.ZK, keytabAuth(s, grantee, "server.keytab"), tc)
+	server := secureClient(t, s.ZK, keytabAuth(s, grantee, hbasetest.GranteeKeytab), tc)
 	ctx := testCtx(t)
 	table := createTable(t, owner, "grant", []FamilyDescriptor{{Name: "f"}})
 	put := func(c *Client, table string) error {
@@ -124,33 +124,25 @@ func wantRights(t *testing.T, c *Client, table, rights string) {
 // meanwhile, with ErrAccessDenied and nothing else.
 func eventually(t *testing.T, what string, call func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := call()
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, ErrAccessDenied) || time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	hbasetest.Eventually(t, what, call, func(err error) bool { return errors.Is(err, ErrAccessDenied) })
 }
+
+// errNotYet: the call a revoke should refuse still went through.
+var errNotYet = errors.New("allowed: the revoke has not reached the region server yet")
 
 // eventuallyDenied retries call until it is refused with ErrAccessDenied.
 func eventuallyDenied(t *testing.T, what string, call func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	hbasetest.Eventually(t, what+", want ErrAccessDenied", func() error {
 		err := call()
-		if errors.Is(err, ErrAccessDenied) {
-			return
+		switch {
+		case errors.Is(err, ErrAccessDenied):
+			return nil
+		case err == nil:
+			return errNotYet
 		}
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("%s: %v, want ErrAccessDenied", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	}, func(err error) bool { return err == errNotYet })
 }
 
 // TestGrantWithoutAuthorization: on a cluster that does not check

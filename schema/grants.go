@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/simdex/simdex/hbase"
 	"github.com/simdex/simdex/storage"
@@ -59,4 +61,54 @@ func (s Schema) Grants(user string, role Role, storeCompaction bool) ([]hbase.Pe
 		return out, nil
 	}
 	return nil, fmt.Errorf("%w: role %q: want one of %v", ErrInvalid, role, Roles)
+}
+
+// MissingGrants returns, of perms (Grants'), the rights their users do not
+// hold, as the cluster lists them: a right held on the whole cluster or on
+// the namespace counts for its tables too, as HBase checks it. Listing
+// another user's permissions takes ADMIN on the scope.
+func MissingGrants(ctx context.Context, c *hbase.Client, perms []hbase.Permission) ([]hbase.Permission, error) {
+	var missing []hbase.Permission
+	for _, p := range perms {
+		held := map[hbase.Right]bool{}
+		scopes := [][2]string{{"", ""}} // the cluster
+		ns := p.Namespace
+		if p.Table != "" {
+			if n, _, ok := strings.Cut(p.Table, ":"); ok {
+				ns = n
+			} else {
+				ns = "default"
+			}
+			scopes = append(scopes, [2]string{"", p.Table})
+		}
+		if ns != "" {
+			scopes = append(scopes, [2]string{ns, ""})
+		}
+		for _, sc := range scopes {
+			got, err := c.Permissions(ctx, p.User, sc[0], sc[1])
+			if err != nil {
+				return nil, fmt.Errorf("permissions of %s: %w", p.User, err)
+			}
+			for _, g := range got {
+				if g.User != p.User {
+					continue
+				}
+				for _, r := range g.Rights {
+					held[r] = true
+				}
+			}
+		}
+		var lack []hbase.Right
+		for _, r := range p.Rights {
+			if !held[r] {
+				lack = append(lack, r)
+			}
+		}
+		if len(lack) > 0 {
+			q := p
+			q.Rights = lack
+			missing = append(missing, q)
+		}
+	}
+	return missing, nil
 }

@@ -172,7 +172,7 @@ func TestSecureHFileImport(t *testing.T) {
 		// principal that is no superuser, which then loads them.
 		owner := openSecureIndex(t, s)
 		ns := owner.Store().(*hbasestore.Store).Config().Namespace
-		const user = "simdex-server"
+		const user = hbasetest.Grantee
 		perms, err := schema.Schema{Namespace: ns}.WithDefaults().Grants(user, schema.RoleLoader, false)
 		if err != nil {
 			t.Fatal(err)
@@ -186,18 +186,12 @@ func TestSecureHFileImport(t *testing.T) {
 		}
 		cfg := secureStoreConfig(s, ns)
 		cfg.CreateTables = false
-		cfg.Kerberos = &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path("server.keytab"), Krb5Conf: s.Krb5Conf()}
+		cfg.Kerberos = &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(hbasetest.GranteeKeytab), Krb5Conf: s.Krb5Conf()}
 		var st *hbasestore.Store
-		deadline := time.Now().Add(30 * time.Second) // region servers learn grants a moment later
-		for {
-			if st, err = hbasestore.Open(ctx, cfg); err == nil {
-				break
-			}
-			if !errors.Is(err, hbase.ErrAccessDenied) || time.Now().After(deadline) {
-				t.Fatalf("open as the loader: %v", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		hbasetest.Eventually(t, "open as the loader", func() (err error) {
+			st, err = hbasestore.Open(ctx, cfg)
+			return err
+		}, func(err error) bool { return errors.Is(err, hbase.ErrAccessDenied) })
 		ix, err := kvindex.Open(ctx, st, kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, BucketWidth: 24 * time.Hour, MaxCellBytes: 1024,
 			Locker: st.Locker(), Bands: kvindex.BandsOff})
 		if err != nil {

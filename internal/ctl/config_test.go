@@ -138,8 +138,9 @@ func TestVerbHelp(t *testing.T) {
 	}
 }
 
-// TestSchemaGrantArgs: grant and revoke want a user and a known role, and
-// --keep-store-history leaves out the CREATE the store compaction needs.
+// TestSchemaGrantArgs: grant and revoke want a user and a known role (as
+// verify does when given a user), and --keep-store-history leaves out the
+// CREATE the store compaction needs.
 func TestSchemaGrantArgs(t *testing.T) {
 	for _, tc := range []struct {
 		args  []string
@@ -149,6 +150,8 @@ func TestSchemaGrantArgs(t *testing.T) {
 		{[]string{"revoke", "--user", "svc", "--keep-store-history"}, 1},
 		{[]string{"grant", "--user", "svc", "--role", "server"}, 3},
 		{[]string{"grant", "--user", "etl", "--role", "loader"}, 5},
+		{[]string{"verify", "--user", "svc"}, 3},
+		{[]string{"verify", "--user", "svc", "--role", "reader"}, 0},
 		{[]string{"grant"}, 0},
 		{[]string{"revoke", "--user", "svc", "--role", "admin"}, 0},
 	} {

@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 var schemaVerb = Verb{
 	Name:    "schema",
-	Usage:   "create|verify|describe|drop --yes|grant|revoke --user U|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--role server|loader] [--keep-store-history] [--fingerprints N --insert-rate R]",
+	Usage:   "create|verify [--user U]|describe|drop --yes|grant|revoke --user U|plan [--hbase-zk Q] [--hbase-namespace NS] [--retention D] [--compression C] [--layout-b B --layout-k K] [--index-regions N] [--role server|loader] [--keep-store-history] [--fingerprints N --insert-rate R]",
 	Summary: "create, verify, describe or drop simdex's HBase tables; grant a server's principal what it needs on them; plan their size",
 	Run:     runSchema,
 }
@@ -62,8 +63,12 @@ func (c schemaConfig) Validate() error {
 	switch c.Command {
 	case "plan":
 		return nil
-	case "create", "verify", "describe", "drop":
-	case "grant", "revoke":
+	case "create", "describe", "drop":
+	case "verify", "grant", "revoke":
+		// verify checks grants only when given a user; the others need one.
+		if c.Command == "verify" && c.User == "" {
+			break
+		}
 		if _, err := c.grants(); err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
@@ -79,6 +84,27 @@ func (c schemaConfig) Validate() error {
 	if c.Command == "drop" && !c.Yes {
 		return fmt.Errorf("%w: drop deletes every table of namespace %s and its data: add --yes", ErrUsage, c.HBaseNamespace)
 	}
+	return nil
+}
+
+// verifyGrants prints the rights cfg.User lacks for its role (schema
+// verify --user), or that it has them all.
+func verifyGrants(ctx context.Context, env *Env, c *hbase.Client, cfg schemaConfig) error {
+	perms, err := cfg.grants()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	missing, err := schema.MissingGrants(ctx, c, perms)
+	if err != nil {
+		return err
+	}
+	for _, p := range missing {
+		fmt.Fprintf(env.Stdout, "missing grant: %s\n", p)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s lacks %d of the grants role %s needs: simdexctl schema grant --user %s --role %s", cfg.User, len(missing), cfg.Role, cfg.User, cfg.Role)
+	}
+	fmt.Fprintf(env.Stdout, "ok: %s holds what role %s needs\n", cfg.User, cfg.Role)
 	return nil
 }
 
@@ -105,9 +131,9 @@ func parseSchema(env *Env, args []string) (schemaConfig, error) {
 	fs.IntVar(&c.SeenRegions, "seen-regions", c.SeenRegions, "seen table regions at creation (equal ranges of the 2-byte user salt)")
 	fs.IntVar(&c.MetaRegions, "meta-regions", c.MetaRegions, "meta table regions at creation (equal ranges of the lease-lock rows, so a cluster spreads the locks over its region servers)")
 	fs.BoolVar(&c.Yes, "yes", c.Yes, "confirm drop")
-	fs.StringVar(&c.User, "user", c.User, "grant, revoke: HBase's name for the principal (its short name, e.g. simdex-svc for simdex-svc/host@REALM)")
-	fs.StringVar(&c.Role, "role", c.Role, "grant, revoke: what the principal does (server: the REST server; loader: cmd/bulkload and the Spark job)")
-	fs.BoolVar(&c.KeepStoreHistory, "keep-store-history", c.KeepStoreHistory, "grant, revoke: the server runs with --compact-keep-store-history (or compacts nothing), so it needs no CREATE on the index and seen tables")
+	fs.StringVar(&c.User, "user", c.User, "grant, revoke, verify: HBase's name for the principal (its short name, e.g. simdex-svc for simdex-svc/host@REALM)")
+	fs.StringVar(&c.Role, "role", c.Role, "grant, revoke, verify: what the principal does (server: the REST server; loader: cmd/bulkload and the Spark job)")
+	fs.BoolVar(&c.KeepStoreHistory, "keep-store-history", c.KeepStoreHistory, "grant, revoke, verify: the server runs with --compact-keep-store-history (or compacts nothing), so it needs no CREATE on the index and seen tables")
 	fs.Int64Var(&c.Fingerprints, "fingerprints", c.Fingerprints, "plan: expected fingerprints at load")
 	fs.Float64Var(&c.InsertRate, "insert-rate", c.InsertRate, "plan: inserts per second")
 	pos, err := parse(env, s, args)
@@ -169,7 +195,10 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 		if err == nil {
 			fmt.Fprintf(env.Stdout, "ok: namespace %s matches the declared schema\n", sc.Namespace)
 		}
-		return err
+		if cfg.User == "" {
+			return err
+		}
+		return errors.Join(err, verifyGrants(ctx, env, c, cfg))
 	case "describe":
 		out, err := schema.DescribeAll(ctx, c, sc)
 		fmt.Fprint(env.Stdout, out)

@@ -90,6 +90,14 @@ func checkSecureGrant(t *testing.T, s *hbasetest.SecureCluster, ns string, run f
 		}
 		return out
 	}
+	verify := func(want string) {
+		t.Helper()
+		code, out, errs := run("schema", "verify", "--user", user)
+		if (code == 0) != (want == "ok") || !strings.Contains(out, want) {
+			t.Errorf("verify --user %s: %d\n%s%s\nwant %q", user, code, out, errs, want)
+		}
+	}
+	verify("missing grant: " + user + " RW on namespace " + ns)
 	code, out, errs := run("schema", "grant", "--user", user)
 	want := []string{user + " RW on namespace " + ns, user + " C on table " + ns + ":index", user + " C on table " + ns + ":seen"}
 	if code != 0 || strings.Count(out, "granted ") != len(want) {
@@ -98,6 +106,11 @@ func checkSecureGrant(t *testing.T, s *hbasetest.SecureCluster, ns string, run f
 	if got := held(); !slices.Equal(got, want) {
 		t.Errorf("after grant the user holds %q, want %q", got, want)
 	}
+	verify("ok: " + user + " holds what role server needs")
+	if code, out, errs := run("schema", "revoke", "--user", "simdex-server", "--keep-store-history"); code != 0 || strings.Count(out, "revoked ") != 1 {
+		t.Fatalf("revoke --keep-store-history: %d\n%s%s", code, out, errs)
+	}
+	verify("missing grant: " + user + " RW on namespace " + ns)
 	if code, out, errs := run("schema", "revoke", "--user", user); code != 0 || strings.Count(out, "revoked ") != len(want) {
 		t.Fatalf("revoke: %d\n%s%s", code, out, errs)
 	}

@@ -148,3 +148,34 @@ func (s *SecureCluster) Peer(t testing.TB, stdin string, args ...string) string 
 	cmd.Env = append(cmd.Env, "SIMDEX_HBASE_PEER_CONF="+s.Path("client-conf"), "SIMDEX_HBASE_PEER_JAVA_OPTS="+opts)
 	return runPeer(t, cmd, stdin, "secured peer", args)
 }
+
+// Grantee is the secured HBase's principal that is no superuser and owns
+// nothing: tests grant it rights on tables and namespaces of their own.
+const Grantee = "simdex-server"
+
+// GranteeKeytab is Grantee's keytab in the secured HBase's directory.
+const GranteeKeytab = "server.keytab"
+
+// PermissionWait bounds how long Eventually waits: region servers apply a
+// grant or a revoke when ZooKeeper tells them, a moment after the master
+// wrote it, and answer by the old permissions meanwhile.
+const PermissionWait = 30 * time.Second
+
+// Eventually calls call until it returns nil, every 200 ms for at most
+// PermissionWait. An error that pending does not accept (the refusal the
+// old permissions give) fails the test at once, as does the wait running
+// out.
+func Eventually(t testing.TB, what string, call func() error, pending func(error) bool) {
+	t.Helper()
+	deadline := time.Now().Add(PermissionWait)
+	for {
+		err := call()
+		if err == nil {
+			return
+		}
+		if !pending(err) || time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -361,6 +361,13 @@ func startRun(t *testing.T, cfg Config) *runServer {
 // token when there is one) and returns the answer's status and body.
 func apiCall(t *testing.T, base, key, method, path string, body any) (int, []byte) {
 	t.Helper()
+	code, _, out := apiCallHeader(t, base, key, method, path, body)
+	return code, out
+}
+
+// apiCallHeader is apiCall with the response's headers.
+func apiCallHeader(t *testing.T, base, key, method, path string, body any) (int, http.Header, []byte) {
+	t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -386,7 +393,7 @@ func apiCall(t *testing.T, base, key, method, path string, body any) (int, []byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
 }
 
 // problemCase is a request the server must refuse with a problem of a

@@ -1,11 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,7 +31,7 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 	if !s.Authorization {
 		t.Skip("the secured HBase does not check permissions (SIMDEX_HBASE_AUTHORIZATION=0)")
 	}
-	const user, keytab = "simdex-server", "server.keytab"
+	const user, keytab = hbasetest.Grantee, hbasetest.GranteeKeytab
 	ns := hbaseNamespaceWith(t, "sgrant", func() (*hbase.Client, error) { return secureClient(s, "simdex", "simdex.keytab") })
 	owner, err := secureClient(s, "simdex", "simdex.keytab")
 	if err != nil {
@@ -47,10 +46,10 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 	}
 
 	// A store of the server's principal, to see what it may do directly.
-	st, err := hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{s.ZK}, Namespace: ns,
+	storeCfg := hbasestore.Config{ZooKeeper: []string{s.ZK}, Namespace: ns,
 		TLS:      hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")},
-		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}})
-	if err == nil || !errors.Is(err, hbase.ErrAccessDenied) {
+		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}}
+	if _, err := hbasestore.Open(ctx, storeCfg); !errors.Is(err, hbase.ErrAccessDenied) {
 		t.Fatalf("opening the store before any grant: %v, want AccessDeniedException", err)
 	}
 	serve, err := sc.Grants(user, schema.RoleServer, false)
@@ -62,20 +61,11 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 			t.Fatalf("grant %s: %v", p, err)
 		}
 	}
-	// The region servers learn grants through ZooKeeper, a moment later.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err = hbasestore.Open(ctx, hbasestore.Config{ZooKeeper: []string{s.ZK}, Namespace: ns,
-			TLS:      hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")},
-			Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}})
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, hbase.ErrAccessDenied) || time.Now().After(deadline) {
-			t.Fatalf("opening the store with %v: %v", serve, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var st *hbasestore.Store
+	hbasetest.Eventually(t, fmt.Sprintf("opening the store with %v", serve), func() (err error) {
+		st, err = hbasestore.Open(ctx, storeCfg)
+		return err
+	}, denied)
 	defer st.Close()
 
 	srv := startHBaseServerWith(t, s.ZK, ns, false, secureHBaseAs(s, user, keytab))
@@ -111,45 +101,43 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 		t.Fatalf("revoke %s: %v", write, err)
 	}
 	insertB := func() (int, http.Header, []byte) {
-		return rawCall(t, srv.base, "POST", "/v1/documents", map[string]any{"id": "b1", "text": zh + " 2"})
+		return apiCallHeader(t, srv.base, "", "POST", "/v1/documents", map[string]any{"id": "b1", "text": zh + " 2"})
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	hbasetest.Eventually(t, "insert without WRITE", func() error {
 		code, hdr, b := insertB()
-		if code == http.StatusInternalServerError {
-			var prob struct{ Type string }
+		var prob struct{ Type string }
+		switch {
+		case code == http.StatusInternalServerError:
 			if err := json.Unmarshal(b, &prob); err != nil || !strings.HasSuffix(prob.Type, "store-denied") || hdr.Get("Retry-After") != "" {
-				t.Fatalf("insert without WRITE: %d %v %s, want kind store-denied and no Retry-After", code, hdr, b)
+				return fmt.Errorf("%d %v %s, want kind store-denied and no Retry-After", code, hdr, b)
 			}
-			break
+			return nil
+		case code/100 == 2:
+			// The region server has not learnt the revoke yet: delete the
+			// document, so that the next try inserts again.
+			if st, b := srv.do(t, "DELETE", "/v1/documents/b1", nil); st != http.StatusNoContent {
+				return fmt.Errorf("delete b1: %d %s", st, b)
+			}
+			return errNotYet
 		}
-		if code/100 != 2 || time.Now().After(deadline) {
-			t.Fatalf("insert without WRITE: %d %s, want 500 store-denied", code, b)
-		}
-		// Allowed: the region server has not learnt the revoke yet; the
-		// document is deleted so the next try inserts again.
-		if st, b := srv.do(t, "DELETE", "/v1/documents/b1", nil); st != http.StatusNoContent {
-			t.Fatalf("delete b1: %d %s", st, b)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("%d %s, want 500 store-denied", code, b)
+	}, func(err error) bool { return err == errNotYet })
 	if st, b := srv.do(t, "POST", "/v1/check", map[string]any{"text": text}); st != 200 {
 		t.Fatalf("check without WRITE: %d %s", st, b)
 	}
 	if err := owner.Grant(ctx, write); err != nil {
 		t.Fatalf("grant %s: %v", write, err)
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		code, _, b := insertB()
-		if code == http.StatusCreated {
-			break
+	hbasetest.Eventually(t, "insert with WRITE back", func() error {
+		switch code, _, b := insertB(); code {
+		case http.StatusCreated:
+			return nil
+		case http.StatusInternalServerError:
+			return errNotYet
+		default:
+			return fmt.Errorf("%d %s", code, b)
 		}
-		if code != http.StatusInternalServerError || time.Now().After(deadline) {
-			t.Fatalf("insert with WRITE back: %d %s", code, b)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	}, func(err error) bool { return err == errNotYet })
 
 	// The store compaction takes CREATE on the index and seen tables.
 	for _, tb := range []storage.Table{storage.TableIndex, storage.TableSeen} {
@@ -167,43 +155,16 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 		}
 	}
 	for _, tb := range []storage.Table{storage.TableIndex, storage.TableSeen} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			err := st.DropHistory(ctx, tb)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, hbase.ErrAccessDenied) || time.Now().After(deadline) {
-				t.Fatalf("store compaction of %s with %v: %v", tb, all, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		hbasetest.Eventually(t, fmt.Sprintf("store compaction of %s with %v", tb, all), func() error { return st.DropHistory(ctx, tb) }, denied)
 	}
 }
 
-// rawCall is apiCall with the response's headers.
-func rawCall(t *testing.T, base, method, path string, body any) (int, http.Header, []byte) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, out
-}
+// denied reports a refusal by the permissions a region server has not yet
+// updated.
+func denied(err error) bool { return errors.Is(err, hbase.ErrAccessDenied) }
+
+// errNotYet: a call still answered by the permissions before the change.
+var errNotYet = errors.New("the region server has not applied the permission change yet")
 
 func btoi(b bool) int {
 	if b {
