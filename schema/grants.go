@@ -65,7 +65,8 @@ func (s Schema) Grants(user string, role Role, storeCompaction bool) ([]hbase.Pe
 
 // MissingGrants returns, of perms (Grants'), the rights their users do not
 // hold, as the cluster lists them: a right held on the whole cluster or on
-// the namespace counts for its tables too, as HBase checks it. Listing
+// the namespace counts for its tables too, and ADMIN for CREATE, as HBase
+// checks them for what the roles do. Listing
 // another user's permissions takes ADMIN on the scope.
 func MissingGrants(ctx context.Context, c *hbase.Client, perms []hbase.Permission) ([]hbase.Permission, error) {
 	var missing []hbase.Permission
@@ -100,7 +101,8 @@ func MissingGrants(ctx context.Context, c *hbase.Client, perms []hbase.Permissio
 		}
 		var lack []hbase.Right
 		for _, r := range p.Rights {
-			if !held[r] {
+			// Where the roles need CREATE, HBase accepts ADMIN instead.
+			if !held[r] && !(r == hbase.RightCreate && held[hbase.RightAdmin]) {
 				lack = append(lack, r)
 			}
 		}
