@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/simdex/simdex/fingerprint"
@@ -213,6 +214,17 @@ func runSchema(ctx context.Context, env *Env, args []string) error {
 		perms, err := cfg.grants()
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		// HBase keeps a grant on a namespace that does not exist (yet):
+		// most likely a mistyped --hbase-namespace, so say so instead.
+		if cfg.Command == "grant" {
+			nss, err := c.Namespaces(ctx)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(nss, sc.Namespace) {
+				return fmt.Errorf("namespace %s does not exist: create the schema first (simdexctl schema create), or name its namespace with --hbase-namespace", sc.Namespace)
+			}
 		}
 		do, verb := c.Grant, "granted"
 		if cfg.Command == "revoke" {

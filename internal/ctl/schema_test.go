@@ -24,6 +24,9 @@ func TestSchemaVerbs(t *testing.T) {
 	if code, out, errs := run(t, "", append([]string{"schema", "verify"}, flags...)...); code != 1 || strings.Count(out, "table missing") != len(storage.Tables) {
 		t.Fatalf("verify before create: %d\n%s%s", code, out, errs)
 	}
+	if code, out, errs := run(t, "", append([]string{"schema", "grant", "--user", "svc"}, flags...)...); code != 1 || !strings.Contains(errs, "does not exist") {
+		t.Fatalf("grant before create: %d\n%s%s\nwant the namespace named missing", code, out, errs)
+	}
 	code, out, errs := run(t, "", append([]string{"schema", "create"}, flags...)...)
 	if code != 0 || strings.Count(out, "created ") != len(storage.Tables) {
 		t.Fatalf("create: %d\n%s%s", code, out, errs)
