@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -144,6 +145,10 @@ type conn struct {
 	nc       net.Conn
 	maxFrame int
 	onClose  func(*conn) // called once when the connection dies
+	// simple is true when the connection did not authenticate (no
+	// Kerberos): a read that ends before the first reply then names the
+	// likeliest cause (readLoop).
+	simple bool
 
 	// writeMu guards wbuf, spare and flushing. Callers append their frame
 	// to wbuf; the first one finding no flush under way becomes the
@@ -201,7 +206,7 @@ func dialConn(ctx context.Context, addr, service, user string, maxFrame int, sec
 	}
 	_ = raw.SetDeadline(time.Time{})
 	c := &conn{
-		addr: addr, service: service, nc: nc, maxFrame: maxFrame, onClose: onClose,
+		addr: addr, service: service, nc: nc, maxFrame: maxFrame, onClose: onClose, simple: sec.krb == nil,
 		pending:    make(map[uint32]*call),
 		readerDone: make(chan struct{}),
 	}
@@ -215,8 +220,17 @@ func (c *conn) readLoop() {
 	defer close(c.readerDone)
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var lenBuf [4]byte
-	for {
+	for replied := false; ; replied = true {
 		if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+			if !replied && c.simple && errors.Is(err, io.EOF) {
+				// HBase 3.0 closes a connection that did not authenticate
+				// where the cluster requires Kerberos, saying nothing
+				// (2.x answers with an exception: connRefusal). A server
+				// going down closes it the same way, so it stays a
+				// connection error, retried; the message names both.
+				c.fail(fmt.Errorf("%w: %s closed the connection before answering (does the cluster require Kerberos? HBase 3 closes such a connection without a reason; see --hbase-kerberos-principal): %w", ErrConnection, c.addr, err))
+				return
+			}
 			c.fail(fmt.Errorf("%w: %s: read: %w", ErrConnection, c.addr, err))
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -279,6 +280,14 @@ func (t *zkTokens) send(tok []byte) error {
 func (t *zkTokens) recv() ([]byte, error) {
 	h, rec, err := t.z.call(zkOpSASL, appendZKBuffer(nil, t.pending))
 	if err != nil {
+		if t.replies == 0 && errors.Is(err, io.EOF) {
+			// ZooKeeper before 3.6 closes the session, saying nothing,
+			// when it cannot accept the ticket; a member going down does
+			// the same, so it stays a connection error, retried, that
+			// names the likelier cause.
+			return nil, fmt.Errorf("zookeeper %s closed the session on the Kerberos (SASL GSSAPI) authentication of %s to %s instead of answering (is %s ZooKeeper's principal?): %w",
+				t.z.addr, t.who, t.spn, t.spn, err)
+		}
 		return nil, err
 	}
 	t.replies++

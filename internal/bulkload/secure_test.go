@@ -26,7 +26,7 @@ import (
 func secureStoreConfig(s *hbasetest.SecureCluster, ns string) hbasestore.Config {
 	return hbasestore.Config{
 		ZooKeeper: []string{s.ZK}, Namespace: ns, CreateTables: true,
-		TLS:      hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")},
+		TLS:      hbase.TLSFiles{Enabled: s.TLS, CA: s.TLSPath("ca.pem")},
 		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal("simdex"), Keytab: s.Path("simdex.keytab"), Krb5Conf: s.Krb5Conf()},
 	}
 }

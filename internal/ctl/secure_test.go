@@ -25,7 +25,7 @@ func TestSecureSchemaVerbs(t *testing.T) {
 		"SIMDEX_HBASE_KERBEROS_KEYTAB":    s.Path("simdex.keytab"),
 		"SIMDEX_HBASE_KRB5_CONF":          s.Krb5Conf(),
 	}
-	file := writeFile(t, "simdex.json", fmt.Sprintf(`{"hbase_zk": %q, "hbase_tls": true, "hbase_tls_ca": %q}`, s.ZK, s.Path("ca.pem")))
+	file := writeFile(t, "simdex.json", fmt.Sprintf(`{"hbase_zk": %q, "hbase_tls": %t, "hbase_tls_ca": %q}`, s.ZK, s.TLS, s.TLSPath("ca.pem")))
 	flags := []string{"--config", file, "--hbase-namespace", ns}
 	runSecure := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -64,7 +64,7 @@ func TestSecureSchemaVerbs(t *testing.T) {
 func checkSecureGrant(t *testing.T, s *hbasetest.SecureCluster, ns string, run func(...string) (int, string, string)) {
 	t.Helper()
 	const user = "simdex-server"
-	tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
+	tc, err := hbase.TLSFiles{Enabled: s.TLS, CA: s.TLSPath("ca.pem")}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,11 @@ const (
 	// EnvSecureAuthorization is 1 when it checks permissions (the
 	// AccessController; simdex and simdex-short superusers).
 	EnvSecureAuthorization = "SIMDEX_SECURE_AUTHORIZATION"
+	// EnvSecureVersion is its HBase version (SIMDEX_HBASE_VERSION).
+	EnvSecureVersion = "SIMDEX_SECURE_HBASE_VERSION"
+	// EnvSecureTLS is 0 when its RPC ports have no TLS (HBase 2.5, which
+	// has none): Kerberos alone.
+	EnvSecureTLS = "SIMDEX_SECURE_TLS"
 )
 
 // Realm is the Kerberos realm of the secured HBase.
@@ -43,9 +48,15 @@ type SecureCluster struct {
 	ZK string
 	// Dir holds its krb5.conf, keytabs and certificates.
 	Dir string
-	// Strict is true when it requires Kerberos and TLS (no SIMPLE
-	// clients, no plaintext).
+	// Strict is true when it requires Kerberos and, with TLS, TLS (no
+	// SIMPLE clients, no plaintext).
 	Strict bool
+	// Version is its HBase version, e.g. "2.6.4" (the default when
+	// secure.env does not say).
+	Version string
+	// TLS is true when its RPC ports speak TLS (every version from 2.6
+	// on); false for Kerberos alone.
+	TLS bool
 	// ShortLife is the ticket lifetime of simdex-short (short.keytab).
 	ShortLife time.Duration
 	// Protection is its hbase.rpc.protection: the qualities of
@@ -95,11 +106,32 @@ func Secure(t testing.TB) *SecureCluster {
 	}
 	sc := &SecureCluster{ZK: zk, Dir: dir, Strict: os.Getenv(EnvSecureStrict) == "1", ShortLife: time.Duration(life) * time.Second,
 		Protection: os.Getenv(EnvSecureProtection), ZKSASL: os.Getenv(EnvSecureZKSASL),
-		Authorization: os.Getenv(EnvSecureAuthorization) == "1"}
+		Authorization: os.Getenv(EnvSecureAuthorization) == "1", TLS: os.Getenv(EnvSecureTLS) != "0", Version: os.Getenv(EnvSecureVersion)}
+	if sc.Version == "" {
+		sc.Version = "2.6.4"
+	}
 	if sc.ZKSASL == "" {
 		sc.ZKSASL = "off" // a secure.env from before ZooKeeper had SASL
 	}
 	return sc
+}
+
+// TLSPath is Path(name) for a TLS file (CA, client certificate or key),
+// and "" when the cluster has no TLS, so that a client configured with it
+// dials without TLS.
+func (s *SecureCluster) TLSPath(name string) string {
+	if !s.TLS {
+		return ""
+	}
+	return s.Path(name)
+}
+
+// NeedTLS skips a test of TLS itself on a cluster without it.
+func (s *SecureCluster) NeedTLS(t testing.TB) {
+	t.Helper()
+	if !s.TLS {
+		t.Skip("the secured HBase has no TLS (SIMDEX_SECURE_TLS=0: HBase 2.5, or SIMDEX_HBASE_SECURE_TLS=0)")
+	}
 }
 
 // Path is the file name in the cluster's directory.
@@ -112,9 +144,13 @@ func (s *SecureCluster) Krb5Conf() string { return s.Path("krb5.conf") }
 func Principal(user string) string { return user + "@" + Realm }
 
 // TLSConfig is a client TLS configuration trusting the cluster's CA, with
-// the client certificate when withCert.
+// the client certificate when withCert; nil (no TLS) when the cluster has
+// none.
 func (s *SecureCluster) TLSConfig(t testing.TB, withCert bool) *tls.Config {
 	t.Helper()
+	if !s.TLS {
+		return nil
+	}
 	pem, err := os.ReadFile(s.Path("ca.pem"))
 	if err != nil {
 		t.Fatal(err)

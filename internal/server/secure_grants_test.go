@@ -47,7 +47,7 @@ func TestSecureHBaseServerGranted(t *testing.T) {
 
 	// A store of the server's principal, to see what it may do directly.
 	storeCfg := hbasestore.Config{ZooKeeper: []string{s.ZK}, Namespace: ns,
-		TLS:      hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")},
+		TLS:      hbase.TLSFiles{Enabled: s.TLS, CA: s.TLSPath("ca.pem")},
 		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal(user), Keytab: s.Path(keytab), Krb5Conf: s.Krb5Conf()}}
 	if _, err := hbasestore.Open(ctx, storeCfg); !errors.Is(err, hbase.ErrAccessDenied) {
 		t.Fatalf("opening the store before any grant: %v, want AccessDeniedException", err)

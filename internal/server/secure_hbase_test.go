@@ -22,7 +22,7 @@ func secureHBase(s *hbasetest.SecureCluster) func(*Config) {
 // secureHBaseAs is secureHBase as another principal of the secured HBase.
 func secureHBaseAs(s *hbasetest.SecureCluster, user, keytab string) func(*Config) {
 	return func(cfg *Config) {
-		cfg.HBaseTLS, cfg.HBaseTLSCA = true, s.Path("ca.pem")
+		cfg.HBaseTLS, cfg.HBaseTLSCA = s.TLS, s.TLSPath("ca.pem")
 		cfg.HBaseKerberosPrincipal, cfg.HBaseKerberosKeytab = hbasetest.Principal(user), s.Path(keytab)
 		cfg.HBaseKrb5Conf, cfg.HBaseRPCProtection = s.Krb5Conf(), "privacy"
 	}
@@ -30,7 +30,7 @@ func secureHBaseAs(s *hbasetest.SecureCluster, user, keytab string) func(*Config
 
 // secureClient connects to the secured HBase as user, with its keytab.
 func secureClient(s *hbasetest.SecureCluster, user, keytab string) (*hbase.Client, error) {
-	tc, err := hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem")}.Config()
+	tc, err := hbase.TLSFiles{Enabled: s.TLS, CA: s.TLSPath("ca.pem")}.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +86,9 @@ func TestSecureHBaseServerRefuses(t *testing.T) {
 		{"no TLS", func(cfg *Config) { secureHBase(s)(cfg); cfg.HBaseTLS, cfg.HBaseTLSCA = false, "" }, "TLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "no TLS" {
+				s.NeedTLS(t)
+			}
 			cfg := DefaultConfig()
 			cfg.Addr, cfg.LogLevel = "127.0.0.1:0", "warn"
 			cfg.Store, cfg.HBaseZK, cfg.HBaseNamespace = "hbase", s.ZK, "never_created_secure"

@@ -55,12 +55,18 @@
 #                              authenticated user may do anything (1 when
 #                              strict, else 0: plain clients of a non-strict
 #                              server would be refused everything)
+#   SIMDEX_HBASE_SECURE_TLS    1: TLS on the RPC ports as above; 0: Kerberos
+#                              alone (HBase 2.5 has no native RPC TLS)
+#                              (1, but 0 for SIMDEX_HBASE_VERSION 2.5.*)
 #   SIMDEX_HBASE_ZK_SASL       ZooKeeper's SASL: required (clients must
 #                              authenticate), optional (those with Kerberos do)
 #                              or off (no SASL login: plain ZooKeeper, for
 #                              TestSecureZooKeeperSASL's checks of one; the
 #                              other secured tests' clients use SASL)
-#                              (required when strict, else optional)
+#                              (required when strict, else optional;
+#                              optional where the ZooKeeper of
+#                              SIMDEX_HBASE_VERSION is older than 3.7, which
+#                              cannot enforce it)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -80,9 +86,27 @@ case "$authorization" in
 0 | 1) ;;
 *) echo "secure.sh: SIMDEX_HBASE_AUTHORIZATION must be 0 or 1" >&2; exit 2 ;;
 esac
+if [ "$zk_sasl" = required ]; then
+	# ZooKeeper enforces SASL (zookeeper.enforce.auth.*) from 3.7 on; an
+	# older one (3.0.0-alpha-4 resolves 3.5.7) accepts anyone whatever it is
+	# told, so the cluster is described as what it is: optional.
+	"$here/install.sh" >&2
+	case "${SIMDEX_HBASE_VERSION:-2.6.4}" in 2.6.4) cp_file="$SIMDEX_HBASE_HOME/cp.txt" ;; *) cp_file="$SIMDEX_HBASE_HOME/cp-$SIMDEX_HBASE_VERSION.txt" ;; esac
+	if tr ':' '\n' <"$cp_file" | grep -Eq '/zookeeper-3\.[0-6]\.[0-9]+\.jar$'; then
+		echo "secure.sh: this HBase's ZooKeeper predates enforced SASL (3.7): its SASL is optional" >&2
+		zk_sasl=optional
+	fi
+fi
 case "$zk_sasl" in
 required | optional | off) ;;
 *) echo "secure.sh: SIMDEX_HBASE_ZK_SASL must be required, optional or off" >&2; exit 2 ;;
+esac
+# start.sh checks SIMDEX_HBASE_VERSION (version.sh); 2.5 has no RPC TLS.
+case "${SIMDEX_HBASE_VERSION:-2.6.4}" in 2.5.*) tls_default=0 ;; *) tls_default=1 ;; esac
+with_tls="${SIMDEX_HBASE_SECURE_TLS:-$tls_default}"
+case "$with_tls" in
+0 | 1) ;;
+*) echo "secure.sh: SIMDEX_HBASE_SECURE_TLS must be 0 or 1" >&2; exit 2 ;;
 esac
 realm=SIMDEX.TEST
 pass=simdex-test # keystore passwords of throwaway test stores
@@ -235,23 +259,27 @@ common_props() { # both the servers' and the Java peer's
 	prop hbase.master.kerberos.principal "hbase/_HOST@$realm"
 	prop hbase.regionserver.kerberos.principal "hbase/_HOST@$realm"
 	prop hbase.rpc.protection "$protection"
-	prop hbase.client.netty.tls.enabled true
-	prop hbase.rpc.tls.truststore.location "$tls/truststore.p12"
-	prop hbase.rpc.tls.truststore.password "$pass"
-	prop hbase.rpc.tls.truststore.type PKCS12
+	if [ "$with_tls" = 1 ]; then
+		prop hbase.client.netty.tls.enabled true
+		prop hbase.rpc.tls.truststore.location "$tls/truststore.p12"
+		prop hbase.rpc.tls.truststore.password "$pass"
+		prop hbase.rpc.tls.truststore.type PKCS12
+	fi
 }
 {
 	common_props
 	prop hbase.master.keytab.file "$dir/hbase.keytab"
 	prop hbase.regionserver.keytab.file "$dir/hbase.keytab"
 	prop hbase.ipc.server.fallback-to-simple-auth-allowed "$fallback"
-	prop hbase.server.netty.tls.enabled true
-	prop hbase.server.netty.tls.supportplaintext "$plaintext"
-	prop hbase.server.netty.tls.client.auth.mode WANT
-	prop hbase.server.netty.tls.verify.client.hostname false
-	prop hbase.rpc.tls.keystore.location "$tls/server.p12"
-	prop hbase.rpc.tls.keystore.password "$pass"
-	prop hbase.rpc.tls.keystore.type PKCS12
+	if [ "$with_tls" = 1 ]; then
+		prop hbase.server.netty.tls.enabled true
+		prop hbase.server.netty.tls.supportplaintext "$plaintext"
+		prop hbase.server.netty.tls.client.auth.mode WANT
+		prop hbase.server.netty.tls.verify.client.hostname false
+		prop hbase.rpc.tls.keystore.location "$tls/server.p12"
+		prop hbase.rpc.tls.keystore.password "$pass"
+		prop hbase.rpc.tls.keystore.type PKCS12
+	fi
 	if [ "$authorization" = 1 ]; then
 		# The AccessController on the master, the regions and the region
 		# servers, as a secured production cluster runs it: a table's
@@ -342,5 +370,7 @@ export SIMDEX_SECURE_SHORT_LIFE=$short_life
 export SIMDEX_SECURE_PROTECTION=$protection
 export SIMDEX_SECURE_ZK_SASL=$zk_sasl
 export SIMDEX_SECURE_AUTHORIZATION=$authorization
+export SIMDEX_SECURE_TLS=$with_tls
+export SIMDEX_SECURE_HBASE_VERSION=${SIMDEX_HBASE_VERSION:-2.6.4}
 EOF
 echo "$zk"

@@ -16,7 +16,7 @@ import (
 func secureConfig(s *hbasetest.SecureCluster, ns string) hbasestore.Config {
 	return hbasestore.Config{
 		ZooKeeper: []string{s.ZK}, Namespace: ns,
-		TLS: hbase.TLSFiles{Enabled: true, CA: s.Path("ca.pem"), Cert: s.Path("client.pem"), Key: s.Path("client-key.pem")},
+		TLS: hbase.TLSFiles{Enabled: s.TLS, CA: s.TLSPath("ca.pem"), Cert: s.TLSPath("client.pem"), Key: s.TLSPath("client-key.pem")},
 		Kerberos: &hbase.Kerberos{Principal: hbasetest.Principal("simdex"), Keytab: s.Path("simdex.keytab"), Krb5Conf: s.Krb5Conf(),
 			MinProtection: hbase.ProtectPrivacy},
 	}
