@@ -21,6 +21,11 @@
 #             (hbase TestRestartUnderTraffic, internal/server TestHBaseFaults),
 #             run after the shared instance stops, on the same ports
 #             (SIMDEX_HBASE_PRIVATE_PORTS)
+#   secured   the same version secured by scripts/hbase/secure.sh (Kerberos
+#             with privacy, ZooKeeper by SASL, authorization with a principal
+#             that is no superuser; TLS where the version has RPC TLS, from
+#             2.6 on) on the matrix's secured ports: every TestSecure test of
+#             the client, the store, the server, simdexctl and the bulk loader
 #   lookup    storage/hbasestore's BenchmarkStoreLookup (scripts/bench/hbstore.sh's
 #             lookups, short): p99 of single-goroutine lookups (k=3) on an
 #             index of MATRIX_N random fingerprints, HBase and, in the same
@@ -35,6 +40,8 @@
 #   SIMDEX_MATRIX_ZK_PORT      ZooKeeper port         (22681)
 #   SIMDEX_MATRIX_MASTER_PORT  master RPC port        (26600)
 #   SIMDEX_MATRIX_RS_PORT      region server RPC port (26620)
+#   SIMDEX_MATRIX_SECURE_PORTS the secured HBase's ZooKeeper, master, region
+#                              server and KDC ports (22781,26700,26720,26788)
 #   SIMDEX_MATRIX_N            fingerprints in the lookup benchmark's index (100000)
 #   SIMDEX_MATRIX_OPS          lookups measured per store (2000)
 #   SIMDEX_MATRIX_TEST_FLAGS   extra go test flags (none)
@@ -49,6 +56,7 @@ export SIMDEX_HBASE_HOME="${SIMDEX_HBASE_HOME:-$repo/.hbase}"
 zk_port="${SIMDEX_MATRIX_ZK_PORT:-22681}"
 master_port="${SIMDEX_MATRIX_MASTER_PORT:-26600}"
 rs_port="${SIMDEX_MATRIX_RS_PORT:-26620}"
+IFS=, read -r sec_zk_port sec_master_port sec_rs_port sec_kdc_port <<<"${SIMDEX_MATRIX_SECURE_PORTS:-22781,26700,26720,26788}"
 bench_n="${SIMDEX_MATRIX_N:-100000}"
 bench_ops="${SIMDEX_MATRIX_OPS:-2000}"
 doc="${SIMDEX_MATRIX_DOC:-$repo/docs/OPERATIONS.md}"
@@ -75,7 +83,33 @@ instance_env() {
 stop_instance() {
 	SIMDEX_HBASE_STOP_KILL=1 "$here/stop.sh" >/dev/null 2>&1 || true
 }
-trap stop_instance EXIT
+secure_dir() { echo "$SIMDEX_HBASE_HOME/matrix-$1-secure"; }
+stop_secure() {
+	[ -n "${SIMDEX_HBASE_VERSION:-}" ] || return 0
+	SIMDEX_HBASE_SECURE_DIR="$(secure_dir "$SIMDEX_HBASE_VERSION")" "$here/secure.sh" stop >/dev/null 2>&1 || true
+}
+trap 'stop_instance; stop_secure' EXIT
+
+# secured VERSION LOGS: "pass (Kerberos, TLS)", "FAIL (...)" or why it did
+# not run, for the version secured by secure.sh on the matrix's secured
+# ports; the output in LOGS/secured.log.
+secured() {
+	local v="$1" logs="$2" dir
+	dir="$(secure_dir "$v")"
+	if ! SIMDEX_HBASE_SECURE_DIR="$dir" SIMDEX_HBASE_ZK_PORT="$sec_zk_port" SIMDEX_HBASE_MASTER_PORT="$sec_master_port" \
+		SIMDEX_HBASE_RS_PORT="$sec_rs_port" SIMDEX_HBASE_KDC_PORT="$sec_kdc_port" SIMDEX_HBASE_SHORT_LIFE=20 \
+		"$here/secure.sh" start >"$logs/secure-start.log" 2>&1; then
+		echo "secured HBase did not start (secure-start.log)"
+		return
+	fi
+	local what="Kerberos, TLS"
+	grep -q 'SIMDEX_SECURE_TLS=0' "$dir/secure.env" && what="Kerberos; $v has no RPC TLS"
+	local r
+	r="$(run_suite "$logs/secured.log" bash -c '. "$1/secure.env"; shift; SIMDEX_SECURE_REQUIRED=1 "$@"' _ "$dir" \
+		go test -count=1 "${test_flags[@]}" -run TestSecure ./hbase/ ./storage/hbasestore/ ./internal/server/ ./internal/ctl/ ./internal/bulkload/)"
+	stop_secure
+	echo "$r ($what)"
+}
 
 # A port in use would not fail a start (HBase's ZooKeeper takes the next
 # one), and the tests would then talk to somebody else's HBase.
@@ -123,7 +157,7 @@ for v in "${versions[@]}"; do
 		else
 			why="install.sh failed (install.log)"
 		fi
-		rows+=("| $v | $why | | | | |")
+		rows+=("| $v | $why | | | | | |")
 		echo "   $why" >&2
 		continue
 	fi
@@ -131,7 +165,7 @@ for v in "${versions[@]}"; do
 	ports_free
 	rm -rf "$SIMDEX_HBASE_DATA"
 	if ! zk="$("$here/start.sh" 2>"$logs/start.log" | tail -n 1)"; then
-		rows+=("| $v | HBase did not start (start.sh) | | | | |")
+		rows+=("| $v | HBase did not start (start.sh) | | | | | |")
 		echo "   did not start; see $logs/start.log" >&2
 		continue
 	fi
@@ -160,14 +194,16 @@ for v in "${versions[@]}"; do
 		[ "$r" = pass ] || faults=FAIL
 	done
 	echo "   faults $faults" >&2
-	rows+=("| $v | $client | $contract | $server | $faults | ${lookup_hbase:-none} (embedded ${lookup_pebble:-none}) |")
+	sec="$(secured "$v" "$logs")"
+	echo "   secured $sec" >&2
+	rows+=("| $v | $client | $contract | $server | $faults | $sec | ${lookup_hbase:-none} (embedded ${lookup_pebble:-none}) |")
 done
 
 table="$(mktemp)"
 {
 	echo '<!-- hbase-matrix:begin -->'
-	echo "| HBase | client | contract | server | faults | lookup p99 (n=$bench_n, $bench_ops lookups) |"
-	echo '|---|---|---|---|---|---|'
+	echo "| HBase | client | contract | server | faults | secured | lookup p99 (n=$bench_n, $bench_ops lookups) |"
+	echo '|---|---|---|---|---|---|---|'
 	printf '%s\n' "${rows[@]}"
 	echo '<!-- hbase-matrix:end -->'
 } >"$table"
