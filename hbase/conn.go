@@ -228,7 +228,7 @@ func (c *conn) readLoop() {
 				// (2.x answers with an exception: connRefusal). A server
 				// going down closes it the same way, so it stays a
 				// connection error, retried; the message names both.
-				c.fail(fmt.Errorf("%w: %s closed the connection before answering (does the cluster require Kerberos? HBase 3 closes such a connection without a reason; see --hbase-kerberos-principal): %w", ErrConnection, c.addr, err))
+				c.fail(fmt.Errorf("%w: %s closed the connection before answering (a server going down does that, and so does HBase 3 to a client without Kerberos: does the cluster require Kerberos? see --hbase-kerberos-principal): %w", ErrConnection, c.addr, err))
 				return
 			}
 			c.fail(fmt.Errorf("%w: %s: read: %w", ErrConnection, c.addr, err))
