@@ -360,10 +360,17 @@ func TestFormatsBeforeText(t *testing.T) {
 		{"8", "", true},
 		{"9", fingerprint.BandsVersion, true},
 		{"9", "", true},
-		{"10", fingerprint.BandsVersion, false},
+		{"10", fingerprint.BandsVersion, true},
+		{"10", "", true},
+		{"11", fingerprint.BandsVersion, false},
+		{"11", "", false},
 		{"2", "", false}, // format 2 always had bands
 	} {
 		t.Run(tc.format+"/"+tc.bands, func(t *testing.T) {
+			f, err := strconv.Atoi(tc.format)
+			if err != nil {
+				t.Fatal(err)
+			}
 			dir := t.TempDir()
 			ix := openAt(t, dir, kvindex.Config{}, false)
 			st := ix.Store()
@@ -371,13 +378,13 @@ func TestFormatsBeforeText(t *testing.T) {
 			if tc.bands == "" {
 				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("bands")})
 			}
-			if tc.bands == "" || tc.format < "4" {
+			if tc.bands == "" || f < 4 {
 				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys")})
-			} else if tc.format < "6" {
+			} else if f < 6 {
 				// Formats 4 and 5 keep the text keys of short documents only.
 				muts = append(muts, storage.Mutation{Kind: storage.Put, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("textkeys"), Value: []byte("sent10-lead16-max12-v1")})
 			}
-			if tc.bands == "" || tc.format < "7" {
+			if tc.bands == "" || f < 7 {
 				// Source-scoped rows come with format 7 and bands.
 				muts = append(muts, storage.Mutation{Kind: storage.DeleteCell, Table: storage.TableMeta, Row: []byte("simdex"), Qualifier: []byte("sources")})
 			}
@@ -393,9 +400,9 @@ func TestFormatsBeforeText(t *testing.T) {
 			}
 			ix = openAt(t, dir, kvindex.Config{}, false)
 			defer ix.Close()
-			wantText := tc.format >= "3"
-			wantKeys := tc.format >= "4" && tc.bands != ""
-			wantSources := map[bool]string{true: kvindex.DefaultSourceAttr}[tc.format >= "7" && tc.bands != ""]
+			wantText := f >= 3
+			wantKeys := f >= 4 && tc.bands != ""
+			wantSources := map[bool]string{true: kvindex.DefaultSourceAttr}[f >= 7 && tc.bands != ""]
 			if ix.KeepsText() != wantText || ix.HasBands() != (tc.bands != "") || ix.TextKeys() != wantKeys || ix.SourceAttr() != wantSources {
 				t.Fatalf("format %s: KeepsText %v HasBands %v TextKeys %v SourceAttr %q", tc.format, ix.KeepsText(), ix.HasBands(), ix.TextKeys(), ix.SourceAttr())
 			}
@@ -421,7 +428,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			if got, err = ix.Get(bg, "l"); err != nil {
 				t.Fatal(err)
 			}
-			if tc.bands != "" && tc.format < "6" {
+			if tc.bands != "" && f < 6 {
 				wantBands = fingerprint.NumBands
 			}
 			if len(got.Bands) != wantBands {
@@ -435,7 +442,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			bare := kvindex.Document{ID: "b", Fingerprint: 9, Time: t0, Attrs: map[string]string{"k": "v"}}
 			mustInsert(t, ix, bare, kvindex.InsertAlways)
 			wantFP, wantDoc := byte(0x01), byte(0x01)
-			if tc.format >= "5" {
+			if f >= 5 {
 				wantFP, wantDoc = 0x02, 0x05
 			}
 			rows, err := ix.Store().Get(bg, []storage.RowKey{{Table: storage.TableFP, Key: kvindex.FPRowKey(9)}, {Table: storage.TableDocs, Key: []byte("b")}})
@@ -453,7 +460,7 @@ func TestFormatsBeforeText(t *testing.T) {
 			if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "b" || !res.Hits[0].Time.Equal(t0) || res.Hits[0].Exact {
 				t.Fatalf("format %s: lookup of the bare fingerprint: %+v (%v)", tc.format, res, err)
 			}
-			checkCounterRows(t, ix, tc.format >= "8" || tc.format == "10")
+			checkCounterRows(t, ix, f >= 8)
 		})
 	}
 }

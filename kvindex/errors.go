@@ -39,6 +39,10 @@ var (
 	// a missing permission); it comes with ErrStore. It is
 	// storage.ErrDenied.
 	ErrDenied = storage.ErrDenied
+	// ErrNotWriter: a write refused because another process holds the
+	// store's writer lease (an index of format 10); it comes with ErrStore.
+	// It is storage.ErrNotWriter.
+	ErrNotWriter = storage.ErrNotWriter
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("kvindex: index closed")
 )

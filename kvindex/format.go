@@ -69,6 +69,14 @@ import "fmt"
 //     history) keeps them there. No cell of the index changes; every new
 //     index records 9 so that a binary that locks in the data family
 //     refuses it instead of taking locks the others cannot see.
+//   - 10 (FormatWriterLease): 9 whose writers take turns: only the process
+//     holding the store's writer lease (storage.WriterLeaser; on HBase one
+//     cell of the meta table's lock family) writes, and an operation takes
+//     no cross-process lock of its own. No cell of the index changes; the
+//     format is recorded only by an index created with Config.WriterLease
+//     or switched by SetWriterLease, so that a binary that would take
+//     per-name locks beside the lease holder refuses it. A new index
+//     records 9.
 //
 // UpgradeFormat raises an index of 7 or 8 to 9 in place. This code opens
 // all nine. An index that records 1 to 8 keeps its version: no text (1,
@@ -77,6 +85,11 @@ import "fmt"
 // are written into it and its locks stay in the data (1-8), so the
 // binaries that wrote it can still read every cell and share its locks.
 const FormatVersion = 9
+
+// FormatWriterLease is the format of an index whose writers take turns
+// under one writer lease (see FormatVersion; Config.WriterLease,
+// SetWriterLease).
+const FormatWriterLease = 10
 
 // The formats of indexes created before the current one (see
 // FormatVersion).

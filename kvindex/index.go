@@ -142,6 +142,13 @@ type Config struct {
 	// interval of its additions. 0 (the default) writes them with each
 	// operation, in the same atomic batch on the embedded store.
 	CounterInterval time.Duration
+	// WriterLease makes a new index one whose writers take turns under one
+	// lease on the store (format 10, FormatWriterLease): the Locker must
+	// then be a storage.WriterLeaser, and only the process holding the
+	// lease writes, with no cross-process lock per operation. An existing
+	// index decides for itself (SetWriterLease changes it); a process
+	// configured with WriterLease refuses one whose writers share.
+	WriterLease bool
 	// AdoptStored makes Open take Layout and BucketWidth from the index
 	// the store holds, when it holds one, instead of refusing other
 	// values: the configured ones then shape a new index only (a recipe,
@@ -259,11 +266,17 @@ type Index struct {
 	cover   [][]int // cover[k]: the tables a lookup at distance k must read
 	buckets storage.Buckets
 	locks   *stripedLocks
-	log     *slog.Logger
-	m       *metrics
-	grp     *grouper // nil: no group commit
-	bulk    BulkWriter
-	rows    RowWriter
+	// locker is the cross-process Locker of the index's writes: the
+	// configured one, or its writer lease in an index of format 10
+	// (nil: this process is the only writer).
+	locker storage.Locker
+	// writerLease: the index's writers take turns (format 10).
+	writerLease bool
+	log         *slog.Logger
+	m           *metrics
+	grp         *grouper // nil: no group commit
+	bulk        BulkWriter
+	rows        RowWriter
 	// bands: the index keeps band rows; text: its docs cells keep short
 	// documents' text (format 3); textKeys: it keeps text-key rows (format
 	// 4 with bands); compact: bare fingerprints get compact fp and docs
@@ -335,6 +348,7 @@ func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 		perms:   cfg.Layout.Permuters(),
 		buckets: storage.Buckets{Width: cfg.BucketWidth},
 		locks:   newStripedLocks(cfg.LockStripes),
+		locker:  cfg.Locker,
 		log:     cfg.Logger,
 	}
 	ix.bulk.ix, ix.rows.ix = ix, ix
@@ -450,13 +464,17 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	}
 	if len(rows[0].Cells) == 0 {
 		// A new index records FormatVersion, whose writers keep their
-		// locks apart: refused before anything is written when the store
-		// cannot.
-		if err := ix.placeLocks(FormatVersion); err != nil {
+		// locks apart (FormatWriterLease with Config.WriterLease): refused
+		// before anything is written when the store cannot.
+		format := FormatVersion
+		if ix.cfg.WriterLease {
+			format = FormatWriterLease
+		}
+		if err := ix.placeLocks(ctx, format); err != nil {
 			return err
 		}
 		bands := ix.cfg.Bands != BandsOff
-		want := ix.wantMeta(bands, FormatVersion)
+		want := ix.wantMeta(bands, format)
 		var muts []storage.Mutation
 		for _, q := range [][]byte{qualFormat, qualLayout, qualRecipe, qualBucket, qualBands, qualTextKeys} {
 			if v, ok := want[string(q)]; ok {
@@ -503,6 +521,8 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		format = formatSources
 	case strconv.Itoa(formatShards):
 		format = formatShards
+	case strconv.Itoa(FormatWriterLease):
+		format = FormatWriterLease
 	}
 	hasText := format >= formatText
 	want := ix.wantMeta(hasBands, format)
@@ -528,27 +548,47 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	if cs := ix.cfg.SourceAttr; cs != "" && src != "" && cs != src {
 		errs = append(errs, fmt.Errorf("sources: index has %q, this process wants %q", src, cs))
 	}
+	if ix.cfg.WriterLease && format != FormatWriterLease && have[string(qualFormat)] == want[string(qualFormat)] {
+		errs = append(errs, fmt.Errorf("writers: index has format %d, whose writers share per-operation locks, but this process was configured for a writer lease (simdexctl writer-lease on changes the index)", format))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrMetaMismatch, errors.Join(errs...))
 	}
 	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= formatLongKeys
 	ix.sourceAttr = src
 	ix.shardCounters = format >= formatShards
-	return ix.placeLocks(format)
+	return ix.placeLocks(ctx, format)
 }
 
 // placeLocks tells a Locker that can keep its locks apart from the data
-// whether this index's writers all do (format 9 on).
-func (ix *Index) placeLocks(format int) error {
-	pl, ok := ix.cfg.Locker.(storage.PlacedLocker)
-	if !ok {
+// whether this index's writers all do (format 9 on), and in an index
+// whose writers take turns (format 10) makes the writes use the Locker's
+// writer lease.
+func (ix *Index) placeLocks(ctx context.Context, format int) error {
+	if pl, ok := ix.cfg.Locker.(storage.PlacedLocker); ok {
+		if err := pl.Separate(format > formatShards); err != nil {
+			return fmt.Errorf("kvindex: index of format %d: %w", format, err)
+		}
+	}
+	ix.writerLease = format == FormatWriterLease
+	if !ix.writerLease || ix.cfg.Locker == nil {
 		return nil
 	}
-	if err := pl.Separate(format > formatShards); err != nil {
+	wl, ok := ix.cfg.Locker.(storage.WriterLeaser)
+	if !ok {
+		return fmt.Errorf("%w: kvindex: the index's writers take turns under a writer lease (format %d), which this store's Locker cannot hold", ErrMetaMismatch, format)
+	}
+	l, err := wl.WriterLease(ctx)
+	if err != nil {
 		return fmt.Errorf("kvindex: index of format %d: %w", format, err)
 	}
+	ix.locker = l
 	return nil
 }
+
+// WriterLease reports whether the index's writers take turns under one
+// lease (format 10): only the process holding it writes.
+func (ix *Index) WriterLease() bool { return ix.writerLease }
 
 // ReadMeta reads the metadata an index in st was created with, without
 // opening it (for tools that adopt an existing index's settings). ok is

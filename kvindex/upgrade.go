@@ -38,7 +38,7 @@ func UpgradeFormat(ctx context.Context, st storage.Store, prepare func(ctx conte
 		return 0, 0, ErrNoIndex
 	}
 	switch m.Format {
-	case FormatVersion:
+	case FormatVersion, FormatWriterLease:
 		return m.Format, m.Format, nil
 	case formatSources, formatShards:
 	default:
@@ -54,4 +54,39 @@ func UpgradeFormat(ctx context.Context, st storage.Store, prepare func(ctx conte
 		return m.Format, m.Format, storeErr(err)
 	}
 	return m.Format, FormatVersion, nil
+}
+
+// SetWriterLease makes the index in st one whose writers take turns under
+// one writer lease (on: format 10, FormatWriterLease) or one whose writers
+// share per-operation locks (off: format 9), and returns the format it
+// found and the one it left. Only the meta row's format changes, but the
+// way writers exclude each other does: every process that writes to the
+// index must be stopped first (one that opened it before would keep the
+// old way beside those that open it after). An index older than 9 is
+// refused (ErrMetaMismatch: UpgradeFormat raises it first), as is a store
+// without an index (ErrNoIndex).
+func SetWriterLease(ctx context.Context, st storage.Store, on bool) (from, to int, err error) {
+	m, ok, err := ReadMeta(ctx, st)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return 0, 0, ErrNoIndex
+	}
+	to = FormatVersion
+	if on {
+		to = FormatWriterLease
+	}
+	switch m.Format {
+	case to:
+		return m.Format, m.Format, nil
+	case FormatVersion, FormatWriterLease:
+	default:
+		return m.Format, m.Format, fmt.Errorf("%w: format %d: the writer lease needs format %d or %d (upgrade the index first)", ErrMetaMismatch, m.Format, FormatVersion, FormatWriterLease)
+	}
+	err = st.Mutate(ctx, []storage.Mutation{{Kind: storage.Put, Table: storage.TableMeta, Row: metaRow, Qualifier: qualFormat, Value: []byte(strconv.Itoa(to))}})
+	if err != nil {
+		return m.Format, m.Format, storeErr(err)
+	}
+	return m.Format, to, nil
 }

@@ -13,3 +13,8 @@ var ErrStore = errors.New("storage: store unavailable")
 // not help until an operator grants it, so a caller that tells the two
 // apart answers it as a fault of its own set-up, not as an outage.
 var ErrDenied = errors.New("storage: permission denied")
+
+// ErrNotWriter is wrapped, beside ErrStore, by a write refused because
+// another process holds the store's writer lease (WriterLeaser): the write
+// succeeds on the holder, or here once this process takes the lease over.
+var ErrNotWriter = errors.New("storage: not the writer")

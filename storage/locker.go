@@ -44,3 +44,22 @@ type PlacedLocker interface {
 	Locker
 	Separate(separate bool) error
 }
+
+// WriterLeaser is a Locker that can instead serialize the index's writers
+// by one lease on the whole store: the process holding it is the only one
+// that writes, and its in-process locks are all the exclusion it needs, so
+// an operation takes no cross-process lock of its own (on HBase, no
+// conditional write per name). The index asks for it when its persisted
+// format says its writers take turns (every process that writes it must
+// agree, as with PlacedLocker).
+type WriterLeaser interface {
+	Locker
+	// WriterLease starts contending for the store's writer lease (once; a
+	// later call returns the same Locker) and returns the Locker the
+	// index's writes use from then on. Its Lock succeeds, taking nothing
+	// across processes, while this process holds the lease for long
+	// enough to finish an operation; otherwise it fails at once with an
+	// error wrapping ErrStore (and ErrNotWriter) that names the holder.
+	// The lease is given back when the store closes.
+	WriterLease(ctx context.Context) (Locker, error)
+}

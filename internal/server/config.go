@@ -55,6 +55,13 @@ type Config struct {
 	// Another server's /v1/stats lags by up to this much, and a server
 	// killed between two writes loses up to this much of its additions.
 	HBaseCounterInterval time.Duration
+	// HBaseWriterLease creates the index as one whose writers take turns
+	// (kvindex.Config.WriterLease, index format 10): the server holding
+	// the namespace's writer lease writes with no per-operation lease
+	// locks, the others answer writes 503 not-writer until they take it
+	// over. An existing index decides for itself (simdexctl writer-lease
+	// switches it).
+	HBaseWriterLease bool
 	// HBaseMultiInFlight is how many lookups (Multi calls of gets) the
 	// HBase client lets be in flight per region server before further
 	// ones queue and leave together as one MultiRequest (0: the client's
@@ -285,6 +292,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.IntVar(&c.HBaseMultiInFlight, "hbase-multi-inflight", c.HBaseMultiInFlight, "with --store hbase: lookups in flight per region server before further ones share one Multi RPC (0: default 4, -1: never coalesce)")
 	fs.IntVar(&c.HBaseInsertGroupMax, "hbase-insert-group-max", c.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
 	fs.IntVar(&c.HBaseInsertGroupsInFlight, "hbase-insert-groups-in-flight", c.HBaseInsertGroupsInFlight, "with --store hbase: most insert groups decided at once (arrivals meanwhile join the open group)")
+	fs.BoolVar(&c.HBaseWriterLease, "hbase-writer-lease", c.HBaseWriterLease, "with --store hbase: create the index as one whose writers take turns under one lease (one writing server at a time, no per-insert locks; see OPERATIONS.md)")
 	fs.DurationVar(&c.HBaseCounterInterval, "hbase-counter-interval", c.HBaseCounterInterval, "with --store hbase: how often the document and fingerprint counters are written (0: with every insert and delete)")
 	fs.StringVar(apiKeys, "api-keys", *apiKeys, "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body; larger ones get 413")

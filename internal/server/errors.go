@@ -130,6 +130,8 @@ func classify(err error) problem {
 		// Not an outage: a retry is refused the same way until an operator
 		// grants the server's principal what it lacks, so no 503.
 		return p(http.StatusInternalServerError, "store-denied", "Store refused the server", "the index store refused this server's identity the operation (a missing permission); the server's log names it")
+	case errors.Is(err, kvindex.ErrNotWriter):
+		return p(http.StatusServiceUnavailable, "not-writer", "Not the writer", "another server holds the index's writer lease, so this one does not write until it takes the lease over; send writes to the holder or retry later: "+err.Error())
 	case errors.Is(err, kvindex.ErrStore):
 		return p(http.StatusServiceUnavailable, "store-unavailable", "Store unavailable", "the index store is unavailable; retry later")
 	case errors.Is(err, context.Canceled):

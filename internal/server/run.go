@@ -61,6 +61,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		// groups concurrent inserts.
 		kcfg.GroupWindow, kcfg.GroupMax, kcfg.GroupsInFlight = cfg.HBaseInsertGroup, cfg.HBaseInsertGroupMax, cfg.HBaseInsertGroupsInFlight
 		kcfg.CounterInterval = cfg.HBaseCounterInterval
+		kcfg.WriterLease = cfg.HBaseWriterLease
 	}
 	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
 	if err != nil {

@@ -156,6 +156,11 @@ type Store struct {
 	bg       sync.WaitGroup
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+	// closing is closed when Close begins: background loops that hold
+	// something (the writer lease) give it back and end.
+	closing chan struct{}
+	// lease is the writer lease, once WriterLease was asked for.
+	lease *writerLease
 }
 
 // closeGrace is how long Close waits for background lock releases before
@@ -207,6 +212,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, c: c, fam: []byte(cfg.Family), tables: map[storage.Table]string{}}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	s.closing = make(chan struct{})
 	for _, t := range storage.Tables {
 		s.tables[t] = TableName(cfg.Namespace, t)
 	}
@@ -745,6 +751,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.closing)
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.bg.Wait(); close(done) }() // ends when the releases do

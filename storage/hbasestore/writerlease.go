@@ -1,0 +1,250 @@
+package hbasestore
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/schema"
+	"github.com/simdex/simdex/storage"
+)
+
+// The writer lease (storage.WriterLeaser): one cell of the meta table's
+// lock family that says which process may write an index whose writers
+// take turns.
+//
+//	row        "lock:writer" (in the lock rows' region; a per-name lock
+//	           row is "lock:" and 8 bytes, this one 6)
+//	qualifier  "o"
+//	value      owner token (16 random bytes) | lease expiry (8 bytes,
+//	           big-endian Unix milliseconds, by the owner's clock) |
+//	           the owner's name (host:pid, for messages)
+//
+// It is taken, renewed and given back with the per-name locks' conditional
+// puts: "absent (or empty) -> mine" takes a free lease, "equals what I
+// read -> mine" takes over one whose expiry has passed, "equals mine ->
+// mine with a later expiry" renews, and "equals mine -> empty" gives it
+// back. HBase applies each atomically under the row's lock, so at most one
+// owner's value is in the cell at any moment.
+//
+// The holder renews every lease/6 and counts itself the writer only while
+// the expiry it last wrote, measured from when it sent that renewal, is at
+// least lease/2 away: an operation is bounded by the request timeout
+// (at most lease/6 in the server), so every write of an operation begun
+// while the holder was the writer is done before the lease can expire and
+// another process take it over, as with the per-name leases. A process
+// that does not hold it tries to take it every second, and takes it over
+// once its expiry has passed (a holder that crashed; one that closed gave
+// it back and is replaced within a second).
+
+// leaseRow is the writer lease's row in the meta table.
+var leaseRow = []byte(lockRowPrefix + "writer")
+
+// writerLease is a Store's contender for the writer lease.
+type writerLease struct {
+	s     *Store
+	lease time.Duration
+	now   func() time.Time
+	token []byte
+	name  string // host:pid
+
+	// mu protects the fields below, written by the loop and read by Lock.
+	mu sync.Mutex
+	// mine is the value in the cell while this process holds the lease
+	// (nil: not held); validUntil is the expiry it carries, by the clock
+	// at the time its write was sent.
+	mine       []byte
+	validUntil time.Time
+	// holder and holderUntil are the other owner and its expiry, as last
+	// read (for messages).
+	holder      string
+	holderUntil time.Time
+}
+
+var _ storage.WriterLeaser = (*Locker)(nil)
+
+// WriterLease starts this store's contention for the writer lease and
+// returns the Locker of an index whose writers take turns (see the
+// comment at the top of this file). The first attempt to take it is made
+// before it returns.
+func (l *Locker) WriterLease(ctx context.Context) (storage.Locker, error) {
+	s := l.s
+	if !s.hasLockFam || !bytes.Equal(s.lockFam, []byte(schema.LockFamily)) {
+		return nil, fmt.Errorf("%w: hbasestore: the writer lease lives in the meta table's lock family %q, which this namespace's index does not use", storage.ErrStore, schema.LockFamily)
+	}
+	s.mu.Lock()
+	w := s.lease
+	first := w == nil
+	if first {
+		var token [16]byte
+		if _, err := crand.Read(token[:]); err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: hbasestore: lease token: %w", storage.ErrStore, err)
+		}
+		host, _ := os.Hostname()
+		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid())}
+		s.lease = w
+	}
+	s.mu.Unlock()
+	if !first {
+		return w, nil
+	}
+	w.step(ctx)
+	if !s.goBackground(w.run) {
+		return nil, fmt.Errorf("%w: hbasestore: closed", storage.ErrStore)
+	}
+	return w, nil
+}
+
+// Lock succeeds, taking nothing, while this process holds the writer
+// lease for at least half its length; otherwise it fails at once.
+func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) {
+	if err := w.s.check(ctx); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	held := w.mine != nil && w.now().Add(w.lease/2).Before(w.validUntil)
+	holder, until, mine := w.holder, w.holderUntil, w.mine != nil
+	w.mu.Unlock()
+	if held {
+		return func() {}, nil
+	}
+	ns := w.s.cfg.Namespace
+	switch {
+	case mine:
+		return nil, fmt.Errorf("%w (%w): hbasestore: the writer lease of namespace %s could not be renewed in time (is HBase reachable?)", storage.ErrStore, storage.ErrNotWriter, ns)
+	case holder != "":
+		return nil, fmt.Errorf("%w (%w): hbasestore: %s holds the writer lease of namespace %s (until %s at the latest): send writes there", storage.ErrStore, storage.ErrNotWriter, holder, ns, until.UTC().Format(time.RFC3339))
+	}
+	return nil, fmt.Errorf("%w (%w): hbasestore: this process does not hold the writer lease of namespace %s yet", storage.ErrStore, storage.ErrNotWriter, ns)
+}
+
+// run renews the lease while held and contends for it otherwise, until
+// the store closes; then it gives the lease back.
+func (w *writerLease) run(ctx context.Context) {
+	for {
+		w.mu.Lock()
+		held := w.mine != nil
+		w.mu.Unlock()
+		d := min(time.Second, w.lease/6)
+		if held {
+			d = w.lease / 6
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-w.s.closing:
+			t.Stop()
+			w.giveBack(ctx)
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		w.step(ctx)
+	}
+}
+
+// step renews the lease when held, else tries to take it.
+func (w *writerLease) step(ctx context.Context) {
+	actx, cancel := context.WithTimeout(ctx, w.lease/6)
+	defer cancel()
+	w.mu.Lock()
+	cur := w.mine
+	w.mu.Unlock()
+	if cur != nil {
+		w.put(actx, cur) // renew
+		return
+	}
+	if w.put(actx, nil) {
+		return
+	}
+	res, err := w.s.c.Get(actx, w.s.tables[storage.TableMeta], &hbase.Get{Row: leaseRow, Columns: []hbase.Column{{Family: []byte(schema.LockFamily), Qualifiers: [][]byte{lockQualifier}}}})
+	if err != nil {
+		w.s.cfg.Logger.Warn("hbasestore: reading the writer lease", "err", err)
+		return
+	}
+	v, _ := res.Value(schema.LockFamily, string(lockQualifier))
+	if len(v) == 0 {
+		return // given back since: taken on the next step
+	}
+	if len(v) >= 24 && bytes.Equal(v[:16], w.token) {
+		// Ours: a put whose reply was lost had applied.
+		w.mu.Lock()
+		w.mine, w.validUntil = v, leaseExpiry(v[:24])
+		w.mu.Unlock()
+		return
+	}
+	exp := leaseExpiry(v[:min(len(v), 24)])
+	if len(v) < 24 || exp.Before(w.now()) {
+		w.put(actx, v) // expired (or unreadable): take it over
+		return
+	}
+	w.mu.Lock()
+	w.holder, w.holderUntil = string(v[24:]), exp
+	w.mu.Unlock()
+}
+
+// put writes a new value of ours with a fresh expiry if the cell holds
+// expect (nil: absent or empty), and records the outcome.
+func (w *writerLease) put(ctx context.Context, expect []byte) bool {
+	sent := w.now()
+	v := binary.BigEndian.AppendUint64(append([]byte(nil), w.token...), uint64(sent.Add(w.lease).UnixMilli()))
+	v = append(v, w.name...)
+	fam := []byte(schema.LockFamily)
+	ok, err := w.s.c.CheckAndMutate(ctx, w.s.tables[storage.TableMeta],
+		hbase.Check{Row: leaseRow, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: expect},
+		&hbase.Put{Row: leaseRow, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: v}}})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil:
+		// Unknown outcome: a renewal keeps the expiry it had (it decays
+		// until Lock refuses); a take is seen as ours on the next read.
+		if !errors.Is(err, hbase.ErrClosed) {
+			w.s.cfg.Logger.Warn("hbasestore: writing the writer lease", "err", err)
+		}
+		return false
+	case ok:
+		if w.mine == nil {
+			w.s.cfg.Logger.Info("hbasestore: took the writer lease", "namespace", w.s.cfg.Namespace)
+		}
+		w.mine, w.validUntil, w.holder = v, sent.Add(w.lease), ""
+		return true
+	}
+	if expect != nil && bytes.Equal(expect, w.mine) {
+		// Our renewal failed: the lease expired and was taken over.
+		w.s.cfg.Logger.Warn("hbasestore: lost the writer lease", "namespace", w.s.cfg.Namespace)
+		w.mine = nil
+	}
+	return false
+}
+
+// giveBack empties the cell if it still holds our value, so that another
+// process takes the lease within a second instead of after its expiry.
+func (w *writerLease) giveBack(ctx context.Context) {
+	w.mu.Lock()
+	v := w.mine
+	w.mine = nil
+	w.mu.Unlock()
+	if v == nil {
+		return
+	}
+	actx, cancel := context.WithTimeout(ctx, releaseAttempt)
+	defer cancel()
+	fam := []byte(schema.LockFamily)
+	_, err := w.s.c.CheckAndMutate(actx, w.s.tables[storage.TableMeta],
+		hbase.Check{Row: leaseRow, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: v},
+		&hbase.Put{Row: leaseRow, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: []byte{}}}})
+	if err != nil {
+		w.s.cfg.Logger.Warn("hbasestore: giving the writer lease back failed; it will expire", "err", err)
+	}
+}

@@ -1,0 +1,110 @@
+package hbasestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdex/simdex/hbase"
+	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/schema"
+	"github.com/simdex/simdex/storage"
+)
+
+// TestWriterLease: on a real HBase, the writer lease is held by one store
+// at a time; the others' Locks fail at once naming the holder; a lease
+// left by a crashed holder is taken over once it expires, one given back
+// by a closing holder within a second or two; the holder keeps it past
+// its length by renewing.
+func TestWriterLease(t *testing.T) {
+	ctx := context.Background()
+	first := openPrivate(t, "wlease")
+	ns := first.cfg.Namespace
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(ctx, Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: ns, LockLease: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Locker().Separate(true); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	lease := func(s *Store) storage.Locker {
+		t.Helper()
+		l, err := s.Locker().WriterLease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	lockErr := func(l storage.Locker) error {
+		unlock, err := l.Lock(ctx, []uint64{1, 2})
+		if err == nil {
+			unlock()
+		}
+		return err
+	}
+	wait := func(what string, l storage.Locker, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			err := lockErr(l)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v: %v", what, within, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	// A lease left by a holder that crashed, expiring in 2 s.
+	v := binary.BigEndian.AppendUint64(bytes.Repeat([]byte{7}, 16), uint64(time.Now().Add(2*time.Second).UnixMilli()))
+	v = append(v, "crashed:1"...)
+	fam := []byte(schema.LockFamily)
+	if err := first.Client().Put(ctx, first.tables[storage.TableMeta], &hbase.Put{Row: leaseRow, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: v}}}); err != nil {
+		t.Fatal(err)
+	}
+	a := open()
+	la := lease(a)
+	err := lockErr(la)
+	if !errors.Is(err, storage.ErrStore) || !errors.Is(err, storage.ErrNotWriter) || !strings.Contains(err.Error(), "crashed:1") {
+		t.Fatalf("Lock while a crashed holder's lease runs: %v, want ErrStore, ErrNotWriter and the holder's name", err)
+	}
+	wait("the crashed holder's lease taken over", la, 6*time.Second)
+
+	// Held by a: b is refused, and stays refused past the lease's length
+	// while a renews.
+	b := open()
+	lb := lease(b)
+	time.Sleep(3 * time.Second)
+	if err := lockErr(la); err != nil {
+		t.Fatalf("the holder's Lock after more than a lease's length: %v (not renewed?)", err)
+	}
+	if err := lockErr(lb); !errors.Is(err, storage.ErrNotWriter) {
+		t.Fatalf("a second store's Lock while the first holds the lease: %v, want ErrNotWriter", err)
+	}
+	if again, err := b.Locker().WriterLease(ctx); err != nil || again != lb {
+		t.Fatalf("WriterLease a second time: %v, %v; want the same Locker", again, err)
+	}
+
+	// a closes: it gives the lease back, and b takes it within a couple of
+	// its polls, well before a's expiry would have passed.
+	a.Close()
+	wait("the lease taken after its holder closed", lb, 1500*time.Millisecond)
+	r, err := b.Client().Get(ctx, b.tables[storage.TableMeta], &hbase.Get{Row: leaseRow, Columns: []hbase.Column{{Family: fam}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := r.Value(schema.LockFamily, string(lockQualifier)); len(cur) < 24 || !bytes.Equal(cur[:16], b.lease.token) {
+		t.Fatalf("lease cell %x, want b's token %x", cur, b.lease.token)
+	}
+}
