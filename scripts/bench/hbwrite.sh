@@ -17,7 +17,9 @@
 # text documents. Every loadgen line gives requests/s (docs/s for batches),
 # the latencies and the server's histograms (handler, store get and mutate,
 # HBase Multi); after it the CPU per document of the server and the HBase
-# JVM. SIMDEX_BENCH_SERVER_ARGS adds flags to both servers. Output also goes
+# JVM. SIMDEX_BENCH_SERVER_ARGS adds flags to every server,
+# SIMDEX_BENCH_HBASE_ARGS to the HBase server of this tree only (e.g.
+# --hbase-writer-lease, against the same build without it as BEFORE). Output also goes
 # to scripts/bench/out/hbwrite-<time>.txt.
 #
 # SIMDEX_BENCH_BEFORE=<commit> adds a third server on HBase built from that
@@ -87,7 +89,8 @@ measure() { # store label docs-per-request loadgen-args...
 {
 	bench_trap
 	echo "# hbwrite: namespace=$ns duration=$dur rounds=$rounds batch=$batch batch conns=($batch_conns) insert-if-unique conns=($iu_conns), HBase at $SIMDEX_HBASE_ZK, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u), commit $(git rev-parse --short HEAD)"
-	serve hbase --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" --hbase-create-tables
+	# shellcheck disable=SC2086 # word splitting of the extra flags is wanted
+	serve hbase --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" --hbase-create-tables ${SIMDEX_BENCH_HBASE_ARGS:-}
 	serve pebble --store pebble --data-dir "$pebble"
 	[ -n "${SIMDEX_BENCH_BEFORE:-}" ] && serve before --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "${ns}b" --hbase-create-tables
 	for round in $(seq 1 "$rounds"); do
