@@ -590,6 +590,22 @@ func (ix *Index) placeLocks(ctx context.Context, format int) error {
 // lease (format 10): only the process holding it writes.
 func (ix *Index) WriterLease() bool { return ix.writerLease }
 
+// Writable reports whether a write begun now may go ahead: nil unless the
+// index's writers take turns and this process does not hold the writer
+// lease (an error wrapping ErrStore and ErrNotWriter, naming the holder).
+// For a load balancer's choice of the server that takes writes.
+func (ix *Index) Writable(ctx context.Context) error {
+	if !ix.writerLease || ix.locker == nil {
+		return nil
+	}
+	unlock, err := ix.locker.Lock(ctx, nil)
+	if err != nil {
+		return storeErr(err)
+	}
+	unlock()
+	return nil
+}
+
 // ReadMeta reads the metadata an index in st was created with, without
 // opening it (for tools that adopt an existing index's settings). ok is
 // false when st holds no index.

@@ -75,9 +75,15 @@ func TestWriterLease(t *testing.T) {
 		t.Fatalf("lease Locks %d, per-name Locks %d, leases asked for %d; want >= 2, 0, 1", lease, perName, asked)
 	}
 
+	if err := ix.Writable(ctx); err != nil {
+		t.Fatalf("Writable while holding the lease: %v", err)
+	}
 	lk.mu.Lock()
 	lk.held = false
 	lk.mu.Unlock()
+	if err := ix.Writable(ctx); !errors.Is(err, storage.ErrNotWriter) {
+		t.Fatalf("Writable without the lease: %v, want ErrNotWriter", err)
+	}
 	_, err := ix.Insert(ctx, doc("c", 0x0ff0_0000, t0), kvindex.InsertIfUnique, 3)
 	if !errors.Is(err, storage.ErrStore) || !errors.Is(err, storage.ErrNotWriter) {
 		t.Fatalf("insert without the lease: %v, want ErrStore and ErrNotWriter", err)

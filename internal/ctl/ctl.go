@@ -66,6 +66,7 @@ func Verbs() []Verb {
 		schemaVerb,
 		seenVerb,
 		upgradeVerb,
+		writerLeaseVerb,
 	}
 	slices.SortFunc(v, func(a, b Verb) int { return strings.Compare(a.Name, b.Name) })
 	return v

@@ -69,7 +69,9 @@ func (f *faultyIndex) Delete(ctx context.Context, _ string) error { return f.wai
 func (f *faultyIndex) StatsWith(ctx context.Context, _ kvindex.StatsOptions) (kvindex.Stats, error) {
 	return kvindex.Stats{}, f.wait(ctx)
 }
-func (f *faultyIndex) Ping(ctx context.Context) error { return f.wait(ctx) }
+func (f *faultyIndex) Ping(ctx context.Context) error     { return f.wait(ctx) }
+func (f *faultyIndex) WriterLease() bool                  { return false }
+func (f *faultyIndex) Writable(ctx context.Context) error { return nil }
 
 func faultEnv(t *testing.T, ix Index, mod func(*Config)) *testEnv {
 	cfg := DefaultConfig()

@@ -48,6 +48,10 @@ type Index interface {
 	Delete(ctx context.Context, id string) error
 	StatsWith(ctx context.Context, opt kvindex.StatsOptions) (kvindex.Stats, error)
 	Ping(ctx context.Context) error
+	// WriterLease and Writable: whether the index's writers take turns,
+	// and whether this server may write now (kvindex.Index).
+	WriterLease() bool
+	Writable(ctx context.Context) error
 }
 
 // Fingerprinter turns text into fingerprints (*fingerprint.Fingerprinter).
@@ -170,7 +174,21 @@ func (s *Server) ready(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, "application/json", map[string]string{"status": "ready", "store": s.cfg.Store})
+	out := map[string]string{"status": "ready", "store": s.cfg.Store}
+	if s.ix.WriterLease() {
+		// An index whose writers take turns: say whether this server is
+		// the one that writes; ?writer=1 makes a standby not ready, for a
+		// load balancer's pool of write targets.
+		out["writer"] = "holder"
+		if err := s.ix.Writable(ctx); err != nil {
+			if c.Query("writer") != "" {
+				s.fail(c, err)
+				return
+			}
+			out["writer"] = "standby"
+		}
+	}
+	writeJSON(c, http.StatusOK, "application/json", out)
 }
 
 // recoverer turns a handler panic into a 500 problem and a log line with the
