@@ -154,7 +154,7 @@ type Error struct {
 	// Status is the HTTP status (400, 401, 404, 413, 500, 501, 503, ...).
 	Status int `json:"status"`
 	// Kind is the machine-readable problem kind, e.g. "bad-fingerprint",
-	// "invalid-field", "body-too-large", "store-unavailable", "not-found".
+	// "invalid-field", "body-too-large", "store-unavailable", "not-writer", "not-found".
 	Kind     string `json:"kind"`
 	Type     string `json:"type,omitempty"`
 	Title    string `json:"title"`

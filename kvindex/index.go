@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -266,12 +267,14 @@ type Index struct {
 	cover   [][]int // cover[k]: the tables a lookup at distance k must read
 	buckets storage.Buckets
 	locks   *stripedLocks
-	// locker is the cross-process Locker of the index's writes: the
-	// configured one, or its writer lease in an index of format 10
-	// (nil: this process is the only writer).
-	locker storage.Locker
-	// writerLease: the index's writers take turns (format 10).
+	// writerLease: the index's writers take turns (format 10); leaser
+	// is then the configured Locker (nil: this process is the only
+	// writer), whose writer lease leaseLocker is, once asked for
+	// (writeLocker; leaseMu guards it).
 	writerLease bool
+	leaser      storage.WriterLeaser
+	leaseMu     sync.Mutex
+	leaseLocker storage.Locker
 	log         *slog.Logger
 	m           *metrics
 	grp         *grouper // nil: no group commit
@@ -348,7 +351,6 @@ func Open(ctx context.Context, st storage.Store, cfg Config) (*Index, error) {
 		perms:   cfg.Layout.Permuters(),
 		buckets: storage.Buckets{Width: cfg.BucketWidth},
 		locks:   newStripedLocks(cfg.LockStripes),
-		locker:  cfg.Locker,
 		log:     cfg.Logger,
 	}
 	ix.bulk.ix, ix.rows.ix = ix, ix
@@ -578,12 +580,28 @@ func (ix *Index) placeLocks(ctx context.Context, format int) error {
 	if !ok {
 		return fmt.Errorf("%w: kvindex: the index's writers take turns under a writer lease (format %d), which this store's Locker cannot hold", ErrMetaMismatch, format)
 	}
-	l, err := wl.WriterLease(ctx)
-	if err != nil {
-		return fmt.Errorf("kvindex: index of format %d: %w", format, err)
-	}
-	ix.locker = l
+	ix.leaser = wl
 	return nil
+}
+
+// writeLocker returns the cross-process Locker of the index's writes: in
+// an index whose writers take turns, the writer lease, contended for from
+// the first write on (a process that never takes a lock, a bulk load,
+// never holds the lease from the servers), else the configured Locker.
+func (ix *Index) writeLocker(ctx context.Context) (storage.Locker, error) {
+	if ix.leaser == nil {
+		return ix.cfg.Locker, nil
+	}
+	ix.leaseMu.Lock()
+	defer ix.leaseMu.Unlock()
+	if ix.leaseLocker == nil {
+		l, err := ix.leaser.WriterLease(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("kvindex: writer lease: %w", storeErr(err))
+		}
+		ix.leaseLocker = l
+	}
+	return ix.leaseLocker, nil
 }
 
 // WriterLease reports whether the index's writers take turns under one
@@ -595,10 +613,14 @@ func (ix *Index) WriterLease() bool { return ix.writerLease }
 // lease (an error wrapping ErrStore and ErrNotWriter, naming the holder).
 // For a load balancer's choice of the server that takes writes.
 func (ix *Index) Writable(ctx context.Context) error {
-	if !ix.writerLease || ix.locker == nil {
+	if ix.leaser == nil {
 		return nil
 	}
-	unlock, err := ix.locker.Lock(ctx, nil)
+	l, err := ix.writeLocker(ctx)
+	if err != nil {
+		return err
+	}
+	unlock, err := l.Lock(ctx, nil)
 	if err != nil {
 		return storeErr(err)
 	}

@@ -87,10 +87,15 @@ func (ix *Index) lock(ctx context.Context, ls lockSet) (func(), error) {
 		stripes[i] = int(h % uint64(len(set)))
 	}
 	unlock := lockStripes(set, stripes)
-	if ix.locker == nil {
+	locker, err := ix.writeLocker(ctx)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	if locker == nil {
 		return unlock, nil
 	}
-	remote, err := ix.locker.Lock(ctx, ls.names(nil))
+	remote, err := locker.Lock(ctx, ls.names(nil))
 	if err != nil {
 		unlock()
 		return nil, fmt.Errorf("kvindex: taking locks: %w", storeErr(err))
@@ -125,7 +130,8 @@ func (ix *Index) mutateReleasing(ctx context.Context, muts []storage.Mutation, s
 
 // mutateReleasingNow applies muts (with the release, when the Locker can).
 func (ix *Index) mutateReleasingNow(ctx context.Context, muts []storage.Mutation, sets ...lockSet) error {
-	rl, ok := ix.locker.(storage.ReleasingLocker)
+	rl, ok := ix.cfg.Locker.(storage.ReleasingLocker)
+	ok = ok && ix.leaser == nil // the writer lease releases nothing
 	if !ok || len(muts) == 0 {
 		return ix.mutate(ctx, muts)
 	}

@@ -102,6 +102,17 @@ func TestWriterLease(t *testing.T) {
 	if !ix.WriterLease() {
 		t.Fatal("reopened without the setting: the index's writer lease was not kept")
 	}
+	// Opening (a bulk load, a reader) does not contend for the lease; the
+	// first write, or Writable, does.
+	if _, _, n := lk.counts(); n != 1 {
+		t.Fatalf("opening the index asked for the lease (%d times in all)", n)
+	}
+	if err := ix.Writable(ctx); !errors.Is(err, storage.ErrNotWriter) {
+		t.Fatalf("Writable of the reopened index without the lease: %v", err)
+	}
+	if _, _, n := lk.counts(); n != 2 {
+		t.Fatalf("Writable: leases asked for %d times in all, want 2", n)
+	}
 	ix.Close()
 	if _, err := openPebbleIndex(t, dir, pebblestore.Options{NoSync: true}, kvindex.Config{Locker: &memLocker{names: map[uint64]*sync.Mutex{}}}); !errors.Is(err, kvindex.ErrMetaMismatch) {
 		t.Fatalf("a Locker without a writer lease opened a format-10 index: %v", err)

@@ -67,6 +67,15 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	if ix.WriterLease() {
+		// Contend for the writer lease from the start, not from the first
+		// write, so that /readyz says at once which server writes.
+		if err := ix.Writable(ctx); err != nil {
+			log.Info("writer lease: another server writes; this one answers checks and takes over when the lease is free", "reason", err)
+		} else {
+			log.Info("writer lease: this server writes")
+		}
+	}
 	if err := reg.Register(newIndexCollector(ix.Stats)); err != nil {
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
 	}
