@@ -178,6 +178,12 @@ func startCompactor(ctx context.Context, cfg Config, ix *kvindex.Index, log *slo
 		return nil, err
 	}
 	stop = every(ctx, cfg.CompactEvery, func(ctx context.Context) {
+		if err := ix.Writable(ctx); err != nil {
+			// An index whose writers take turns: compaction rewrites rows,
+			// so only the server holding the writer lease runs it.
+			log.Debug("compaction skipped: not the writer", "err", err)
+			return
+		}
 		c.Run(ctx) // logs its own summary line and errors
 	})
 	log.Info("compaction timer started", "every", cfg.CompactEvery.String(), "retention", cfg.CompactRetention.String())

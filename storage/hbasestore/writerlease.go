@@ -122,7 +122,7 @@ func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) 
 	case mine:
 		return nil, fmt.Errorf("%w (%w): hbasestore: the writer lease of namespace %s could not be renewed in time (is HBase reachable?)", storage.ErrStore, storage.ErrNotWriter, ns)
 	case holder != "":
-		return nil, fmt.Errorf("%w (%w): hbasestore: %s holds the writer lease of namespace %s (until %s at the latest): send writes there", storage.ErrStore, storage.ErrNotWriter, holder, ns, until.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w (%w): hbasestore: %s holds the writer lease of namespace %s (renewed to %s when last read): send writes there", storage.ErrStore, storage.ErrNotWriter, holder, ns, until.UTC().Format(time.RFC3339))
 	}
 	return nil, fmt.Errorf("%w (%w): hbasestore: this process does not hold the writer lease of namespace %s yet", storage.ErrStore, storage.ErrNotWriter, ns)
 }
