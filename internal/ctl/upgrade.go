@@ -65,12 +65,18 @@ func runUpgrade(ctx context.Context, env *Env, args []string) error {
 		}
 		return hs.AddLockFamily(ctx)
 	})
-	switch {
-	case err != nil:
-	case from == to:
-		fmt.Fprintf(env.Stdout, "index format %d: nothing to do\n", from)
-	default:
-		fmt.Fprintf(env.Stdout, "index format %d -> %d\n", from, to)
+	if err == nil {
+		printFormatChange(env, from, to)
 	}
 	return errors.Join(err, st.Close())
+}
+
+// printFormatChange prints what a verb that rewrites the index's format
+// did: "index format F: nothing to do" or "index format F -> T".
+func printFormatChange(env *Env, from, to int) {
+	if from == to {
+		fmt.Fprintf(env.Stdout, "index format %d: nothing to do\n", from)
+		return
+	}
+	fmt.Fprintf(env.Stdout, "index format %d -> %d\n", from, to)
 }

@@ -57,12 +57,8 @@ func runWriterLease(ctx context.Context, env *Env, args []string) error {
 		return errors.Join(fmt.Errorf("%w: switching the writer lease changes how the processes writing to the index exclude each other: stop every one (servers, bulk loads, compaction), then run writer-lease again with --writers-stopped", ErrUsage), st.Close())
 	}
 	from, to, err := kvindex.SetWriterLease(ctx, st, c.On)
-	switch {
-	case err != nil:
-	case from == to:
-		fmt.Fprintf(env.Stdout, "index format %d: nothing to do\n", from)
-	default:
-		fmt.Fprintf(env.Stdout, "index format %d -> %d\n", from, to)
+	if err == nil {
+		printFormatChange(env, from, to)
 	}
 	return errors.Join(err, st.Close())
 }
