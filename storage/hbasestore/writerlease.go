@@ -176,29 +176,50 @@ func (w *writerLease) step(ctx context.Context) {
 	if len(v) == 0 {
 		return // given back since: taken on the next step
 	}
-	if len(v) >= 24 && bytes.Equal(v[:16], w.token) {
+	lv, ok := parseLeaseValue(v)
+	if ok && bytes.Equal(lv.token, w.token) {
 		// Ours: a put whose reply was lost had applied.
 		w.mu.Lock()
-		w.mine, w.validUntil = v, leaseExpiry(v[:24])
+		w.mine, w.validUntil = v, lv.expiry
 		w.mu.Unlock()
 		return
 	}
-	exp := leaseExpiry(v[:min(len(v), 24)])
-	if len(v) < 24 || exp.Before(w.now()) {
+	if !ok || lv.expiry.Before(w.now()) {
 		w.put(actx, v) // expired (or unreadable): take it over
 		return
 	}
 	w.mu.Lock()
-	w.holder, w.holderUntil = string(v[24:]), exp
+	w.holder, w.holderUntil = lv.name, lv.expiry
 	w.mu.Unlock()
+}
+
+// leaseValue is the writer lease cell's value: token (16 bytes) | expiry
+// (8 bytes, big-endian Unix milliseconds) | holder name (the rest).
+type leaseValue struct {
+	token  []byte
+	expiry time.Time
+	name   string
+}
+
+func (lv leaseValue) encode() []byte {
+	v := binary.BigEndian.AppendUint64(append(make([]byte, 0, 24+len(lv.name)), lv.token...), uint64(lv.expiry.UnixMilli()))
+	return append(v, lv.name...)
+}
+
+// parseLeaseValue decodes a lease cell; ok is false for a value too short
+// to hold a token and an expiry (an empty cell: the lease is free).
+func parseLeaseValue(v []byte) (lv leaseValue, ok bool) {
+	if len(v) < 24 {
+		return lv, false
+	}
+	return leaseValue{token: v[:16], expiry: time.UnixMilli(int64(binary.BigEndian.Uint64(v[16:24]))), name: string(v[24:])}, true
 }
 
 // put writes a new value of ours with a fresh expiry if the cell holds
 // expect (nil: absent or empty), and records the outcome.
 func (w *writerLease) put(ctx context.Context, expect []byte) bool {
 	sent := w.now()
-	v := binary.BigEndian.AppendUint64(append([]byte(nil), w.token...), uint64(sent.Add(w.lease).UnixMilli()))
-	v = append(v, w.name...)
+	v := leaseValue{token: w.token, expiry: sent.Add(w.lease), name: w.name}.encode()
 	fam := []byte(schema.LockFamily)
 	ok, err := w.s.c.CheckAndMutate(ctx, w.s.tables[storage.TableMeta],
 		hbase.Check{Row: leaseRow, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: expect},

@@ -3,7 +3,6 @@ package hbasestore
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -67,8 +66,7 @@ func TestWriterLease(t *testing.T) {
 	}
 
 	// A lease left by a holder that crashed, expiring in 2 s.
-	v := binary.BigEndian.AppendUint64(bytes.Repeat([]byte{7}, 16), uint64(time.Now().Add(2*time.Second).UnixMilli()))
-	v = append(v, "crashed:1"...)
+	v := leaseValue{token: bytes.Repeat([]byte{7}, 16), expiry: time.Now().Add(2 * time.Second), name: "crashed:1"}.encode()
 	fam := []byte(schema.LockFamily)
 	if err := first.Client().Put(ctx, first.tables[storage.TableMeta], &hbase.Put{Row: leaseRow, Values: []hbase.Value{{Family: fam, Qualifier: lockQualifier, Value: v}}}); err != nil {
 		t.Fatal(err)
@@ -107,4 +105,25 @@ func TestWriterLease(t *testing.T) {
 	if cur, _ := r.Value(schema.LockFamily, string(lockQualifier)); len(cur) < 24 || !bytes.Equal(cur[:16], b.lease.token) {
 		t.Fatalf("lease cell %x, want b's token %x", cur, b.lease.token)
 	}
+}
+
+// FuzzLeaseValue: a writer lease value decodes to what was encoded (the
+// expiry to the millisecond), and any cell value decodes without panic;
+// one shorter than a token and an expiry is not a lease.
+func FuzzLeaseValue(f *testing.F) {
+	f.Add(bytes.Repeat([]byte{1}, 16), int64(1_800_000_000_000), "host:1")
+	f.Add([]byte{}, int64(0), "")
+	f.Fuzz(func(t *testing.T, token []byte, ms int64, name string) {
+		if _, ok := parseLeaseValue(token); ok != (len(token) >= 24) {
+			t.Fatalf("parseLeaseValue of %d bytes: ok %v", len(token), ok)
+		}
+		if len(token) != 16 {
+			return
+		}
+		in := leaseValue{token: token, expiry: time.UnixMilli(ms), name: name}
+		out, ok := parseLeaseValue(in.encode())
+		if !ok || !bytes.Equal(out.token, token) || !out.expiry.Equal(in.expiry) || out.name != name {
+			t.Fatalf("round trip of %+v: %+v %v", in, out, ok)
+		}
+	})
 }
