@@ -172,14 +172,17 @@ fi
 # .hbase/cluster-test-data) and runs internal/chaos's region-server kill and
 # region moves under insert-if-unique and check traffic from two servers; it
 # fails rather than skips here. About five minutes on a shared 2-core machine
-# (4 min 46 s, the cluster's start 50 s of it). The other events (split and
-# merge, rolling restart, master kill) run with scripts/hbase/chaos.sh alone.
-# Needs the HBase install; SIMDEX_CHAOS=off skips it outside CI.
-echo "== hbase cluster chaos (scripts/hbase/chaos.sh: rs-kill, move)"
+# (4 min 46 s, the cluster's start 50 s of it). Then the region-server kill
+# again on an index whose writers take turns (--hbase-writer-lease; about two
+# minutes more). The other events (split and merge, rolling restart, master
+# kill) run with scripts/hbase/chaos.sh alone. Needs the HBase install;
+# SIMDEX_CHAOS=off skips it outside CI.
+echo "== hbase cluster chaos (scripts/hbase/chaos.sh: rs-kill, move; rs-kill with the writer lease)"
 if [ "${CI:-}" != true ] && [ "${SIMDEX_CHAOS:-}" = off ]; then
 	echo "== hbase cluster chaos: off (SIMDEX_CHAOS=off)"
 elif [ -n "$hbase_log" ] || [ "${CI:-}" = true ]; then
 	SIMDEX_CHAOS_EVENTS=rs-kill,move scripts/hbase/chaos.sh
+	SIMDEX_CHAOS_WRITER_LEASE=1 SIMDEX_CHAOS_EVENTS=rs-kill scripts/hbase/chaos.sh
 else
 	echo "== hbase cluster chaos: no HBase install; skipped"
 fi

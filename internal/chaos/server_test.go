@@ -71,7 +71,7 @@ type server struct {
 
 // startServer starts cmd/server on the cluster's namespace ns; waitReady
 // waits until it serves.
-func startServer(t *testing.T, zk, ns string, port int, timeout time.Duration) *server {
+func startServer(t *testing.T, zk, ns string, port int, timeout time.Duration, extra ...string) *server {
 	t.Helper()
 	bin := buildCmd(t, "server")
 	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(t.TempDir(), "server.log")}
@@ -79,10 +79,10 @@ func startServer(t *testing.T, zk, ns string, port int, timeout time.Duration) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin,
+	s.cmd = exec.Command(bin, append([]string{
 		"--store", "hbase", "--hbase-zk", zk, "--hbase-namespace", ns, "--hbase-create-tables",
 		"--addr", fmt.Sprintf("127.0.0.1:%d", port), "--request-timeout", timeout.String(),
-		"--log-level", "warn")
+		"--log-level", "warn"}, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,9 @@
 #   SIMDEX_CHAOS_EVENTS  events to run, comma-separated, in order (default all:
 #                        rs-kill,move,split-merge,rolling-restart,master-kill);
 #                        scripts/test.sh runs rs-kill,move
+#   SIMDEX_CHAOS_WRITER_LEASE=1  an index whose writers take turns
+#                        (--hbase-writer-lease): one server writes, the other
+#                        answers writes 503 not-writer; no bulk loads
 #   SIMDEX_CHAOS_DATA    the cluster's data directory, wiped at the start
 #                        (<repo>/.hbase/cluster-test-data)
 #   SIMDEX_CHAOS_PORT_BASE  its port base (23500; see cluster.sh for the offsets)
