@@ -472,7 +472,7 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 		if ix.cfg.WriterLease {
 			format = FormatWriterLease
 		}
-		if err := ix.placeLocks(ctx, format); err != nil {
+		if err := ix.placeLocks(format); err != nil {
 			return err
 		}
 		bands := ix.cfg.Bands != BandsOff
@@ -559,14 +559,14 @@ func (ix *Index) checkMeta(ctx context.Context) error {
 	ix.bands, ix.text, ix.textKeys, ix.compact, ix.longKeys = hasBands, hasText, hasBands && format >= formatTextKeys, format >= formatCompact, hasBands && format >= formatLongKeys
 	ix.sourceAttr = src
 	ix.shardCounters = format >= formatShards
-	return ix.placeLocks(ctx, format)
+	return ix.placeLocks(format)
 }
 
 // placeLocks tells a Locker that can keep its locks apart from the data
 // whether this index's writers all do (format 9 on), and in an index
 // whose writers take turns (format 10) makes the writes use the Locker's
-// writer lease.
-func (ix *Index) placeLocks(ctx context.Context, format int) error {
+// writer lease (writeLocker).
+func (ix *Index) placeLocks(format int) error {
 	if pl, ok := ix.cfg.Locker.(storage.PlacedLocker); ok {
 		if err := pl.Separate(format > formatShards); err != nil {
 			return fmt.Errorf("kvindex: index of format %d: %w", format, err)
@@ -586,8 +586,9 @@ func (ix *Index) placeLocks(ctx context.Context, format int) error {
 
 // writeLocker returns the cross-process Locker of the index's writes: in
 // an index whose writers take turns, the writer lease, contended for from
-// the first write on (a process that never takes a lock, a bulk load,
-// never holds the lease from the servers), else the configured Locker.
+// the first locked write on (so a process that only reads, or bulk loads
+// rows that did not exist, never takes the lease from the servers), else
+// the configured Locker.
 func (ix *Index) writeLocker(ctx context.Context) (storage.Locker, error) {
 	if ix.leaser == nil {
 		return ix.cfg.Locker, nil

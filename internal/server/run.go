@@ -79,6 +79,21 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	if err := reg.Register(newIndexCollector(ix.Stats)); err != nil {
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
 	}
+	if ix.WriterLease() {
+		held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "simdex_writer_lease_held",
+			Help: "1 while this server holds the writer lease of an index whose writers take turns (it writes), 0 while another one does."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				if ix.Writable(ctx) != nil {
+					return 0
+				}
+				return 1
+			})
+		if err := reg.Register(held); err != nil {
+			return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+		}
+	}
 	if ix.Layout() != cfg.Layout {
 		log.Info("using the existing index's layout", "layout", ix.Layout().String(), "flag_layout", cfg.Layout.String())
 	}

@@ -39,6 +39,11 @@ func TestHBaseWriterLease(t *testing.T) {
 	if st, m := ready(b, "?writer=1"); st != http.StatusServiceUnavailable || m["kind"] != "not-writer" {
 		t.Fatalf("the other server's /readyz?writer=1: %d %v", st, m)
 	}
+	for s, want := range map[*runServer]string{a: "simdex_writer_lease_held 1\n", b: "simdex_writer_lease_held 0\n"} {
+		if st, out := s.do(t, "GET", "/metrics", nil); st != 200 || !strings.Contains(string(out), want) {
+			t.Fatalf("/metrics: %d, want a line %q", st, want)
+		}
+	}
 	for round := range 5 {
 		body := fmt.Sprintf("%s Round %d.", text, round)
 		var res [2]insertResponse
