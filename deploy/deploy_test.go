@@ -50,6 +50,8 @@ var notOnEmbeddedServer = map[string]string{
 	// A counter vector whose series appear with the first failed store
 	// call.
 	"simdex_store_errors_total": "../kvindex/metrics.go",
+	// Registered only by a server on an index whose writers take turns.
+	"simdex_writer_lease_held": "../internal/server/run.go",
 	// Prometheus's own per-target series.
 	"up": "",
 }
