@@ -18,3 +18,25 @@ var ErrDenied = errors.New("storage: permission denied")
 // another process holds the store's writer lease (WriterLeaser): the write
 // succeeds on the holder, or here once this process takes the lease over.
 var ErrNotWriter = errors.New("storage: not the writer")
+
+// NotWriterError is the error of a write refused because another process
+// holds the store's writer lease. It matches ErrStore and ErrNotWriter,
+// and says who holds the lease and where that process takes writes, so
+// that a server can send the write there instead of refusing it.
+type NotWriterError struct {
+	// Holder names the process holding the lease (host:pid), "" when not
+	// known (no holder read yet).
+	Holder string
+	// URL is where the holder takes writes, as it advertised in the lease
+	// ("" when it advertised none or the holder is not known).
+	URL string
+	// Reason says why this process does not write, for messages.
+	Reason string
+}
+
+func (e *NotWriterError) Error() string {
+	return ErrStore.Error() + " (" + ErrNotWriter.Error() + "): " + e.Reason
+}
+
+// Unwrap makes the error match ErrStore and ErrNotWriter.
+func (e *NotWriterError) Unwrap() []error { return []error{ErrStore, ErrNotWriter} }

@@ -62,6 +62,12 @@ type Config struct {
 	// over. An existing index decides for itself (simdexctl writer-lease
 	// switches it).
 	HBaseWriterLease bool
+	// AdvertiseURL is where the other servers send index writes while this
+	// one holds the writer lease of an index whose writers take turns
+	// (recorded in the lease; forward.go): "" makes it from the listening
+	// address (the host name when listening on every interface), "-"
+	// advertises none (the others answer writes 503 not-writer).
+	AdvertiseURL string
 	// HBaseMultiInFlight is how many lookups (Multi calls of gets) the
 	// HBase client lets be in flight per region server before further
 	// ones queue and leave together as one MultiRequest (0: the client's
@@ -197,6 +203,9 @@ func (c Config) Validate() error {
 		if c.HBaseCounterInterval < 0 || c.HBaseCounterInterval > time.Hour {
 			return bad("hbase counter interval %s: want 0..1h", c.HBaseCounterInterval)
 		}
+		if err := validAdvertiseURL(c.AdvertiseURL); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	default:
 		return bad("store %q: want \"pebble\" or \"hbase\"", c.Store)
 	}
@@ -293,6 +302,7 @@ func (c *Config) declareFlags(fs *flag.FlagSet) (apiKeys *string) {
 	fs.IntVar(&c.HBaseInsertGroupMax, "hbase-insert-group-max", c.HBaseInsertGroupMax, "with --store hbase: most documents in one insert group")
 	fs.IntVar(&c.HBaseInsertGroupsInFlight, "hbase-insert-groups-in-flight", c.HBaseInsertGroupsInFlight, "with --store hbase: most insert groups decided at once (arrivals meanwhile join the open group)")
 	fs.BoolVar(&c.HBaseWriterLease, "hbase-writer-lease", c.HBaseWriterLease, "with --store hbase: create the index as one whose writers take turns under one lease (one writing server at a time, no per-insert locks; see OPERATIONS.md)")
+	fs.StringVar(&c.AdvertiseURL, "advertise-url", c.AdvertiseURL, "with --store hbase and a writer lease: the URL the other servers send index writes to while this one holds the lease (empty: http:// and the listening address, the host name when listening on every interface; -: none, the others answer writes 503 not-writer)")
 	fs.DurationVar(&c.HBaseCounterInterval, "hbase-counter-interval", c.HBaseCounterInterval, "with --store hbase: how often the document and fingerprint counters are written (0: with every insert and delete)")
 	fs.StringVar(apiKeys, "api-keys", *apiKeys, "comma-separated bearer tokens required on write endpoints (none: loopback only)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body; larger ones get 413")

@@ -63,10 +63,23 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		kcfg.CounterInterval = cfg.HBaseCounterInterval
 		kcfg.WriterLease = cfg.HBaseWriterLease
 	}
-	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
+	// Listen before the index opens: the writer lease records the URL
+	// this server takes writes at, made from the listening address.
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	if cfg.Store == "hbase" {
+		if cfg.AdvertiseURL = advertisedURL(cfg, ln.Addr()); cfg.AdvertiseURL == "" {
+			cfg.AdvertiseURL = "-"
+		}
+	}
+	ix, err := open.Index(ctx, cfg.storeConfig(log, reg), kcfg)
+	if err != nil {
+		return errors.Join(fmt.Errorf("server: %w", err), ln.Close())
+	}
+	// From here every early return closes ln through closeAll.
+	closeAll := func(err error) error { return errors.Join(err, ln.Close(), ix.Close()) }
 	if ix.WriterLease() {
 		// Contend for the writer lease from the start, not from the first
 		// write, so that /readyz says at once which server writes.
@@ -77,7 +90,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		}
 	}
 	if err := reg.Register(newIndexCollector(ix.Stats)); err != nil {
-		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+		return closeAll(fmt.Errorf("server: %w", err))
 	}
 	if ix.WriterLease() {
 		held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "simdex_writer_lease_held",
@@ -91,7 +104,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 				return 1
 			})
 		if err := reg.Register(held); err != nil {
-			return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
+			return closeAll(fmt.Errorf("server: %w", err))
 		}
 	}
 	if ix.Layout() != cfg.Layout {
@@ -100,22 +113,17 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 
 	seenSvc, err := openSeen(ctx, cfg, ix, fpr, ix.Config().Locker, log, reg)
 	if err != nil {
-		return errors.Join(err, ix.Close())
+		return closeAll(err)
 	}
 	srv, err := New(cfg, ix, fpr, log, reg, WithSeen(seenSvc))
 	if err != nil {
-		return errors.Join(err, ix.Close())
+		return closeAll(err)
 	}
 	stopCompactor, err := startCompactor(ctx, cfg, ix, log, reg)
 	if err != nil {
-		return errors.Join(err, ix.Close())
+		return closeAll(err)
 	}
 	stopCompactor = withSeenFolder(ctx, cfg, seenSvc, log, stopCompactor)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		stopCompactor()
-		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
-	}
 	if len(cfg.APIKeys) == 0 {
 		log.Warn("no API keys configured: write endpoints are open, so the server listens on loopback only", "addr", ln.Addr().String())
 	}
@@ -124,7 +132,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	stopPprof, err := startPprof(cfg.PprofAddr, log)
 	if err != nil {
 		stopCompactor()
-		return errors.Join(err, ln.Close(), ix.Close())
+		return closeAll(err)
 	}
 	defer stopPprof()
 
@@ -138,6 +146,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 	select {
 	case err := <-serveErr:
 		stopCompactor()
+		srv.Close()
 		return errors.Join(fmt.Errorf("server: %w", err), ix.Close())
 	case <-ctx.Done():
 	}
@@ -150,6 +159,7 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer, ready chan<- net.Add
 		shutErr = errors.Join(shutErr, err)
 	}
 	stopCompactor()
+	srv.Close()
 	closeErr := ix.Close()
 	if shutErr == nil && closeErr == nil {
 		log.Info("stopped cleanly")
@@ -243,6 +253,9 @@ func (c Config) hbaseStoreConfig() hbasestore.Config {
 	hc := c.HBaseStoreConfig()
 	hc.LockLease = max(30*time.Second, 6*c.RequestTimeout)
 	hc.MultiInFlight = c.HBaseMultiInFlight
+	if c.AdvertiseURL != "-" {
+		hc.WriterURL = c.AdvertiseURL
+	}
 	return hc
 }
 

@@ -69,6 +69,9 @@ type Server struct {
 	metrics *metrics
 	engine  *gin.Engine
 	seen    Seen // nil: seen routes answer 501 (seen.go)
+	// fwd sends index writes on to the writer lease's holder (nil unless
+	// the index's writers take turns: forward.go).
+	fwd *forwarder
 	// openAPI is the document served at /openapi.json, with this
 	// server's limits (openapidoc.go).
 	openAPI []byte
@@ -96,6 +99,15 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	}
 	s := &Server{cfg: cfg, ix: ix, fp: fp, log: log, metrics: m}
 	s.detect = detect.New(ix, cfg.judge(fp))
+	if ix.WriterLease() {
+		self := cfg.AdvertiseURL
+		if self == "-" {
+			self = ""
+		}
+		if s.fwd, err = newForwarder(self, reg); err != nil {
+			return nil, err
+		}
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -139,9 +151,9 @@ func New(cfg Config, ix Index, fp Fingerprinter, log *slog.Logger, reg prometheu
 	v1.GET("/stats", s.stats)
 	v1.GET("/documents/*id", s.getDocument)
 	w := v1.Group("", s.auth)
-	w.POST("/documents", s.insert)
-	w.POST("/documents/batch", s.insertBatch)
-	w.DELETE("/documents/*id", s.deleteDocument)
+	w.POST("/documents", s.forwardWrites, s.insert)
+	w.POST("/documents/batch", s.forwardWrites, s.insertBatch)
+	w.DELETE("/documents/*id", s.forwardWrites, s.deleteDocument)
 	s.seenRoutes(v1, w)
 	s.uiRoutes(e, v1)
 	s.engine = e
@@ -158,6 +170,14 @@ func (s *Server) Routes() [][2]string {
 		out = append(out, [2]string{r.Method, r.Path})
 	}
 	return out
+}
+
+// Close releases what the handler holds beside the index (the forwarder's
+// idle connections to the writer); call it once serving has stopped.
+func (s *Server) Close() {
+	if s.fwd != nil {
+		s.fwd.close()
+	}
 }
 
 // SetDraining marks the server as shutting down: /readyz answers 503.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,11 +13,15 @@ import (
 )
 
 // TestHBaseWriterLease: two servers on an index whose writers take turns
-// (--hbase-writer-lease). The lease holder stores exactly one of each
-// round's racing near-copies; the other answers its inserts 503 not-writer
-// with Retry-After, naming the holder, and answers checks, which find the
-// holder's documents. Once the holder stops, the other takes the lease
-// over without a restart and decides against what the first one stored.
+// (--hbase-writer-lease). The standby sends its index writes on to the
+// lease holder (at the URL the holder advertised in the lease), so of each
+// round's near-copies racing through both servers exactly one is stored
+// and the other names it; the standby answers checks itself, which find
+// the holder's documents. A write the standby was itself sent (a lease
+// that moved between two servers' reads) is not sent on again: 503
+// not-writer with Retry-After, naming the holder. Once the holder stops,
+// the standby answers 503 not-writer until it takes the lease over,
+// without a restart, and then decides against what the first one stored.
 func TestHBaseWriterLease(t *testing.T) {
 	zk := hbasetest.ZK(t)
 	ns := hbaseNamespace(t, zk)
@@ -47,32 +52,69 @@ func TestHBaseWriterLease(t *testing.T) {
 	for round := range 5 {
 		body := fmt.Sprintf("%s Round %d.", text, round)
 		var res [2]insertResponse
-		var codes [2]int
+		var hdrs [2]http.Header
+		var wg sync.WaitGroup
 		for i, s := range []*runServer{a, b} {
-			st, hdr, out := apiCallHeader(t, s.base, "", "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": body, "mode": "insert-if-unique"})
-			codes[i] = st
-			if i == 0 {
+			wg.Go(func() {
+				st, hdr, out := apiCallHeader(t, s.base, "", "POST", "/v1/documents", map[string]any{"id": fmt.Sprintf("r%d-%d", round, i), "text": body, "mode": "insert-if-unique"})
 				if err := json.Unmarshal(out, &res[i]); err != nil || (st != 200 && st != 201) {
-					t.Fatalf("round %d, the holder: %d %s", round, st, out)
+					t.Errorf("round %d, server %d: %d %s", round, i, st, out)
 				}
-				continue
-			}
-			var pr problem
-			if err := json.Unmarshal(out, &pr); err != nil || st != http.StatusServiceUnavailable || pr.Kind != "not-writer" || hdr.Get("Retry-After") == "" || !strings.Contains(pr.Detail, "holds the writer lease") {
-				t.Fatalf("round %d, the other server: %d (Retry-After %q) %s", round, st, hdr.Get("Retry-After"), out)
-			}
+				hdrs[i] = hdr
+			})
 		}
-		if !res[0].Stored {
-			t.Fatalf("round %d: the holder did not store the first copy: %v %+v", round, codes, res[0])
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
 		}
+		if res[0].Stored == res[1].Stored {
+			t.Fatalf("round %d: racing near-copies through both servers, want exactly one stored: %+v", round, res)
+		}
+		orig, other := 0, 1
+		if res[1].Stored {
+			orig, other = 1, 0
+		}
+		if res[other].Original == nil || res[other].Original.ID != fmt.Sprintf("r%d-%d", round, orig) {
+			t.Fatalf("round %d: the copy not stored names %+v, want r%d-%d", round, res[other].Original, round, orig)
+		}
+		if w := hdrs[1].Get(headerWriter); w == "" {
+			t.Fatalf("round %d: the standby's answer has no %s header: the write was not sent on", round, headerWriter)
+		}
+		if hdrs[0].Get(headerWriter) != "" || hdrs[1].Get(headerRequestID) == "" || len(hdrs[1].Values(headerRequestID)) != 1 {
+			t.Fatalf("round %d: headers: holder %v, standby %v", round, hdrs[0], hdrs[1])
+		}
+		id := fmt.Sprintf("r%d-%d", round, orig)
 		var chk checkResponse
 		st, out := b.do(t, "POST", "/v1/check", map[string]any{"text": body})
-		if err := json.Unmarshal(out, &chk); err != nil || st != 200 || len(chk.Duplicates) == 0 || chk.Duplicates[0].ID != fmt.Sprintf("r%d-0", round) {
-			t.Fatalf("round %d: check on the other server: %d %s", round, st, out)
+		if err := json.Unmarshal(out, &chk); err != nil || st != 200 || len(chk.Duplicates) == 0 || chk.Duplicates[0].ID != id {
+			t.Fatalf("round %d: check on the standby: %d %s", round, st, out)
 		}
-		if st, out := a.do(t, "DELETE", fmt.Sprintf("/v1/documents/r%d-0", round), nil); st != http.StatusNoContent {
-			t.Fatalf("delete: %d %s", st, out)
+		if st, out := b.do(t, "DELETE", "/v1/documents/"+id, nil); st != http.StatusNoContent {
+			t.Fatalf("delete through the standby: %d %s", st, out)
 		}
+		if st, _ := a.do(t, "GET", "/v1/documents/"+id, nil); st != http.StatusNotFound {
+			t.Fatalf("round %d: %s still stored after its delete through the standby: %d", round, id, st)
+		}
+	}
+	// A write sent on once is not sent on again.
+	req, err := http.NewRequest("POST", b.base+"/v1/documents", strings.NewReader(`{"id":"hop","text":"a second hop"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(headerForwardedBy, "http://127.0.0.1:1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr problem
+	err = json.NewDecoder(resp.Body).Decode(&pr)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || pr.Kind != "not-writer" || resp.Header.Get("Retry-After") == "" || !strings.Contains(pr.Detail, "holds the writer lease") {
+		t.Fatalf("a forwarded write reaching the standby: %d (Retry-After %q) %+v", resp.StatusCode, resp.Header.Get("Retry-After"), pr)
+	}
+	if st, out := b.do(t, "GET", "/metrics", nil); st != 200 || !strings.Contains(string(out), `simdex_writes_forwarded_total{outcome="answered"} 10`+"\n") {
+		t.Fatalf("the standby's forwarded writes, want 10 answered: %d %s", st, grepLines(string(out), "simdex_writes_forwarded_total"))
 	}
 	if st, out := a.do(t, "POST", "/v1/documents", map[string]any{"id": "kept", "text": text, "mode": "insert-if-unique"}); st != 201 {
 		t.Fatalf("insert before the holder stops: %d %s", st, out)
@@ -93,9 +135,21 @@ func TestHBaseWriterLease(t *testing.T) {
 			}
 			break
 		}
-		if st != http.StatusServiceUnavailable || time.Now().After(deadline) {
+		var pr problem
+		if err := json.Unmarshal(out, &pr); err != nil || st != http.StatusServiceUnavailable || pr.Kind != "not-writer" || time.Now().After(deadline) {
 			t.Fatalf("the writer lease was not taken over after its holder stopped: %d %s", st, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
 }

@@ -72,6 +72,11 @@ type Config struct {
 	// (Multi calls of gets) in flight per region server before further
 	// ones share one MultiRequest (0: the client's default).
 	MultiInFlight int
+	// WriterURL is where this process takes writes (a server's advertised
+	// URL, e.g. "http://10.0.0.5:8080"), recorded in the writer lease
+	// while it holds it, so that the processes that do not can send their
+	// writes there ("": none; they refuse writes instead).
+	WriterURL string
 	// Logger and Registerer are passed to the HBase client.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer

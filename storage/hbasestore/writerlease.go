@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,9 @@ import (
 //	qualifier  "o"
 //	value      owner token (16 random bytes) | lease expiry (8 bytes,
 //	           big-endian Unix milliseconds, by the owner's clock) |
-//	           the owner's name (host:pid, for messages)
+//	           the owner's name (host:pid, for messages) | optionally a
+//	           0x00 byte and the URL where the owner takes writes
+//	           (Config.WriterURL, for the others to send writes to)
 //
 // It is taken, renewed and given back with the per-name locks' conditional
 // puts: "absent (or empty) -> mine" takes a free lease, "equals what I
@@ -55,6 +58,7 @@ type writerLease struct {
 	now   func() time.Time
 	token []byte
 	name  string // host:pid
+	url   string // Config.WriterURL
 
 	// mu protects the fields below, written by the loop and read by Lock.
 	mu sync.Mutex
@@ -66,6 +70,7 @@ type writerLease struct {
 	// holder and holderUntil are the other owner and its expiry, as last
 	// read (for messages).
 	holder      string
+	holderURL   string
 	holderUntil time.Time
 }
 
@@ -90,7 +95,7 @@ func (l *Locker) WriterLease(ctx context.Context) (storage.Locker, error) {
 			return nil, fmt.Errorf("%w: hbasestore: lease token: %w", storage.ErrStore, err)
 		}
 		host, _ := os.Hostname()
-		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid())}
+		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid()), url: s.cfg.WriterURL}
 		s.lease = w
 	}
 	s.mu.Unlock()
@@ -112,7 +117,7 @@ func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) 
 	}
 	w.mu.Lock()
 	held := w.mine != nil && w.now().Add(w.lease/2).Before(w.validUntil)
-	holder, until, mine := w.holder, w.holderUntil, w.mine != nil
+	holder, url, until, mine := w.holder, w.holderURL, w.holderUntil, w.mine != nil
 	w.mu.Unlock()
 	if held {
 		return func() {}, nil
@@ -120,11 +125,16 @@ func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) 
 	ns := w.s.cfg.Namespace
 	switch {
 	case mine:
-		return nil, fmt.Errorf("%w (%w): hbasestore: the writer lease of namespace %s could not be renewed in time (is HBase reachable?)", storage.ErrStore, storage.ErrNotWriter, ns)
+		return nil, &storage.NotWriterError{Reason: fmt.Sprintf("hbasestore: the writer lease of namespace %s could not be renewed in time (is HBase reachable?)", ns)}
 	case holder != "":
-		return nil, fmt.Errorf("%w (%w): hbasestore: %s holds the writer lease of namespace %s (renewed to %s when last read): send writes there", storage.ErrStore, storage.ErrNotWriter, holder, ns, until.UTC().Format(time.RFC3339))
+		at := ""
+		if url != "" {
+			at = " at " + url
+		}
+		return nil, &storage.NotWriterError{Holder: holder, URL: url,
+			Reason: fmt.Sprintf("hbasestore: %s%s holds the writer lease of namespace %s (renewed to %s when last read): send writes there", holder, at, ns, until.UTC().Format(time.RFC3339))}
 	}
-	return nil, fmt.Errorf("%w (%w): hbasestore: this process does not hold the writer lease of namespace %s yet", storage.ErrStore, storage.ErrNotWriter, ns)
+	return nil, &storage.NotWriterError{Reason: fmt.Sprintf("hbasestore: this process does not hold the writer lease of namespace %s yet", ns)}
 }
 
 // run renews the lease while held and contends for it otherwise, until
@@ -189,21 +199,29 @@ func (w *writerLease) step(ctx context.Context) {
 		return
 	}
 	w.mu.Lock()
-	w.holder, w.holderUntil = lv.name, lv.expiry
+	w.holder, w.holderURL, w.holderUntil = lv.name, lv.url, lv.expiry
 	w.mu.Unlock()
 }
 
 // leaseValue is the writer lease cell's value: token (16 bytes) | expiry
-// (8 bytes, big-endian Unix milliseconds) | holder name (the rest).
+// (8 bytes, big-endian Unix milliseconds) | holder name | optionally 0x00
+// and the holder's URL. A value without the URL (a holder that advertises
+// none) is the value of the lease's first layout, so binaries of either
+// read each other's leases; a name holds no 0x00 (encode drops it).
 type leaseValue struct {
 	token  []byte
 	expiry time.Time
 	name   string
+	url    string
 }
 
 func (lv leaseValue) encode() []byte {
-	v := binary.BigEndian.AppendUint64(append(make([]byte, 0, 24+len(lv.name)), lv.token...), uint64(lv.expiry.UnixMilli()))
-	return append(v, lv.name...)
+	v := binary.BigEndian.AppendUint64(append(make([]byte, 0, 25+len(lv.name)+len(lv.url)), lv.token...), uint64(lv.expiry.UnixMilli()))
+	v = append(v, strings.ReplaceAll(lv.name, "\x00", "")...)
+	if lv.url != "" {
+		v = append(append(v, 0), lv.url...)
+	}
+	return v
 }
 
 // parseLeaseValue decodes a lease cell; ok is false for a value too short
@@ -212,14 +230,21 @@ func parseLeaseValue(v []byte) (lv leaseValue, ok bool) {
 	if len(v) < 24 {
 		return lv, false
 	}
-	return leaseValue{token: v[:16], expiry: time.UnixMilli(int64(binary.BigEndian.Uint64(v[16:24]))), name: string(v[24:])}, true
+	lv = leaseValue{token: v[:16], expiry: time.UnixMilli(int64(binary.BigEndian.Uint64(v[16:24])))}
+	rest := v[24:]
+	if i := bytes.IndexByte(rest, 0); i >= 0 {
+		lv.url = string(rest[i+1:])
+		rest = rest[:i]
+	}
+	lv.name = string(rest)
+	return lv, true
 }
 
 // put writes a new value of ours with a fresh expiry if the cell holds
 // expect (nil: absent or empty), and records the outcome.
 func (w *writerLease) put(ctx context.Context, expect []byte) bool {
 	sent := w.now()
-	v := leaseValue{token: w.token, expiry: sent.Add(w.lease), name: w.name}.encode()
+	v := leaseValue{token: w.token, expiry: sent.Add(w.lease), name: w.name, url: w.url}.encode()
 	fam := []byte(schema.LockFamily)
 	ok, err := w.s.c.CheckAndMutate(ctx, w.s.tables[storage.TableMeta],
 		hbase.Check{Row: leaseRow, Family: fam, Qualifier: lockQualifier, Op: hbase.Equal, Value: expect},

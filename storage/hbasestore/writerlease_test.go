@@ -3,6 +3,7 @@ package hbasestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -108,22 +109,32 @@ func TestWriterLease(t *testing.T) {
 }
 
 // FuzzLeaseValue: a writer lease value decodes to what was encoded (the
-// expiry to the millisecond), and any cell value decodes without panic;
-// one shorter than a token and an expiry is not a lease.
+// expiry to the millisecond, the name without 0x00 bytes, the URL whole),
+// and any cell value decodes without panic; one shorter than a token and
+// an expiry is not a lease. A value of the lease's first layout (no URL)
+// decodes with no URL.
 func FuzzLeaseValue(f *testing.F) {
-	f.Add(bytes.Repeat([]byte{1}, 16), int64(1_800_000_000_000), "host:1")
-	f.Add([]byte{}, int64(0), "")
-	f.Fuzz(func(t *testing.T, token []byte, ms int64, name string) {
+	f.Add(bytes.Repeat([]byte{1}, 16), int64(1_800_000_000_000), "host:1", "http://10.0.0.5:8080")
+	f.Add(bytes.Repeat([]byte{1}, 16), int64(1_800_000_000_000), "host:1", "")
+	f.Add([]byte{}, int64(0), "", "")
+	f.Fuzz(func(t *testing.T, token []byte, ms int64, name, url string) {
 		if _, ok := parseLeaseValue(token); ok != (len(token) >= 24) {
 			t.Fatalf("parseLeaseValue of %d bytes: ok %v", len(token), ok)
 		}
 		if len(token) != 16 {
 			return
 		}
-		in := leaseValue{token: token, expiry: time.UnixMilli(ms), name: name}
-		out, ok := parseLeaseValue(in.encode())
-		if !ok || !bytes.Equal(out.token, token) || !out.expiry.Equal(in.expiry) || out.name != name {
+		in := leaseValue{token: token, expiry: time.UnixMilli(ms), name: name, url: url}
+		v := in.encode()
+		out, ok := parseLeaseValue(v)
+		if !ok || !bytes.Equal(out.token, token) || !out.expiry.Equal(in.expiry) || out.name != strings.ReplaceAll(name, "\x00", "") || out.url != url {
 			t.Fatalf("round trip of %+v: %+v %v", in, out, ok)
+		}
+		if url == "" {
+			first := binary.BigEndian.AppendUint64(append([]byte{}, token...), uint64(ms))
+			if first = append(first, out.name...); !bytes.Equal(v, first) {
+				t.Fatalf("value without a URL %x, want the first layout %x", v, first)
+			}
 		}
 	})
 }
