@@ -150,6 +150,12 @@ type Config struct {
 	// index decides for itself (SetWriterLease changes it); a process
 	// configured with WriterLease refuses one whose writers share.
 	WriterLease bool
+	// LeaseGuest makes this process write an index whose writers take
+	// turns as a guest of the lease's holder (storage.WriterLeaser's
+	// LeaseGuest) instead of contending for the lease: for bulk loads and
+	// offline compactions, which write beside the servers. It changes
+	// nothing in an index whose writers share.
+	LeaseGuest bool
 	// AdoptStored makes Open take Layout and BucketWidth from the index
 	// the store holds, when it holds one, instead of refusing other
 	// values: the configured ones then shape a new index only (a recipe,

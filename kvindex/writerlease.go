@@ -45,9 +45,13 @@ func (ix *Index) writeLocker(ctx context.Context) (storage.Locker, error) {
 	ix.leaseMu.Lock()
 	defer ix.leaseMu.Unlock()
 	if ix.leaseLocker == nil {
-		l, err := ix.leaser.WriterLease(ctx)
+		get, what := ix.leaser.WriterLease, "writer lease"
+		if ix.cfg.LeaseGuest {
+			get, what = ix.leaser.LeaseGuest, "guest of the writer lease"
+		}
+		l, err := get(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("kvindex: writer lease: %w", storeErr(err))
+			return nil, fmt.Errorf("kvindex: %s: %w", what, storeErr(err))
 		}
 		ix.leaseLocker = l
 	}

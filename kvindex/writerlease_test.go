@@ -21,6 +21,15 @@ type leaser struct {
 	held       bool
 	leaseCalls int
 	asked      int
+	guests     int
+}
+
+// LeaseGuest hands out the per-name locks, counting the asks.
+func (l *leaser) LeaseGuest(ctx context.Context) (storage.Locker, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.guests++
+	return &l.memLocker, nil
 }
 
 func (l *leaser) WriterLease(ctx context.Context) (storage.Locker, error) {
@@ -112,6 +121,21 @@ func TestWriterLease(t *testing.T) {
 	}
 	if _, _, n := lk.counts(); n != 2 {
 		t.Fatalf("Writable: leases asked for %d times in all, want 2", n)
+	}
+	ix.Close()
+
+	// A guest (a bulk load) writes with per-name locks, without the lease
+	// and without contending for it.
+	ix = openAt(t, dir, kvindex.Config{Locker: lk, LeaseGuest: true}, true)
+	if r := mustInsert(t, ix, doc("g", 0x00ff_0000, t0), kvindex.InsertIfUnique); !r.Stored {
+		t.Fatalf("a guest's insert without the lease: %+v", r)
+	}
+	_, perName, asked = lk.counts()
+	lk.mu.Lock()
+	guests := lk.guests
+	lk.mu.Unlock()
+	if perName == 0 || asked != 2 || guests != 1 {
+		t.Fatalf("a guest: per-name Locks %d, leases asked for %d, guest registrations %d; want > 0, 2, 1", perName, asked, guests)
 	}
 	ix.Close()
 	if _, err := openPebbleIndex(t, dir, pebblestore.Options{NoSync: true}, kvindex.Config{Locker: &memLocker{names: map[uint64]*sync.Mutex{}}}); !errors.Is(err, kvindex.ErrMetaMismatch) {

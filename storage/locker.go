@@ -62,4 +62,13 @@ type WriterLeaser interface {
 	// error wrapping ErrStore (and ErrNotWriter) that names the holder.
 	// The lease is given back when the store closes.
 	WriterLease(ctx context.Context) (Locker, error)
+	// LeaseGuest registers this process as a guest of the writer lease
+	// (once; a later call returns the same Locker) and returns the Locker
+	// of its writes: a guest writes beside the holder without taking the
+	// lease (a bulk load, an offline compaction), with per-name locks
+	// that the holder takes too while a guest is registered. Its Lock
+	// waits until the holder has admitted the guest, failing with an
+	// error wrapping ErrStore and ErrNotWriter when that takes longer
+	// than a lease. The registration ends when the store closes.
+	LeaseGuest(ctx context.Context) (Locker, error)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdex/simdex/fingerprint"
 	"github.com/simdex/simdex/internal/hbasetest"
+	"github.com/simdex/simdex/internal/open"
+	"github.com/simdex/simdex/kvindex"
+	"github.com/simdex/simdex/storage/hbasestore"
 )
 
 // TestHBaseWriterLease: two servers on an index whose writers take turns
@@ -116,6 +121,7 @@ func TestHBaseWriterLease(t *testing.T) {
 	if st, out := b.do(t, "GET", "/metrics", nil); st != 200 || !strings.Contains(string(out), `simdex_writes_forwarded_total{outcome="answered"} 10`+"\n") {
 		t.Fatalf("the standby's forwarded writes, want 10 answered: %d %s", st, grepLines(string(out), "simdex_writes_forwarded_total"))
 	}
+	raceWithGuest(t, zk, ns, a, b)
 	if st, out := a.do(t, "POST", "/v1/documents", map[string]any{"id": "kept", "text": text, "mode": "insert-if-unique"}); st != 201 {
 		t.Fatalf("insert before the holder stops: %d %s", st, out)
 	}
@@ -152,4 +158,57 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// raceWithGuest: a guest of the writer lease (a bulk load's index) writes
+// beside the servers of an index whose writers take turns: its
+// insert-if-unique races one through the holder and one through the
+// standby, by fingerprint, and of the three near-copies exactly one is
+// stored; the servers' writes go on while it is registered.
+func raceWithGuest(t *testing.T, zk, ns string, a, b *runServer) {
+	t.Helper()
+	ctx := context.Background()
+	gix, err := open.Index(ctx, open.Store{Kind: "hbase", HBase: hbasestore.Config{ZooKeeper: []string{zk}, Namespace: ns}},
+		kvindex.Config{RecipeVersion: fingerprint.RecipeVersion, AdoptStored: true, NoCreate: true, LeaseGuest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gix.Close()
+	for round := range 3 {
+		fp := fingerprint.Fingerprint([]uint64{0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, 0x0f1e_2d3c_4b5a_6978}[round]) // far apart
+		ids := [3]string{fmt.Sprintf("g%d-guest", round), fmt.Sprintf("g%d-holder", round), fmt.Sprintf("g%d-standby", round)}
+		var stored [3]bool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			r, err := gix.Insert(ctx, kvindex.Document{ID: ids[0], Fingerprint: fp, Time: time.Now()}, kvindex.InsertIfUnique, 3)
+			if err != nil {
+				t.Errorf("round %d: the guest's insert: %v", round, err)
+			}
+			stored[0] = r.Stored
+		})
+		for i, s := range []*runServer{a, b} {
+			wg.Go(func() {
+				near := fingerprint.Fingerprint(uint64(fp) ^ 1<<uint(i))
+				st, out := s.do(t, "POST", "/v1/documents", map[string]any{"id": ids[i+1], "fingerprint": near.String(), "mode": "insert-if-unique"})
+				var res insertResponse
+				if err := json.Unmarshal(out, &res); err != nil || (st != 200 && st != 201) {
+					t.Errorf("round %d, %s: %d %s", round, ids[i+1], st, out)
+				}
+				stored[i+1] = res.Stored
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		n := 0
+		for _, s := range stored {
+			if s {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: near-copies racing through a guest, the holder and the standby: %d stored (%v), want exactly 1", round, n, stored)
+		}
+	}
 }

@@ -150,7 +150,7 @@ type IndexConfig struct {
 
 func (c IndexConfig) kv() kvindex.Config {
 	return kvindex.Config{Layout: c.Layout, BucketWidth: c.BucketWidth, Bands: c.Bands, MaxCellBytes: c.MaxCellBytes, RecipeVersion: fingerprint.RecipeVersion,
-		SourceAttr: c.SourceAttr}
+		SourceAttr: c.SourceAttr, LeaseGuest: true} // beside the servers, as cmd/bulkload
 }
 
 // openIndex opens the store, and the index in it, creating the index with

@@ -14,7 +14,7 @@
 #                        scripts/test.sh runs rs-kill,move
 #   SIMDEX_CHAOS_WRITER_LEASE=1  an index whose writers take turns
 #                        (--hbase-writer-lease): one server writes, the other
-#                        answers writes 503 not-writer; no bulk loads
+#                        sends its writes on to it; bulk loads are guests
 #   SIMDEX_CHAOS_DATA    the cluster's data directory, wiped at the start
 #                        (<repo>/.hbase/cluster-test-data)
 #   SIMDEX_CHAOS_PORT_BASE  its port base (23500; see cluster.sh for the offsets)

@@ -166,6 +166,9 @@ type Store struct {
 	closing chan struct{}
 	// lease is the writer lease, once WriterLease was asked for.
 	lease *writerLease
+	// guest is the registration as a guest of the writer lease, once
+	// LeaseGuest was asked for.
+	guest *leaseGuest
 }
 
 // closeGrace is how long Close waits for background lock releases before

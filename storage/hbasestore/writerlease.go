@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simdex/simdex/hbase"
@@ -47,6 +48,13 @@ import (
 // that does not hold it tries to take it every second, and takes it over
 // once its expiry has passed (a holder that crashed; one that closed gave
 // it back and is replaced within a second).
+//
+// Guests (writerguest.go) are processes that write beside the holder
+// without taking the lease (bulk loads): while one is registered the
+// holder takes the per-name locks too. After every renewal or take the
+// holder reads the lease row's guest cells before the new expiry lets it
+// write, so it never writes without per-name locks after a guest was
+// told it may write.
 
 // leaseRow is the writer lease's row in the meta table.
 var leaseRow = []byte(lockRowPrefix + "writer")
@@ -72,6 +80,19 @@ type writerLease struct {
 	holder      string
 	holderURL   string
 	holderUntil time.Time
+
+	// base is the store's per-name Locker, which the holder's operations
+	// take too while a guest is registered (guestMode).
+	base *Locker
+	// guestMode: a guest is registered, so operations take the per-name
+	// locks; bare counts operations under way that took none (Lock
+	// raises it before reading guestMode, so that entering guest mode
+	// and then waiting for bare to reach 0 leaves none behind). drained:
+	// bare reached 0 since guestMode was last set, so guests may be
+	// admitted (written and read by the loop only).
+	guestMode atomic.Bool
+	bare      atomic.Int64
+	drained   bool
 }
 
 var _ storage.WriterLeaser = (*Locker)(nil)
@@ -95,7 +116,7 @@ func (l *Locker) WriterLease(ctx context.Context) (storage.Locker, error) {
 			return nil, fmt.Errorf("%w: hbasestore: lease token: %w", storage.ErrStore, err)
 		}
 		host, _ := os.Hostname()
-		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid()), url: s.cfg.WriterURL}
+		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid()), url: s.cfg.WriterURL, base: l}
 		s.lease = w
 	}
 	s.mu.Unlock()
@@ -120,7 +141,15 @@ func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) 
 	holder, url, until, mine := w.holder, w.holderURL, w.holderUntil, w.mine != nil
 	w.mu.Unlock()
 	if held {
-		return func() {}, nil
+		w.bare.Add(1)
+		if !w.guestMode.Load() {
+			return func() { w.bare.Add(-1) }, nil
+		}
+		w.bare.Add(-1)
+		if len(names) == 0 {
+			return func() {}, nil
+		}
+		return w.base.Lock(ctx, names)
 	}
 	ns := w.s.cfg.Namespace
 	switch {
@@ -163,44 +192,60 @@ func (w *writerLease) run(ctx context.Context) {
 	}
 }
 
-// step renews the lease when held, else tries to take it.
+// step renews the lease when held, else tries to take it; then, holding
+// it, reads the guests before the new expiry lets this process write.
 func (w *writerLease) step(ctx context.Context) {
 	actx, cancel := context.WithTimeout(ctx, w.lease/6)
 	defer cancel()
+	mine, until, ok := w.acquire(actx)
+	if !ok {
+		return
+	}
+	row, err := w.s.readLeaseRow(actx)
+	if err != nil {
+		w.s.cfg.Logger.Warn("hbasestore: reading the writer lease's guests", "err", err)
+		return // the expiry is not extended: it decays until Lock refuses
+	}
+	w.admitGuests(actx, row, mine, until)
+}
+
+// acquire renews the lease when held, else tries to take it (or take it
+// over once expired); ok when this process holds it, with the value in
+// the cell and the expiry it carries (by the clock when it was sent).
+func (w *writerLease) acquire(ctx context.Context) (mine []byte, until time.Time, ok bool) {
 	w.mu.Lock()
 	cur := w.mine
 	w.mu.Unlock()
 	if cur != nil {
-		w.put(actx, cur) // renew
-		return
+		return w.put(ctx, cur) // renew
 	}
-	if w.put(actx, nil) {
-		return
+	if mine, until, ok = w.put(ctx, nil); ok {
+		return mine, until, true
 	}
-	res, err := w.s.c.Get(actx, w.s.tables[storage.TableMeta], &hbase.Get{Row: leaseRow, Columns: []hbase.Column{{Family: []byte(schema.LockFamily), Qualifiers: [][]byte{lockQualifier}}}})
+	res, err := w.s.c.Get(ctx, w.s.tables[storage.TableMeta], &hbase.Get{Row: leaseRow, Columns: []hbase.Column{{Family: []byte(schema.LockFamily), Qualifiers: [][]byte{lockQualifier}}}})
 	if err != nil {
 		w.s.cfg.Logger.Warn("hbasestore: reading the writer lease", "err", err)
-		return
+		return nil, until, false
 	}
 	v, _ := res.Value(schema.LockFamily, string(lockQualifier))
 	if len(v) == 0 {
-		return // given back since: taken on the next step
+		return nil, until, false // given back since: taken on the next step
 	}
 	lv, ok := parseLeaseValue(v)
 	if ok && bytes.Equal(lv.token, w.token) {
 		// Ours: a put whose reply was lost had applied.
 		w.mu.Lock()
-		w.mine, w.validUntil = v, lv.expiry
+		w.mine = v
 		w.mu.Unlock()
-		return
+		return v, lv.expiry, true
 	}
 	if !ok || lv.expiry.Before(w.now()) {
-		w.put(actx, v) // expired (or unreadable): take it over
-		return
+		return w.put(ctx, v) // expired (or unreadable): take it over
 	}
 	w.mu.Lock()
 	w.holder, w.holderURL, w.holderUntil = lv.name, lv.url, lv.expiry
 	w.mu.Unlock()
+	return nil, until, false
 }
 
 // leaseValue is the writer lease cell's value: token (16 bytes) | expiry
@@ -241,8 +286,10 @@ func parseLeaseValue(v []byte) (lv leaseValue, ok bool) {
 }
 
 // put writes a new value of ours with a fresh expiry if the cell holds
-// expect (nil: absent or empty), and records the outcome.
-func (w *writerLease) put(ctx context.Context, expect []byte) bool {
+// expect (nil: absent or empty), and records the outcome; ok when it
+// applied, with the value and its expiry. The expiry lets this process
+// write only once step has read the guests (admitGuests).
+func (w *writerLease) put(ctx context.Context, expect []byte) (mine []byte, until time.Time, ok bool) {
 	sent := w.now()
 	v := leaseValue{token: w.token, expiry: sent.Add(w.lease), name: w.name, url: w.url}.encode()
 	fam := []byte(schema.LockFamily)
@@ -258,20 +305,20 @@ func (w *writerLease) put(ctx context.Context, expect []byte) bool {
 		if !errors.Is(err, hbase.ErrClosed) {
 			w.s.cfg.Logger.Warn("hbasestore: writing the writer lease", "err", err)
 		}
-		return false
+		return nil, until, false
 	case ok:
 		if w.mine == nil {
 			w.s.cfg.Logger.Info("hbasestore: took the writer lease", "namespace", w.s.cfg.Namespace)
 		}
-		w.mine, w.validUntil, w.holder = v, sent.Add(w.lease), ""
-		return true
+		w.mine, w.holder = v, ""
+		return v, sent.Add(w.lease), true
 	}
 	if expect != nil && bytes.Equal(expect, w.mine) {
 		// Our renewal failed: the lease expired and was taken over.
 		w.s.cfg.Logger.Warn("hbasestore: lost the writer lease", "namespace", w.s.cfg.Namespace)
 		w.mine = nil
 	}
-	return false
+	return nil, until, false
 }
 
 // giveBack empties the cell if it still holds our value, so that another

@@ -138,3 +138,157 @@ func FuzzLeaseValue(f *testing.F) {
 		}
 	})
 }
+
+// TestWriterLeaseGuest: on a real HBase, a guest of the writer lease (a
+// bulk load) is admitted without taking the lease: at once while the
+// lease is free, by the holder once the holder's operations begun without
+// per-name locks have ended; while it is registered the holder takes the
+// per-name locks too (a name the guest holds holds the holder's operation
+// back), and once it leaves the holder takes none again. The holder keeps
+// the lease throughout.
+func TestWriterLeaseGuest(t *testing.T) {
+	ctx := context.Background()
+	first := openPrivate(t, "wguest")
+	ns := first.cfg.Namespace
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(ctx, Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: ns, LockLease: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Locker().Separate(true); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	lockWithin := func(l storage.Locker, names []uint64, d time.Duration) (func(), error) {
+		lctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return l.Lock(lctx, names)
+	}
+
+	// No holder: a guest is admitted at once.
+	g0 := open()
+	l0, err := g0.Locker().LeaseGuest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockWithin(l0, []uint64{9}, time.Second)
+	if err != nil {
+		t.Fatalf("a guest while the lease is free: %v", err)
+	}
+	unlock()
+	g0.Close()
+
+	a := open()
+	la, err := a.Locker().WriterLease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := lockWithin(la, []uint64{5}, time.Second); err != nil {
+		t.Fatalf("the holder, no guest: %v", err)
+	} else {
+		u()
+	}
+	w := a.lease
+	if w.guestMode.Load() {
+		t.Fatal("the holder is in guest mode after the only guest left")
+	}
+
+	// An operation of the holder's without per-name locks under way holds
+	// the guest's admission back until it ends.
+	bare, err := lockWithin(la, []uint64{5}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := open()
+	lg, err := g.Locker().LeaseGuest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lockRes struct {
+		unlock func()
+		err    error
+		at     time.Time
+	}
+	got := make(chan lockRes, 1)
+	go func() {
+		u, err := lockWithin(lg, []uint64{5}, 10*time.Second)
+		got <- lockRes{u, err, time.Now()}
+	}()
+	time.Sleep(1500 * time.Millisecond) // several of the holder's steps
+	released := time.Now()
+	bare()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the guest's Lock: %v", r.err)
+	}
+	if r.at.Before(released) {
+		t.Fatal("the guest was admitted while an operation of the holder's without per-name locks was under way")
+	}
+	if !w.guestMode.Load() {
+		t.Fatal("the guest was admitted but the holder is not in guest mode")
+	}
+
+	// While the guest holds name 5, the holder's operation on it waits;
+	// on another name it goes ahead.
+	if u, err := lockWithin(la, []uint64{5}, 300*time.Millisecond); err == nil {
+		u()
+		t.Fatal("the holder locked a name the guest holds")
+	}
+	if u, err := lockWithin(la, []uint64{6}, time.Second); err != nil {
+		t.Fatalf("the holder, another name, guest registered: %v", err)
+	} else {
+		u()
+	}
+	r.unlock()
+	if u, err := lockWithin(la, []uint64{5}, 2*time.Second); err != nil {
+		t.Fatalf("the holder, after the guest released the name: %v", err)
+	} else {
+		u()
+	}
+
+	// The guest leaves: the holder takes no per-name locks again, and the
+	// guest's cells are gone.
+	g.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for w.guestMode.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the holder stayed in guest mode after the guest left")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	row, err := a.readLeaseRow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row.guests) != 0 || len(row.admits) != 0 {
+		t.Fatalf("cells left after the guests left: %d registrations, %d admissions", len(row.guests), len(row.admits))
+	}
+	if lv, ok := parseLeaseValue(row.lease); !ok || !bytes.Equal(lv.token, w.token) {
+		t.Fatal("the holder lost the lease while a guest wrote")
+	}
+}
+
+// FuzzGuestCells: a guest's registration and a holder's admission decode
+// to what was encoded, and any value decodes without panic.
+func FuzzGuestCells(f *testing.F) {
+	f.Add(int64(1_800_000_000_000), uint32(3), "host:1", bytes.Repeat([]byte{2}, 16))
+	f.Add(int64(0), uint32(0), "", []byte{})
+	f.Fuzz(func(t *testing.T, ms int64, epoch uint32, name string, holder []byte) {
+		parseGuestValue(holder)
+		parseAdmitValue(holder)
+		g := guestValue{expiry: time.UnixMilli(ms), epoch: epoch, name: name}
+		if out, ok := parseGuestValue(g.encode()); !ok || !out.expiry.Equal(g.expiry) || out.epoch != epoch || out.name != name {
+			t.Fatalf("registration round trip of %+v: %+v %v", g, out, ok)
+		}
+		if len(holder) != 16 {
+			return
+		}
+		a := admitValue{holder: holder, epoch: epoch}
+		if out, ok := parseAdmitValue(a.encode()); !ok || !bytes.Equal(out.holder, holder) || out.epoch != epoch {
+			t.Fatalf("admission round trip of %+v: %+v %v", a, out, ok)
+		}
+	})
+}

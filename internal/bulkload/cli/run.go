@@ -39,7 +39,10 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stderr io.Writer) err
 	defer stopProfiles()
 	debug.SetMemoryLimit(lcfg.Memory)
 	kcfg := kvindex.Config{Layout: fingerprint.Layout{B: cfg.LayoutB, K: cfg.LayoutK}, BucketWidth: cfg.BucketWidth,
-		RecipeVersion: fingerprint.RecipeVersion, Logger: log, Bands: mode, SourceAttr: cfg.SourceAttr}
+		RecipeVersion: fingerprint.RecipeVersion, Logger: log, Bands: mode, SourceAttr: cfg.SourceAttr,
+		// Beside the servers of an index whose writers take turns, a load
+		// writes as a guest of the writer lease, not its holder.
+		LeaseGuest: true}
 	ix, err := cfg.openIndex(ctx, kcfg, blockCache(lcfg.Memory))
 	if err != nil {
 		return err
