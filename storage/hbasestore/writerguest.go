@@ -304,26 +304,14 @@ func (g *leaseGuest) Lock(ctx context.Context, names []uint64) (func(), error) {
 // run renews the registration every lease/6 (every 200 ms while not yet
 // admitted) until the store closes; then it deletes it.
 func (g *leaseGuest) run(ctx context.Context) {
-	for {
+	g.s.repeat(ctx, func() time.Duration {
 		g.mu.Lock()
-		d := g.lease / 6
-		if !g.admitted {
-			d = min(d, 200*time.Millisecond)
+		defer g.mu.Unlock()
+		if g.admitted {
+			return g.lease / 6
 		}
-		g.mu.Unlock()
-		t := time.NewTimer(d)
-		select {
-		case <-g.s.closing:
-			t.Stop()
-			g.unregister(ctx)
-			return
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		g.step(ctx)
-	}
+		return min(g.lease/6, 200*time.Millisecond)
+	}, g.step, g.unregister)
 }
 
 // step renews the registration (a new epoch when the last one lapsed) and,

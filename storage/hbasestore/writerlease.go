@@ -169,26 +169,33 @@ func (w *writerLease) Lock(ctx context.Context, names []uint64) (func(), error) 
 // run renews the lease while held and contends for it otherwise, until
 // the store closes; then it gives the lease back.
 func (w *writerLease) run(ctx context.Context) {
-	for {
+	w.s.repeat(ctx, func() time.Duration {
 		w.mu.Lock()
-		held := w.mine != nil
-		w.mu.Unlock()
-		d := min(time.Second, w.lease/6)
-		if held {
-			d = w.lease / 6
+		defer w.mu.Unlock()
+		if w.mine != nil {
+			return w.lease / 6
 		}
-		t := time.NewTimer(d)
+		return min(time.Second, w.lease/6)
+	}, w.step, w.giveBack)
+}
+
+// repeat calls step after each wait next() gives, until the store closes
+// (then it calls closing) or ctx ends: the loop of the writer lease and
+// of its guests, on a goroutine of goBackground.
+func (s *Store) repeat(ctx context.Context, next func() time.Duration, step, closing func(ctx context.Context)) {
+	for {
+		t := time.NewTimer(next())
 		select {
-		case <-w.s.closing:
+		case <-s.closing:
 			t.Stop()
-			w.giveBack(ctx)
+			closing(ctx)
 			return
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		w.step(ctx)
+		step(ctx)
 	}
 }
 

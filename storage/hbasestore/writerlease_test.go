@@ -24,18 +24,7 @@ func TestWriterLease(t *testing.T) {
 	ctx := context.Background()
 	first := openPrivate(t, "wlease")
 	ns := first.cfg.Namespace
-	open := func() *Store {
-		t.Helper()
-		s, err := Open(ctx, Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: ns, LockLease: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Locker().Separate(true); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	open := func() *Store { return openLeaseStore(t, ns) }
 	lease := func(s *Store) storage.Locker {
 		t.Helper()
 		l, err := s.Locker().WriterLease(ctx)
@@ -150,18 +139,7 @@ func TestWriterLeaseGuest(t *testing.T) {
 	ctx := context.Background()
 	first := openPrivate(t, "wguest")
 	ns := first.cfg.Namespace
-	open := func() *Store {
-		t.Helper()
-		s, err := Open(ctx, Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: ns, LockLease: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Locker().Separate(true); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	open := func() *Store { return openLeaseStore(t, ns) }
 	lockWithin := func(l storage.Locker, names []uint64, d time.Duration) (func(), error) {
 		lctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
@@ -291,4 +269,19 @@ func FuzzGuestCells(f *testing.F) {
 			t.Fatalf("admission round trip of %+v: %+v %v", a, out, ok)
 		}
 	})
+}
+
+// openLeaseStore opens another store on namespace ns with a 2 s lease and
+// its locks in the lock family, closed when the test ends.
+func openLeaseStore(t *testing.T, ns string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Config{ZooKeeper: []string{hbasetest.ZK(t)}, Namespace: ns, LockLease: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Locker().Separate(true); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
