@@ -25,6 +25,12 @@
 # SIMDEX_BENCH_BEFORE=<commit> adds a third server on HBase built from that
 # commit (port 18695, namespace hbwrite<time>b), measured in the same
 # rounds between the other two: the A/B of a change on a shared machine.
+#
+# SIMDEX_BENCH_STANDBY=1 (with SIMDEX_BENCH_HBASE_ARGS=--hbase-writer-lease)
+# adds a second server of this tree on the first one's namespace (port
+# 18697), started after it, so a standby: its writes are sent on to the
+# first, the lease holder; measured in the same rounds ("standby", its CPU
+# figure is the standby's own).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.."
@@ -39,9 +45,10 @@ bin="$(mktemp -d)"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 ns="hbwrite${stamp//[!0-9]/}"
 pebble="$bin/pebble"
-declare -A port=([hbase]=18691 [pebble]=18693 [before]=18695) pid=()
+declare -A port=([hbase]=18691 [pebble]=18693 [before]=18695 [standby]=18697) pid=()
 stores="hbase pebble"
 [ -n "${SIMDEX_BENCH_BEFORE:-}" ] && stores="hbase before pebble"
+[ "${SIMDEX_BENCH_STANDBY:-0}" = 1 ] && stores="hbase standby ${stores#hbase }"
 bench_trap
 bench_on_exit 'if [ "${SIMDEX_BENCH_KEEP:-0}" != 1 ]; then
 	"$bin/simdexctl" schema drop --yes --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" >/dev/null 2>&1 || true
@@ -92,6 +99,7 @@ measure() { # store label docs-per-request loadgen-args...
 	# shellcheck disable=SC2086 # word splitting of the extra flags is wanted
 	serve hbase --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns" --hbase-create-tables ${SIMDEX_BENCH_HBASE_ARGS:-}
 	serve pebble --store pebble --data-dir "$pebble"
+	[ "${SIMDEX_BENCH_STANDBY:-0}" = 1 ] && serve standby --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "$ns"
 	[ -n "${SIMDEX_BENCH_BEFORE:-}" ] && serve before --store hbase --hbase-zk "$SIMDEX_HBASE_ZK" --hbase-namespace "${ns}b" --hbase-create-tables
 	for round in $(seq 1 "$rounds"); do
 		for c in $batch_conns; do
