@@ -127,7 +127,9 @@ func (f *forwarder) serve(c *gin.Context, s *Server, target *url.URL, nw *storag
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			failed = true
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			var tooLarge *http.MaxBytesError
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.As(err, &tooLarge) {
+				// The client's deadline or its body, not the holder.
 				s.fail(c, err)
 				return
 			}

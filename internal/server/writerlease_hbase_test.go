@@ -31,7 +31,7 @@ func TestHBaseWriterLease(t *testing.T) {
 	zk := hbasetest.ZK(t)
 	ns := hbaseNamespace(t, zk)
 	a := startHBaseServerWith(t, zk, ns, true, func(c *Config) { c.HBaseWriterLease = true })
-	b := startHBaseServer(t, zk, ns, false)
+	b := startHBaseServerWith(t, zk, ns, false, func(c *Config) { c.MaxBodyBytes = 64 << 10 })
 	text := readText(t, "en_article.txt")
 	ready := func(s *runServer, query string) (int, map[string]string) {
 		t.Helper()
@@ -100,6 +100,11 @@ func TestHBaseWriterLease(t *testing.T) {
 		if st, _ := a.do(t, "GET", "/v1/documents/"+id, nil); st != http.StatusNotFound {
 			t.Fatalf("round %d: %s still stored after its delete through the standby: %d", round, id, st)
 		}
+	}
+	// A body over the standby's limit is refused as such, not as the
+	// holder being unreachable.
+	if st, out := b.do(t, "POST", "/v1/documents", map[string]any{"id": "huge", "text": strings.Repeat("word ", 20<<10)}); st != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over the standby's limit: %d %s", st, out)
 	}
 	// A write sent on once is not sent on again.
 	req, err := http.NewRequest("POST", b.base+"/v1/documents", strings.NewReader(`{"id":"hop","text":"a second hop"}`))
