@@ -51,7 +51,7 @@ var notOnEmbeddedServer = map[string]string{
 	// call.
 	"simdex_store_errors_total": "../kvindex/metrics.go",
 	// Registered only by a server on an index whose writers take turns.
-	"simdex_writer_lease_held": "../internal/server/run.go",
+	"simdex_writer_lease_held":      "../internal/server/run.go",
 	"simdex_writes_forwarded_total": "../internal/server/forward.go",
 	// Prometheus's own per-target series.
 	"up": "",
