@@ -20,14 +20,14 @@ func TestCheckAndMutateMulti(t *testing.T) {
 	if err := c.Put(ctx, table, &Put{Row: rows[1], Values: []Value{{Family: f, Qualifier: q, Value: []byte("taken")}}}); err != nil {
 		t.Fatal(err)
 	}
-	claim := func(who string) []CondMutation {
+	claim := func(who string, rows [][]byte) []CondMutation {
 		var ms []CondMutation
 		for _, r := range rows {
 			ms = append(ms, CondMutation{Check: Check{Row: r, Family: f, Qualifier: q, Op: Equal}, Mutation: &Put{Row: r, Values: []Value{{Family: f, Qualifier: q, Value: []byte(who)}}}})
 		}
 		return ms
 	}
-	applied, errs, err := c.CheckAndMutateMulti(ctx, table, claim("me"))
+	applied, errs, err := c.CheckAndMutateMulti(ctx, table, claim("me", rows))
 	if err != nil || errors.Join(errs...) != nil {
 		t.Fatal(err, errs)
 	}
@@ -47,7 +47,7 @@ func TestCheckAndMutateMulti(t *testing.T) {
 			t.Fatalf("row %s holds %q, want %q", r, v, want)
 		}
 	}
-	if applied, _, err = c.CheckAndMutateMulti(ctx, table, claim("me")); err != nil || fmt.Sprint(applied) != "[false false false false false]" {
+	if applied, _, err = c.CheckAndMutateMulti(ctx, table, claim("me", rows)); err != nil || fmt.Sprint(applied) != "[false false false false false]" {
 		t.Fatalf("second claim: %v %v", applied, err)
 	}
 	// Delete where the value is still "me": every row but the taken one.
@@ -58,14 +58,19 @@ func TestCheckAndMutateMulti(t *testing.T) {
 	if applied, _, err = c.CheckAndMutateMulti(ctx, table, dels); err != nil || fmt.Sprint(applied) != "[true false true true true]" {
 		t.Fatalf("delete-if-mine: %v %v", applied, err)
 	}
-	// Two racing claimers: each free row goes to exactly one.
+	// Two racing claimers: each free row goes to exactly one. The rows
+	// are ones never deleted: a put in the same millisecond as a row's
+	// delete marker is masked by it (HBase without NEW_VERSION_BEHAVIOR,
+	// docs/FORMAT.md), so after the deletes above both claims could
+	// apply and neither value be seen.
+	race := [][]byte{[]byte("b1"), rows[1], []byte("q3"), []byte("y4"), []byte("b5")}
 	res := make([][]bool, 2)
 	done := make(chan error, 2)
 	for w := range 2 {
 		go func() {
 			var errs []error
 			var err error
-			res[w], errs, err = c.CheckAndMutateMulti(ctx, table, claim(fmt.Sprint("w", w)))
+			res[w], errs, err = c.CheckAndMutateMulti(ctx, table, claim(fmt.Sprint("w", w), race))
 			done <- errors.Join(err, errors.Join(errs...))
 		}()
 	}
@@ -74,7 +79,7 @@ func TestCheckAndMutateMulti(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range rows {
+	for i := range race {
 		if i == 1 {
 			if res[0][i] || res[1][i] {
 				t.Fatalf("taken row claimed: %v", res)
@@ -82,7 +87,7 @@ func TestCheckAndMutateMulti(t *testing.T) {
 			continue
 		}
 		if res[0][i] == res[1][i] {
-			t.Fatalf("row %s: applied %v and %v, want exactly one", rows[i], res[0][i], res[1][i])
+			t.Fatalf("row %s: applied %v and %v, want exactly one", race[i], res[0][i], res[1][i])
 		}
 	}
 	if _, _, err := c.CheckAndMutateMulti(ctx, table, []CondMutation{{Check: Check{Row: []byte("a"), Family: f, Qualifier: q}, Mutation: &Put{Row: []byte("b")}}}); !errors.Is(err, ErrInvalidArgument) {
