@@ -3,11 +3,8 @@ package hbasestore
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -246,22 +243,20 @@ func (l *Locker) LeaseGuest(ctx context.Context) (storage.Locker, error) {
 	g := s.guest
 	first := g == nil
 	if first {
-		var token [16]byte
-		if _, err := crand.Read(token[:]); err != nil {
+		token, name, err := ownerID()
+		if err != nil {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: hbasestore: guest token: %w", storage.ErrStore, err)
+			return nil, err
 		}
-		host, _ := os.Hostname()
-		g = &leaseGuest{s: s, base: l, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid())}
+		g = &leaseGuest{s: s, base: l, lease: l.lease, now: l.now, token: token, name: name}
 		s.guest = g
 	}
 	s.mu.Unlock()
 	if !first {
 		return g, nil
 	}
-	g.step(ctx)
-	if !s.goBackground(g.run) {
-		return nil, fmt.Errorf("%w: hbasestore: closed", storage.ErrStore)
+	if err := s.startLoop(ctx, g.step, g.run); err != nil {
+		return nil, err
 	}
 	return g, nil
 }

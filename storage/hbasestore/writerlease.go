@@ -110,24 +110,43 @@ func (l *Locker) WriterLease(ctx context.Context) (storage.Locker, error) {
 	w := s.lease
 	first := w == nil
 	if first {
-		var token [16]byte
-		if _, err := crand.Read(token[:]); err != nil {
+		token, name, err := ownerID()
+		if err != nil {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: hbasestore: lease token: %w", storage.ErrStore, err)
+			return nil, err
 		}
-		host, _ := os.Hostname()
-		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token[:], name: host + ":" + strconv.Itoa(os.Getpid()), url: s.cfg.WriterURL, base: l}
+		w = &writerLease{s: s, lease: l.lease, now: l.now, token: token, name: name, url: s.cfg.WriterURL, base: l}
 		s.lease = w
 	}
 	s.mu.Unlock()
 	if !first {
 		return w, nil
 	}
-	w.step(ctx)
-	if !s.goBackground(w.run) {
-		return nil, fmt.Errorf("%w: hbasestore: closed", storage.ErrStore)
+	if err := s.startLoop(ctx, w.step, w.run); err != nil {
+		return nil, err
 	}
 	return w, nil
+}
+
+// ownerID returns a fresh random token and this process's name (host:pid):
+// who holds the writer lease, or is registered as its guest.
+func ownerID() (token []byte, name string, err error) {
+	token = make([]byte, 16)
+	if _, err := crand.Read(token); err != nil {
+		return nil, "", fmt.Errorf("%w: hbasestore: owner token: %w", storage.ErrStore, err)
+	}
+	host, _ := os.Hostname()
+	return token, host + ":" + strconv.Itoa(os.Getpid()), nil
+}
+
+// startLoop makes the first step before it returns, then runs run on a
+// goroutine the store owns (the loops of the lease and its guests).
+func (s *Store) startLoop(ctx context.Context, step, run func(ctx context.Context)) error {
+	step(ctx)
+	if !s.goBackground(run) {
+		return fmt.Errorf("%w: hbasestore: closed", storage.ErrStore)
+	}
+	return nil
 }
 
 // Lock succeeds, taking nothing, while this process holds the writer
